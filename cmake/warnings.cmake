@@ -1,0 +1,29 @@
+# sparkops_warnings: the one warnings target every library, binary and test links (DESIGN.md §10).
+add_library(sparkops_warnings INTERFACE)
+target_compile_options(sparkops_warnings INTERFACE
+  -Wall -Wextra -Wpedantic -Wconversion -Wshadow)
+if(SPARKOPS_WERROR)
+  target_compile_options(sparkops_warnings INTERFACE -Werror)
+endif()
+
+# sparkops_module(NAME SOURCES... DEPS...) declares one module as a static library sparkops_<NAME>.
+function(sparkops_module name)
+  cmake_parse_arguments(M "" "" "SOURCES;DEPS" ${ARGN})
+  add_library(sparkops_${name} STATIC ${M_SOURCES})
+  target_include_directories(sparkops_${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
+  target_link_libraries(sparkops_${name} PUBLIC ${M_DEPS} PRIVATE sparkops_warnings)
+endfunction()
+
+# sparkops_test(NAME SOURCES... DEPS...) declares one test executable registered with CTest.
+function(sparkops_test name)
+  cmake_parse_arguments(T "" "" "SOURCES;DEPS" ${ARGN})
+  add_executable(${name} ${T_SOURCES})
+  target_link_libraries(${name} PRIVATE ${T_DEPS} sparkops_test_support GTest::gtest GTest::gmock
+                        GTest::gtest_main sparkops_warnings)
+  if(TARGET sparkops)
+    add_dependencies(${name} sparkops)  # CLI tests run the binary
+  endif()
+  gtest_discover_tests(${name} WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
+    PROPERTIES ENVIRONMENT "SPARKOPS_SOURCE_DIR=${PROJECT_SOURCE_DIR};SPARKOPS_BUILD_DIR=${PROJECT_BINARY_DIR}"
+    DISCOVERY_TIMEOUT 60)
+endfunction()

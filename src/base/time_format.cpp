@@ -1,0 +1,111 @@
+#include "base/time_format.hpp"
+
+#include <ctime>
+
+#include <fmt/format.h>
+
+#include "base/text.hpp"
+
+namespace sparkops {
+
+namespace {
+
+struct Split {
+  std::time_t seconds;
+  int millis;
+};
+
+Split split_time(SystemTime t) {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+  std::int64_t secs = ms / 1000;
+  std::int64_t rem = ms % 1000;
+  if (rem < 0) {
+    rem += 1000;
+    secs -= 1;
+  }
+  return {static_cast<std::time_t>(secs), static_cast<int>(rem)};
+}
+
+// days_from_civil (Howard Hinnant's algorithm): proleptic Gregorian date -> days since epoch.
+std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
+  y -= m <= 2;
+  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const auto yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m + (m > 2 ? static_cast<unsigned>(-3) : 9)) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
+}
+
+}  // namespace
+
+std::string format_iso8601_utc_ms(SystemTime t) {
+  const Split s = split_time(t);
+  std::tm tm{};
+  gmtime_r(&s.seconds, &tm);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", tm.tm_year + 1900, tm.tm_mon + 1,
+                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, s.millis);
+}
+
+std::string format_nvidia_smi_timestamp(SystemTime t) {
+  const Split s = split_time(t);
+  std::tm tm{};
+  localtime_r(&s.seconds, &tm);
+  return fmt::format("{:04}/{:02}/{:02} {:02}:{:02}:{:02}.{:03}", tm.tm_year + 1900, tm.tm_mon + 1,
+                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, s.millis);
+}
+
+std::string format_compact_utc(SystemTime t) {
+  const Split s = split_time(t);
+  std::tm tm{};
+  gmtime_r(&s.seconds, &tm);
+  return fmt::format("{:04}{:02}{:02}T{:02}{:02}{:02}Z", tm.tm_year + 1900, tm.tm_mon + 1,
+                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
+std::optional<SystemTime> parse_timestamp(std::string_view text) {
+  std::string_view s = trim(text);
+  // YYYY?MM?DD[T ]hh:mm:ss[.fff][Z|+hh:mm|-hh:mm]
+  if (s.size() < 19) return std::nullopt;
+  const auto num = [&](std::size_t pos, std::size_t len) -> std::optional<std::int64_t> {
+    return parse_i64(s.substr(pos, len));
+  };
+  const char d1 = s[4], d2 = s[7], sep = s[10];
+  if (!((d1 == '-' && d2 == '-') || (d1 == '/' && d2 == '/'))) return std::nullopt;
+  if (sep != 'T' && sep != ' ') return std::nullopt;
+  if (s[13] != ':' || s[16] != ':') return std::nullopt;
+  const auto y = num(0, 4), mo = num(5, 2), d = num(8, 2), h = num(11, 2), mi = num(14, 2),
+             se = num(17, 2);
+  if (!y || !mo || !d || !h || !mi || !se) return std::nullopt;
+  if (*mo < 1 || *mo > 12 || *d < 1 || *d > 31 || *h > 23 || *mi > 59 || *se > 60) return std::nullopt;
+  std::size_t pos = 19;
+  std::int64_t nanos = 0;
+  if (pos < s.size() && (s[pos] == '.' || s[pos] == ',')) {
+    ++pos;
+    std::int64_t scale = 100'000'000;
+    while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') {
+      nanos += (s[pos] - '0') * scale;
+      scale /= 10;
+      ++pos;
+    }
+  }
+  std::int64_t offset_seconds = 0;
+  if (pos < s.size()) {
+    const std::string_view tz = s.substr(pos);
+    if (tz == "Z" || tz == "z" || tz == " UTC") {
+    } else if ((tz[0] == '+' || tz[0] == '-') && (tz.size() == 6 || tz.size() == 5)) {
+      const auto oh = parse_i64(tz.substr(1, 2));
+      const auto om = parse_i64(tz.substr(tz.size() - 2));
+      if (!oh || !om) return std::nullopt;
+      offset_seconds = (*oh * 3600 + *om * 60) * (tz[0] == '+' ? 1 : -1);
+    } else {
+      return std::nullopt;
+    }
+  }
+  const std::int64_t days =
+      days_from_civil(*y, static_cast<unsigned>(*mo), static_cast<unsigned>(*d));
+  const std::int64_t secs = days * 86400 + *h * 3600 + *mi * 60 + *se - offset_seconds;
+  return SystemTime{std::chrono::duration_cast<SystemTime::duration>(std::chrono::seconds{secs} +
+                                                                     std::chrono::nanoseconds{nanos})};
+}
+
+}  // namespace sparkops

@@ -1,0 +1,13 @@
+#pragma once
+// One function per subcommand; each lives in its own cmd_<name>.cpp and registers itself on `app`.
+
+#include <CLI/CLI.hpp>
+
+#include "cli/app_context.hpp"
+
+namespace sparkops::cli {
+
+void add_status_command(CLI::App& app, AppContext& ctx);
+void add_config_command(CLI::App& app, AppContext& ctx);
+
+}  // namespace sparkops::cli

@@ -1,0 +1,34 @@
+#include "cli/config.hpp"
+
+namespace sparkops::cli {
+
+const std::vector<ConfigKey>& config_keys() {
+  // Defaults follow the skill and DOMAIN.md; each can be overridden per machine.
+  static const std::vector<ConfigKey> keys = {
+      {"pool.overhead", "4GiB", "bytes",
+       "OS/driver overhead subtracted from MemAvailable to get the budget (the skill's \"a few GB\")"},
+      {"pool.swap_counts", "false", "bool", "count SwapFree as available pool memory"},
+      {"pool.flush_hint_gap", "8GiB", "bytes",
+       "suggest a cache flush when MemAvailable - MemFree exceeds this"},
+      {"thermal.rated_watts", "240", "number", "rated platform power (GB10: 240 W)"},
+      {"thermal.ceiling_watts", "100", "number", "sustained power ceiling under long load (GB10: ~100 W)"},
+      {"thermal.ceiling_band_watts", "12", "number",
+       "power within this band of the ceiling counts as 'at the ceiling'"},
+      {"thermal.hot_celsius", "80", "number", "GPU temperature considered high under load"},
+      {"thermal.busy_util_percent", "80", "number", "utilisation at or above which the GPU is under load"},
+      {"thermal.low_clock_ratio", "0.6", "number",
+       "SM clock below this fraction of its max under load is an unflagged slow state"},
+      {"thermal.low_power_ratio", "0.6", "number",
+       "power below this fraction of the run's own earlier level under load is an unflagged slow state"},
+      {"sample.interval", "30s", "duration", "default sampling interval"},
+      {"sample.fsync_every", "10", "integer", "fsync the sample file every N rows"},
+      {"sample.memory_buffer_rows", "100000", "integer",
+       "rows kept in memory while the output cannot be written"},
+      {"analyze.slowdown_factor", "1.3", "number", "step time this many times the baseline is a slowdown"},
+      {"analyze.sustain_steps", "5", "integer", "steps a slowdown must last"},
+      {"analyze.warmup_steps", "5", "integer", "steps skipped before the baseline"},
+  };
+  return keys;
+}
+
+}  // namespace sparkops::cli

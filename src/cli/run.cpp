@@ -1,0 +1,51 @@
+#include "cli/run.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/app_context.hpp"
+#include "cli/commands.hpp"
+#include "cli/version.hpp"
+
+namespace sparkops::cli {
+
+int run(int argc, char** argv) {
+  AppContext ctx;
+  auto config = load_config(config_paths_from_environment());
+  if (!config) {
+    print_error(ctx, config.error().detail);
+    return kExitBadInput;
+  }
+  ctx.config = std::move(*config);
+
+  CLI::App app{
+      "sparkops: memory, thermal and workload truth for unified-memory GPU machines (DGX Spark / "
+      "GB10 first).\nRun `sparkops status` for the one-screen answer.",
+      "sparkops"};
+  app.set_version_flag("--version", std::string(kVersion));
+  app.option_defaults()->always_capture_default();
+  app.add_option("--root", ctx.root_flag,
+                 "Read /proc, /sys and /dev under DIR instead of / (also SPARKOPS_ROOT)")
+      ->type_name("DIR");
+  app.require_subcommand(1);
+  app.fallthrough();
+
+  add_status_command(app, ctx);
+  add_config_command(app, ctx);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    print_error(ctx, fmt::format("{} (see `sparkops --help`)", e.what()));
+    return kExitBadInput;
+  }
+  return ctx.exit_code;
+}
+
+}  // namespace sparkops::cli

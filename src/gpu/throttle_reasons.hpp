@@ -1,0 +1,31 @@
+#pragma once
+// NVML clocks-event-reason bits (nvml.h nvmlClocksEventReason*) and their names.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sparkops {
+
+inline constexpr std::uint64_t kReasonGpuIdle = 0x1;
+inline constexpr std::uint64_t kReasonApplicationsClocks = 0x2;
+inline constexpr std::uint64_t kReasonSwPowerCap = 0x4;
+inline constexpr std::uint64_t kReasonHwSlowdown = 0x8;
+inline constexpr std::uint64_t kReasonSyncBoost = 0x10;
+inline constexpr std::uint64_t kReasonSwThermal = 0x20;
+inline constexpr std::uint64_t kReasonHwThermal = 0x40;
+inline constexpr std::uint64_t kReasonHwPowerBrake = 0x80;
+inline constexpr std::uint64_t kReasonDisplayClock = 0x100;
+
+// Bits that mean the GPU is being held back (everything but idle, app clocks and display clock).
+inline constexpr std::uint64_t kThrottlingReasonsMask = kReasonSwPowerCap | kReasonHwSlowdown |
+                                                        kReasonSyncBoost | kReasonSwThermal |
+                                                        kReasonHwThermal | kReasonHwPowerBrake;
+
+// snake_case names in bit order: {"gpu_idle", "sw_power_cap", ...}. Unknown bits: "0x200".
+std::vector<std::string> reason_names(std::uint64_t mask);
+// "sw_power_cap|sw_thermal", or "none" for 0.
+std::string reason_names_joined(std::uint64_t mask, std::string_view sep = "|");
+
+}  // namespace sparkops

@@ -1,0 +1,68 @@
+#include "host/meminfo.hpp"
+
+#include <fmt/format.h>
+
+#include "base/text.hpp"
+
+namespace sparkops {
+
+std::optional<std::uint64_t> Meminfo::hugepages_reserved_bytes() const {
+  if (!hugepages_total || !hugepage_size_bytes) return std::nullopt;
+  return *hugepages_total * *hugepage_size_bytes;
+}
+
+Result<Meminfo> parse_meminfo(std::string_view text) {
+  Meminfo m;
+  struct Field {
+    std::string_view key;
+    std::optional<std::uint64_t> Meminfo::*member;
+  };
+  static constexpr Field kFields[] = {
+      {"MemTotal", &Meminfo::mem_total_bytes},
+      {"MemFree", &Meminfo::mem_free_bytes},
+      {"MemAvailable", &Meminfo::mem_available_bytes},
+      {"Buffers", &Meminfo::buffers_bytes},
+      {"Cached", &Meminfo::cached_bytes},
+      {"SwapTotal", &Meminfo::swap_total_bytes},
+      {"SwapFree", &Meminfo::swap_free_bytes},
+      {"Shmem", &Meminfo::shmem_bytes},
+      {"Mlocked", &Meminfo::mlocked_bytes},
+      {"Mapped", &Meminfo::mapped_bytes},
+      {"Active(file)", &Meminfo::active_file_bytes},
+      {"Inactive(file)", &Meminfo::inactive_file_bytes},
+      {"HugePages_Total", &Meminfo::hugepages_total},
+      {"HugePages_Free", &Meminfo::hugepages_free},
+      {"HugePages_Rsvd", &Meminfo::hugepages_rsvd},
+      {"Hugepagesize", &Meminfo::hugepage_size_bytes},
+  };
+  std::size_t line_no = 0;
+  for (std::string_view line : split_lines(text)) {
+    ++line_no;
+    const std::size_t colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    const std::string_view key = line.substr(0, colon);
+    const Field* field = nullptr;
+    for (const auto& f : kFields) {
+      if (f.key == key) field = &f;
+    }
+    if (field == nullptr) continue;
+    const auto parts = split_ws(trim(line.substr(colon + 1)));
+    std::optional<std::uint64_t> value;
+    if (!parts.empty()) value = parse_u64(parts[0]);
+    const bool kb = parts.size() == 2 && parts[1] == "kB";
+    if (!value || parts.size() > 2 || (parts.size() == 2 && !kb)) {
+      return fail(Errc::malformed, fmt::format("/proc/meminfo line {}: unexpected value {}", line_no,
+                                               quote_for_message(line)));
+    }
+    m.*(field->member) = kb ? *value * 1024 : *value;
+  }
+  return m;
+}
+
+Result<Meminfo> read_meminfo(const HostRoot& root) {
+  auto text = root.read("/proc/meminfo");
+  if (!text) return tl::unexpected(text.error());
+  return parse_meminfo(*text);
+}
+
+}  // namespace sparkops

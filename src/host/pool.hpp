@@ -1,0 +1,39 @@
+#pragma once
+// The unified pool as sparkops reports it (DOMAIN.md "Memory on a unified pool"):
+// total, free-now (what CUDA can take without reclaim), available (the honest headroom),
+// reclaimable by a cache flush (available - free), the cgroup limit when lower, and the budget.
+
+#include <cstdint>
+#include <optional>
+
+#include "host/cgroup.hpp"
+#include "host/meminfo.hpp"
+
+namespace sparkops {
+
+enum class SwapPolicy { excluded, counted };
+
+struct PoolOptions {
+  std::uint64_t overhead_bytes = 4ULL << 30;  // the skill's "a few GB" of OS/driver overhead
+  SwapPolicy swap = SwapPolicy::excluded;
+  std::uint64_t flush_hint_gap_bytes = 8ULL << 30;
+};
+
+struct PoolView {
+  std::uint64_t total_bytes = 0;
+  std::uint64_t free_now_bytes = 0;   // MemFree
+  std::uint64_t available_bytes = 0;  // MemAvailable (+ SwapFree when counted)
+  std::uint64_t reclaimable_bytes = 0;  // MemAvailable - MemFree, never negative
+  std::uint64_t hugepages_reserved_bytes = 0;  // already outside MemAvailable; shown, not subtracted
+  std::optional<std::uint64_t> cgroup_headroom_bytes;  // only when lower than available
+  std::uint64_t effective_available_bytes = 0;  // min(available, cgroup headroom)
+  std::uint64_t overhead_bytes = 0;
+  std::uint64_t budget_bytes = 0;  // effective available - overhead, floor 0
+  bool flush_suggested = false;    // reclaimable > flush_hint_gap
+};
+
+// Pure. Needs MemTotal, MemFree and MemAvailable; an Error names the missing field.
+Result<PoolView> compute_pool(const Meminfo& meminfo, const std::optional<CgroupMemory>& cgroup,
+                              const PoolOptions& options);
+
+}  // namespace sparkops

@@ -1,0 +1,27 @@
+#include "base/time_format.hpp"
+
+#include <gtest/gtest.h>
+
+namespace sparkops {
+
+TEST(TimeFormat, Iso8601UtcWithMillis) {
+  const SystemTime t{std::chrono::milliseconds{1762680372345}};
+  EXPECT_EQ(format_iso8601_utc_ms(t), "2025-11-09T09:26:12.345Z");
+  EXPECT_EQ(format_compact_utc(t), "20251109T092612Z");
+}
+
+TEST(TimeFormat, ParsesTheFormsLogsUse) {
+  const SystemTime expected{std::chrono::milliseconds{1762680372345}};
+  EXPECT_EQ(parse_timestamp("2025-11-09T09:26:12.345Z"), expected);
+  EXPECT_EQ(parse_timestamp("2025/11/09 09:26:12.345"), expected);
+  EXPECT_EQ(parse_timestamp("2025-11-09 11:26:12.345+02:00"), expected);
+  EXPECT_EQ(parse_timestamp("yesterday"), std::nullopt);
+  EXPECT_EQ(parse_timestamp("2025-13-09 09:26:12"), std::nullopt);
+}
+
+TEST(TimeFormat, RoundTripsIso) {
+  const SystemTime t{std::chrono::milliseconds{1700000000123}};
+  EXPECT_EQ(parse_timestamp(format_iso8601_utc_ms(t)), t);
+}
+
+}  // namespace sparkops

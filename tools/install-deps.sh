@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what sparkops needs to build (and, with --test, to run its whole test suite) from Debian's
+# packages and npm. Safe to re-run: installs only what is missing. Works as root or through sudo.
+set -euo pipefail
+
+build_pkgs=(cmake ninja-build g++ pkg-config libcli11-dev libfmt-dev nlohmann-json3-dev
+  libtomlplusplus-dev libexpected-dev libcpp-httplib-dev)
+test_pkgs=(libgtest-dev libgmock-dev libbenchmark-dev)
+
+want=("${build_pkgs[@]}")
+if [[ "${1:-}" == "--test" ]]; then
+  want+=("${test_pkgs[@]}")
+fi
+
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  as_root=()
+  if [[ $(id -u) -ne 0 ]]; then as_root=(sudo); fi
+  echo "install-deps: installing ${missing[*]}" >&2
+  "${as_root[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
