@@ -6,17 +6,25 @@ if(SPARKOPS_WERROR)
   target_compile_options(sparkops_warnings INTERFACE -Werror)
 endif()
 
-# sparkops_module(NAME SOURCES... DEPS...) declares one module as a static library sparkops_<NAME>.
+# sparkops_module(NAME [SOURCES...] DEPS...) declares one module as a static library sparkops_<NAME>.
+# Without SOURCES it takes every .cpp in the calling folder, so a new file needs no CMake edit.
 function(sparkops_module name)
   cmake_parse_arguments(M "" "" "SOURCES;DEPS" ${ARGN})
+  if(NOT M_SOURCES)
+    file(GLOB M_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)
+  endif()
   add_library(sparkops_${name} STATIC ${M_SOURCES})
   target_include_directories(sparkops_${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(sparkops_${name} PUBLIC ${M_DEPS} PRIVATE sparkops_warnings)
 endfunction()
 
-# sparkops_test(NAME SOURCES... DEPS...) declares one test executable registered with CTest.
+# sparkops_test(NAME [SOURCES...] DEPS...) declares one test executable registered with CTest.
+# Without SOURCES it takes every *_test.cpp in the calling folder.
 function(sparkops_test name)
   cmake_parse_arguments(T "" "" "SOURCES;DEPS" ${ARGN})
+  if(NOT T_SOURCES)
+    file(GLOB T_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*_test.cpp)
+  endif()
   add_executable(${name} ${T_SOURCES})
   target_link_libraries(${name} PRIVATE ${T_DEPS} sparkops_test_support GTest::gtest GTest::gmock
                         GTest::gtest_main sparkops_warnings)
