@@ -5,7 +5,9 @@ set -euo pipefail
 
 build_pkgs=(cmake ninja-build g++ pkg-config libcli11-dev libfmt-dev nlohmann-json3-dev
   libtomlplusplus-dev libexpected-dev libcpp-httplib-dev)
-test_pkgs=(libgtest-dev libgmock-dev libbenchmark-dev)
+test_pkgs=(libgtest-dev libgmock-dev libbenchmark-dev chromium)
+# npm is needed at build time: the HTML report inlines uPlot from node_modules (see package.json).
+build_pkgs+=(nodejs npm)
 
 want=("${build_pkgs[@]}")
 if [[ "${1:-}" == "--test" ]]; then
@@ -23,4 +25,11 @@ if ((${#missing[@]})); then
   echo "install-deps: installing ${missing[*]}" >&2
   "${as_root[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# uPlot for the HTML report, pinned by package-lock.json; the build embeds node_modules/uplot/dist.
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+if [[ ! -f "$repo_root/node_modules/uplot/dist/uPlot.iife.min.js" ]]; then
+  echo "install-deps: npm ci (uplot)" >&2
+  (cd "$repo_root" && npm ci --no-audit --no-fund >/dev/null)
 fi
