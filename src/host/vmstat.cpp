@@ -1,0 +1,83 @@
+#include "host/vmstat.hpp"
+
+#include <fmt/format.h>
+
+#include "base/text.hpp"
+#include "host/read_optional.hpp"
+
+namespace sparkops {
+
+namespace {
+
+std::optional<std::uint64_t> sum_reclaimers(const std::map<std::string, std::uint64_t>& kinds) {
+  std::optional<std::uint64_t> total;
+  for (const auto& [kind, value] : kinds) {
+    if (kind == "anon" || kind == "file") continue;
+    total = total.value_or(0) + value;
+  }
+  return total;
+}
+
+}  // namespace
+
+std::optional<std::uint64_t> Vmstat::pgscan_total() const { return sum_reclaimers(pgscan); }
+std::optional<std::uint64_t> Vmstat::pgsteal_total() const { return sum_reclaimers(pgsteal); }
+
+std::optional<std::uint64_t> Vmstat::workingset_refault_total() const {
+  if (workingset_refault_anon || workingset_refault_file) {
+    return workingset_refault_anon.value_or(0) + workingset_refault_file.value_or(0);
+  }
+  return workingset_refault;
+}
+
+Result<Vmstat> parse_vmstat(std::string_view text) {
+  struct Field {
+    std::string_view key;
+    std::optional<std::uint64_t> Vmstat::*member;
+  };
+  static constexpr Field kFields[] = {
+      {"oom_kill", &Vmstat::oom_kill},
+      {"pgmajfault", &Vmstat::pgmajfault},
+      {"workingset_refault_anon", &Vmstat::workingset_refault_anon},
+      {"workingset_refault_file", &Vmstat::workingset_refault_file},
+      {"workingset_refault", &Vmstat::workingset_refault},
+      {"pswpin", &Vmstat::pswpin},
+      {"pswpout", &Vmstat::pswpout},
+  };
+  Vmstat out;
+  std::size_t line_no = 0;
+  for (const std::string_view line : split_lines(text)) {
+    ++line_no;
+    const auto parts = split_ws(trim(line));
+    if (parts.empty()) continue;
+    const std::string_view key = parts[0];
+    const Field* field = nullptr;
+    for (const auto& f : kFields) {
+      if (f.key == key) field = &f;
+    }
+    std::map<std::string, std::uint64_t>* kinds = nullptr;
+    std::string_view kind;
+    if (key.starts_with("pgscan_")) kinds = &out.pgscan, kind = key.substr(7);
+    if (key.starts_with("pgsteal_")) kinds = &out.pgsteal, kind = key.substr(8);
+    if (field == nullptr && kinds == nullptr) continue;
+    const auto value = parts.size() == 2 ? parse_u64(parts[1]) : std::nullopt;
+    if (!value) {
+      return fail(Errc::malformed, fmt::format("/proc/vmstat line {}: expected \"key number\", got {}",
+                                               line_no, quote_for_message(line)));
+    }
+    if (field != nullptr) out.*(field->member) = *value;
+    if (kinds != nullptr) (*kinds)[std::string(kind)] = *value;
+  }
+  return out;
+}
+
+Result<std::optional<Vmstat>> read_vmstat(const HostRoot& root) {
+  auto text = read_optional(root, "/proc/vmstat");
+  if (!text) return tl::unexpected(text.error());
+  if (!*text) return std::optional<Vmstat>();
+  auto parsed = parse_vmstat(**text);
+  if (!parsed) return tl::unexpected(parsed.error());
+  return std::optional<Vmstat>(std::move(*parsed));
+}
+
+}  // namespace sparkops

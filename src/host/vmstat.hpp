@@ -1,0 +1,44 @@
+#pragma once
+// /proc/vmstat counters that tell memory trouble (DOMAIN.md "Kernel signs of trouble").
+// All counters are cumulative since boot; diff two reads for rates.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/result.hpp"
+#include "host/host_root.hpp"
+
+namespace sparkops {
+
+struct Vmstat {
+  std::optional<std::uint64_t> oom_kill;    // kernel OOM killer invocations (4.13+)
+  std::optional<std::uint64_t> pgmajfault;  // major faults (pages read back from disk)
+  std::optional<std::uint64_t> workingset_refault_anon;  // 5.9+
+  std::optional<std::uint64_t> workingset_refault_file;  // 5.9+
+  std::optional<std::uint64_t> workingset_refault;       // legacy single counter (< 5.9)
+  std::optional<std::uint64_t> pswpin;   // pages swapped in
+  std::optional<std::uint64_t> pswpout;  // pages swapped out
+  // Every pgscan_* / pgsteal_* key, by its suffix ("kswapd", "direct", "khugepaged", "anon", "file",
+  // and pre-4.8 per-zone ones such as "kswapd_normal").
+  std::map<std::string, std::uint64_t> pgscan;
+  std::map<std::string, std::uint64_t> pgsteal;
+
+  // Pages scanned/stolen by every reclaimer: the sum over reclaimer keys ("anon"/"file" split the
+  // same pages by type and are excluded). Absent when the kernel printed no such key.
+  std::optional<std::uint64_t> pgscan_total() const;
+  std::optional<std::uint64_t> pgsteal_total() const;
+  // anon + file when either is present, else the legacy counter.
+  std::optional<std::uint64_t> workingset_refault_total() const;
+};
+
+// Pure. Lines are "key value"; a known key with a non-numeric value is malformed (naming the line).
+//   "oom_kill 0"
+Result<Vmstat> parse_vmstat(std::string_view text);
+
+// Reads /proc/vmstat; nullopt when the file does not exist.
+Result<std::optional<Vmstat>> read_vmstat(const HostRoot& root);
+
+}  // namespace sparkops
