@@ -1,0 +1,47 @@
+#pragma once
+// The `plan` flags, shared by every command that plans a run (plan, oom, watch, procs --plan), so
+// they all accept exactly the same spelling and defaults.
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "base/result.hpp"
+#include "plan/plan.hpp"
+
+namespace sparkops::cli {
+
+// Raw flag text; converted and validated by plan_input_from_flags.
+struct PlanFlags {
+  std::string model;               // positional MODEL: catalogue name, directory or ORG/NAME
+  std::string params;              // --params 70B / 7.6e9 / 8030261248
+  std::string hidden, layers, heads, kv_heads, intermediate, vocab;
+  bool tied = false;
+  std::string method = "lora";
+  std::string precision = "bf16";
+  std::string optim = "adamw";
+  std::string batch = "1";         // "1" or a list "1,2,4" (fit matrix)
+  std::string seq = "2048";        // "2048" or a list "1024,2048,4096"
+  std::string grad_ckpt = "full";
+  std::string attn = "sdpa";
+  std::string lora_rank = "16";
+  std::string lora_targets = "all-linear";
+  bool kbit_prep = false;
+  bool chunked_loss = false;
+  bool no_double_quant = false;
+  std::string nodes = "1";
+  std::string budget = "auto";     // GB (bare number = GiB, as `free -g`) or auto
+  std::string overhead;            // empty = config pool.overhead
+};
+
+// Registers the flags on `cmd` (MODEL positional included) with their defaults in --help.
+void add_plan_flags(CLI::App* cmd, PlanFlags& flags);
+
+// Parses the flag text into a PlanInput (first value of list flags). Errors name the flag.
+Result<plan::PlanInput> plan_input_from_flags(const PlanFlags& flags);
+
+// The --seq / --batch lists ("1024,2048,4096"); one element when a single value was given.
+Result<std::vector<std::uint64_t>> parse_count_list(std::string_view text, std::string_view flag);
+
+}  // namespace sparkops::cli

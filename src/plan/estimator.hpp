@@ -1,0 +1,106 @@
+#pragma once
+// The footprint terms of one training run (docs/estimator.md gives every formula and its source).
+// Pure functions of a ModelShape and a RunConfig; bytes everywhere.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.hpp"
+#include "plan/model_shape.hpp"
+
+namespace sparkops::plan {
+
+enum class Method { full, lora, qlora };
+enum class Precision { bf16, fp16, fp32, mixed };
+enum class Optim { adamw, adamw8bit, paged_adamw8bit, adafactor, sgd };
+enum class GradCkpt { none, full, offload };
+enum class Attn { flash, sdpa, eager };
+enum class LoraTargets { all_linear, attn, list };
+enum class KbitPrep { off, on };
+enum class ChunkedLoss { off, on };
+enum class DoubleQuant { on, off };
+
+std::string_view method_name(Method m);
+std::string_view precision_name(Precision p);
+std::string_view optim_name(Optim o);
+std::string_view grad_ckpt_name(GradCkpt g);
+std::string_view attn_name(Attn a);
+Result<Method> parse_method(std::string_view s);
+Result<Precision> parse_precision(std::string_view s);
+Result<Optim> parse_optim(std::string_view s);
+Result<GradCkpt> parse_grad_ckpt(std::string_view s);
+Result<Attn> parse_attn(std::string_view s);
+
+// What a DGX Spark user most often runs: bf16 LoRA r=16 on all linear layers, AdamW, batch 1,
+// packing 2048, gradient checkpointing, SDPA/flash attention, one machine.
+struct RunConfig {
+  Method method = Method::lora;
+  Precision precision = Precision::bf16;
+  Optim optim = Optim::adamw;
+  std::uint64_t batch = 1;
+  std::uint64_t seq = 2048;
+  GradCkpt grad_ckpt = GradCkpt::full;
+  Attn attn = Attn::sdpa;
+  std::uint64_t lora_rank = 16;
+  LoraTargets lora_targets = LoraTargets::all_linear;
+  std::vector<std::string> lora_target_names;  // for LoraTargets::list: "q_proj", "v_proj", ...
+  KbitPrep kbit_prep = KbitPrep::off;
+  ChunkedLoss chunked_loss = ChunkedLoss::off;
+  DoubleQuant double_quant = DoubleQuant::on;  // QLoRA NF4 with double quantization
+  std::uint64_t nodes = 1;                     // FSDP full shard across this many machines
+};
+
+// Rejects zero batch/seq/nodes/rank and contradictory combinations (kbit-prep without qlora, a
+// target list naming no linear map of the model, ...). The Error names the flag.
+Status validate_run(const RunConfig& run, const ModelShape& shape);
+
+// The constants the estimator uses, in one place so docs/estimator.md and tests can name them.
+struct EstimatorConstants {
+  double nf4_bytes_per_param = 0.5625;         // bitsandbytes NF4, block 64, fp32 absmax
+  double nf4_dq_bytes_per_param = 0.5159;      // with double quantization
+  double logits_bytes_per_vocab = 14.0;        // bf16 logits + fp32 upcast + fp32 grad (+ bf16 grad)
+  double chunked_logits_bytes_per_vocab = 2.0; // bf16 logits kept; fp32 work per chunk only
+  double kbit_extra_per_intermediate = 8.0;    // fitted: extra saved bytes per token per layer
+  std::uint64_t cuda_context_bytes = 1ULL << 30;  // context + cuBLAS/cuDNN workspaces
+  double allocator_reserve_fraction = 0.15;    // reserved/allocated - 1
+  std::uint64_t assumed_shard_bytes = 5ULL * 1000 * 1000 * 1000;  // save_pretrained default
+};
+const EstimatorConstants& estimator_constants();
+
+struct Terms {
+  std::uint64_t weights = 0;            // base model weights in their training dtype
+  std::uint64_t adapter = 0;            // LoRA A/B weights
+  std::uint64_t gradients = 0;
+  std::uint64_t optimizer = 0;
+  std::uint64_t master = 0;             // fp32 master copy (mixed precision)
+  std::uint64_t activations = 0;
+  std::uint64_t logits = 0;             // logits and loss
+  std::uint64_t cuda_context = 0;       // context and library workspaces
+  std::uint64_t allocator_reserve = 0;  // caching allocator reserve over allocated
+};
+
+// The term names in display order with their values, for tables and JSON.
+std::vector<std::pair<std::string_view, std::uint64_t>> term_list(const Terms& t);
+
+struct Estimate {
+  std::uint64_t params = 0;
+  std::uint64_t trainable_params = 0;
+  Terms terms;
+  std::uint64_t train_peak_allocated_bytes = 0;  // what torch.cuda.max_memory_allocated shows
+  std::uint64_t train_peak_pool_bytes = 0;       // + context + allocator reserve
+  std::uint64_t load_peak_pool_bytes = 0;        // mmap'd shard + device copy (+ bf16 shard, QLoRA)
+  std::uint64_t largest_shard_bytes = 0;
+  std::uint64_t peak_pool_bytes() const;         // max(train, load)
+};
+
+// Pure. `largest_shard_bytes`: from the model directory when known, else the assumed default.
+Estimate estimate(const ModelShape& shape, const RunConfig& run,
+                  std::optional<std::uint64_t> largest_shard_bytes = std::nullopt);
+
+// LoRA parameters r·(d_in + d_out) summed over the targeted linear maps of every layer.
+std::uint64_t lora_params(const Architecture& a, const RunConfig& run);
+
+}  // namespace sparkops::plan

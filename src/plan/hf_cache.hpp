@@ -1,0 +1,30 @@
+#pragma once
+// Hugging Face hub cache resolution, offline only: models--ORG--NAME/snapshots/<rev>/ under
+// HF_HUB_CACHE, else HF_HOME/hub, else ~/.cache/huggingface/hub.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.hpp"
+
+namespace sparkops::plan {
+
+// The environment values that matter (callers pass getenv results; empty = unset).
+struct HfCacheEnv {
+  std::string hf_hub_cache;
+  std::string hf_home;
+  std::string home;
+};
+
+// The cache directories in priority order (only those whose variables are set).
+std::vector<std::filesystem::path> hf_cache_dirs(const HfCacheEnv& env);
+
+// "org/name" -> the snapshot directory: the revision refs/main names when present, else the
+// lexicographically last snapshot. not_found when the repo is not cached; invalid_argument when
+// `repo_id` is not of the form ORG/NAME.
+Result<std::filesystem::path> resolve_hf_snapshot(std::string_view repo_id, const HfCacheEnv& env);
+
+}  // namespace sparkops::plan

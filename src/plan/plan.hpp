@@ -1,0 +1,94 @@
+#pragma once
+// `sparkops plan`: will this model, method and batch/packing fit in the unified pool?
+// The public API other modules call (ladder, watch, procs --plan): build a PlanInput (usually via
+// cli/plan_flags.hpp), call make_plan, read the PlanResult. The advice helpers are pure functions
+// over a resolved ModelShape and a RunConfig, so the OOM ladder can ask "what fits" directly.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/result.hpp"
+#include "host/host_root.hpp"
+#include "host/pool.hpp"
+#include "plan/anchors.hpp"
+#include "plan/estimator.hpp"
+#include "plan/hf_cache.hpp"
+#include "plan/model_shape.hpp"
+
+namespace sparkops::plan {
+
+// Which model: a catalogue name ("Llama-3.1-8B"), a local directory with config.json, a Hugging
+// Face repo id found in the local cache ("meta-llama/Llama-3.1-8B"), or a bare parameter count.
+struct ModelRef {
+  std::string name;                     // empty when only `params` is given
+  std::optional<std::uint64_t> params;  // --params 70B
+  ArchOverrides arch;                   // --hidden --layers ... (apply to `params` models)
+};
+
+struct PlanInput {
+  ModelRef model;
+  RunConfig run;
+  std::optional<std::uint64_t> budget_bytes;    // --budget N; nullopt = auto (the live pool)
+  std::optional<std::uint64_t> overhead_bytes;  // --overhead N; nullopt = PoolOptions default/config
+};
+
+struct PlanEnvironment {
+  HostRoot root{"/"};                // --root: where /proc/meminfo and cgroup files are read
+  PoolOptions pool_options;          // overhead etc. (PlanInput::overhead_bytes wins)
+  std::optional<PoolView> pool;      // when set, used instead of reading `root`
+  HfCacheEnv hf_cache;               // HF_HUB_CACHE / HF_HOME / HOME values
+  std::vector<Anchor> anchors;       // embedded_anchors() + user anchors (load_anchors)
+};
+
+enum class Verdict { fits, fits_after_flush, tight, wont_fit };
+std::string_view verdict_name(Verdict v);  // "fits", "fits_after_flush", "tight", "wont_fit"
+
+enum class AdviceKind { shorter_seq, smaller_batch, method_down, more_nodes };
+std::string_view advice_kind_name(AdviceKind k);  // "shorter_seq", ...
+
+struct Advice {
+  AdviceKind kind;
+  RunConfig run;        // the changed run
+  Estimate estimate;    // its estimate
+  bool fits = false;    // peak (train and load, pool view) <= budget
+};
+
+struct PlanResult {
+  ResolvedModel model;
+  RunConfig run;
+  Estimate estimate;
+  std::uint64_t budget_bytes = 0;
+  std::optional<PoolView> pool;  // absent when --budget was given
+  Verdict verdict = Verdict::wont_fit;
+  std::optional<AnchorMatch> anchor;
+  std::vector<Advice> advice;   // empty when it fits
+  std::vector<std::string> notes;  // assumptions made (shape assumed, shard size assumed, ...)
+};
+
+// Resolves the model, estimates, reads the budget, picks the verdict, the nearest anchor and
+// (when it does not fit) the advice ladder. Errors: unknown model, malformed config/safetensors,
+// missing shard, invalid run (zero batch/seq, contradictory flags), unreadable meminfo.
+Result<PlanResult> make_plan(const PlanInput& input, const PlanEnvironment& env);
+
+// Resolves only the model part (catalogue / directory / HF cache / --params).
+Result<ResolvedModel> resolve_model(const ModelRef& ref, const HfCacheEnv& hf_cache);
+
+// Verdict for a peak against a budget: wont_fit above the budget, tight within 10 % of it,
+// fits_after_flush when it exceeds what is free now (pool given) but not the budget, else fits.
+Verdict verdict_for(std::uint64_t peak_pool_bytes, std::uint64_t budget_bytes,
+                    const std::optional<PoolView>& pool);
+
+// The largest packing length (multiple of 128, <= run.seq) whose peak fits the budget.
+std::optional<Advice> largest_seq_that_fits(const ModelShape& shape, const RunConfig& run,
+                                            std::uint64_t budget_bytes);
+// The largest micro-batch (< run.batch) that fits at run.seq.
+std::optional<Advice> largest_batch_that_fits(const ModelShape& shape, const RunConfig& run,
+                                              std::uint64_t budget_bytes);
+// full -> lora (bf16) -> qlora; nullopt at qlora.
+std::optional<RunConfig> method_tier_down(const RunConfig& run);
+// The whole ladder for a run that does not fit: seq, then batch, then method tiers, then 2 nodes.
+std::vector<Advice> advise(const ModelShape& shape, const RunConfig& run, std::uint64_t budget_bytes);
+
+}  // namespace sparkops::plan
