@@ -4,32 +4,63 @@
 
 #include "base/units.hpp"
 #include "cli/commands.hpp"
-#include "host/meminfo.hpp"
-#include "host/pool.hpp"
+#include "cli/common_options.hpp"
+#include "cli/status_render.hpp"
+#include "exporter/status_json.hpp"
+#include "exporter/status_report.hpp"
 
 namespace sparkops::cli {
 
+namespace {
+
+struct StatusFlags {
+  bool json = false;
+  std::string overhead;
+  GpuFlags gpu;
+};
+
+void run_status(const StatusFlags& flags, AppContext& ctx) {
+  if (!flags.overhead.empty()) {
+    if (auto v = parse_bytes(flags.overhead, DefaultUnit::gib); !v) {
+      print_error(ctx, fmt::format("--overhead: {}", v.error().detail));
+      ctx.exit_code = kExitBadInput;
+      return;
+    }
+    ctx.config.set_from_flag("pool.overhead", flags.overhead);
+  }
+  auto gpu = open_gpu_from_flags(flags.gpu);
+  if (!gpu) {
+    print_error(ctx, gpu.error().detail);
+    ctx.exit_code = kExitBadInput;
+    return;
+  }
+  StatusOptions options;
+  options.pool = pool_options_from_config(ctx.config);
+  SystemClock clock;
+  const StatusReport report = collect_status(ctx.host_root(), **gpu, clock, options);
+  if (flags.json) {
+    fmt::print(ctx.out, "{}\n", status_to_json(report).dump(2));
+  } else {
+    fmt::print(ctx.out, "{}", render_status(report));
+  }
+  // Exit 0 when the machine could be read; the pool is the one figure status cannot do without.
+  ctx.exit_code = report.pool ? kExitOk : kExitFailure;
+}
+
+}  // namespace
+
 void add_status_command(CLI::App& app, AppContext& ctx) {
-  auto* cmd = app.add_subcommand("status", "One screen: the pool, the GPU, thermals, pressure");
-  cmd->callback([&ctx] {
-    const HostRoot root = ctx.host_root();
-    auto meminfo = read_meminfo(root);
-    if (!meminfo) {
-      print_error(ctx, meminfo.error().detail);
-      ctx.exit_code = kExitFailure;
-      return;
-    }
-    PoolOptions options;
-    options.overhead_bytes = ctx.config.get_bytes("pool.overhead");
-    auto pool = compute_pool(*meminfo, std::nullopt, options);
-    if (!pool) {
-      print_error(ctx, pool.error().detail);
-      ctx.exit_code = kExitFailure;
-      return;
-    }
-    fmt::print(ctx.out, "Pool  total {}  available {}  budget {}\n", format_bytes(pool->total_bytes),
-               format_bytes(pool->available_bytes), format_bytes(pool->budget_bytes));
-  });
+  auto* cmd = app.add_subcommand(
+      "status", "One screen: the pool (free now, available, reclaimable, budget), the GPU, thermals, "
+                "pressure and what else is running");
+  auto flags = std::make_shared<StatusFlags>();
+  cmd->add_flag("--json", flags->json, "Print the status document as JSON (bytes, Celsius, watts)");
+  cmd->add_option("--overhead", flags->overhead,
+                  "OS/driver overhead subtracted from available to make the budget (default 4GiB; "
+                  "config pool.overhead)")
+      ->type_name("SIZE");
+  add_gpu_flags(cmd, flags->gpu);
+  cmd->callback([&ctx, flags] { run_status(*flags, ctx); });
 }
 
 }  // namespace sparkops::cli

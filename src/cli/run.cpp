@@ -5,7 +5,7 @@
 
 #include "cli/app_context.hpp"
 #include "cli/commands.hpp"
-#include "cli/version.hpp"
+#include "base/version.hpp"
 
 namespace sparkops::cli {
 
@@ -28,7 +28,6 @@ int run(int argc, char** argv) {
                  "Read /proc, /sys and /dev under DIR instead of / (also SPARKOPS_ROOT)")
       ->type_name("DIR");
   app.require_subcommand(1);
-  app.fallthrough();
 
   add_status_command(app, ctx);
   add_config_command(app, ctx);

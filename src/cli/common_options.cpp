@@ -1,0 +1,34 @@
+#include "cli/common_options.hpp"
+
+#include <fmt/format.h>
+
+#include "gpu/open_source.hpp"
+
+namespace sparkops::cli {
+
+void add_gpu_flags(CLI::App* cmd, GpuFlags& flags) {
+  cmd->add_option("--gpu", flags.backend,
+                  "GPU source: auto (NVML, then nvidia-smi), nvml, nvidia-smi, none")
+      ->check(CLI::IsMember({"auto", "nvml", "nvidia-smi", "none"}))
+      ->type_name("SOURCE");
+}
+
+Result<std::unique_ptr<GpuSource>> open_gpu_from_flags(const GpuFlags& flags) {
+  GpuOpenOptions options = gpu_open_options_from_environment();
+  if (flags.backend == "auto") options.choice = GpuBackendChoice::auto_detect;
+  else if (flags.backend == "nvml") options.choice = GpuBackendChoice::nvml;
+  else if (flags.backend == "nvidia-smi") options.choice = GpuBackendChoice::smi;
+  else if (flags.backend == "none") options.choice = GpuBackendChoice::none;
+  else return fail(Errc::invalid_argument, fmt::format("--gpu {}: expected auto, nvml, nvidia-smi or none", flags.backend));
+  return open_gpu_source(options);
+}
+
+PoolOptions pool_options_from_config(const Config& config) {
+  PoolOptions options;
+  options.overhead_bytes = config.get_bytes("pool.overhead");
+  options.swap = config.get_bool("pool.swap_counts") ? SwapPolicy::counted : SwapPolicy::excluded;
+  options.flush_hint_gap_bytes = config.get_bytes("pool.flush_hint_gap");
+  return options;
+}
+
+}  // namespace sparkops::cli

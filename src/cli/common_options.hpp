@@ -1,0 +1,30 @@
+#pragma once
+// Flags and config lookups several subcommands share (status, sample, watch, serve, procs).
+
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "base/result.hpp"
+#include "cli/config.hpp"
+#include "gpu/gpu_source.hpp"
+#include "host/pool.hpp"
+
+namespace sparkops::cli {
+
+struct GpuFlags {
+  std::string backend = "auto";  // auto | nvml | nvidia-smi | none
+};
+
+// Adds `--gpu auto|nvml|nvidia-smi|none`.
+void add_gpu_flags(CLI::App* cmd, GpuFlags& flags);
+
+// Opens the GPU source the flags ask for (NVML path from SPARKOPS_NVML_LIB, nvidia-smi from PATH).
+// Only an unknown --gpu value is an error; a missing GPU is a source in state no_library.
+Result<std::unique_ptr<GpuSource>> open_gpu_from_flags(const GpuFlags& flags);
+
+// pool.overhead, pool.swap_counts and pool.flush_hint_gap from the effective config.
+PoolOptions pool_options_from_config(const Config& config);
+
+}  // namespace sparkops::cli

@@ -1,0 +1,12 @@
+#pragma once
+// The one-screen `sparkops status` table. Pure: the same report renders the same bytes.
+
+#include <string>
+
+#include "exporter/status_report.hpp"
+
+namespace sparkops::cli {
+
+std::string render_status(const StatusReport& report);
+
+}  // namespace sparkops::cli

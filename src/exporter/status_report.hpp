@@ -1,0 +1,67 @@
+#pragma once
+// StatusReport: everything `sparkops status` shows, gathered in one pass over the machine. The same
+// value feeds the status table, `status --json`, the exporter's /metrics and /api/status, and the
+// pre-flight of `watch`. Plain data: every figure the machine may not provide is std::optional.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/clock.hpp"
+#include "gpu/gpu_source.hpp"
+#include "host/host_root.hpp"
+#include "host/host_snapshot.hpp"
+#include "host/pool.hpp"
+
+namespace sparkops {
+
+struct GpuStatus {
+  std::string backend;  // "nvml", "nvidia-smi", "none"
+  GpuState state = GpuState::no_library;
+  std::string detail;
+  std::optional<std::string> driver_version;
+  std::vector<GpuDevice> devices;
+  std::vector<GpuSnapshot> snapshots;  // one per device, same order
+  // Sum of per-process GPU-resident memory over every device; absent when no source reports it.
+  std::optional<std::uint64_t> process_memory_bytes;
+};
+
+struct WorkloadLine {
+  std::uint32_t pid = 0;
+  std::string kind;   // "vllm", "ollama", "trainer", ...
+  std::string name;   // short command
+  std::optional<std::uint64_t> claim_bytes;   // what its cap lets it take; absent = uncapped
+  std::optional<std::uint64_t> actual_bytes;  // max(RSS/PSS, GPU-resident)
+  bool heavy = false;
+};
+
+struct StatusReport {
+  SystemTime taken_at{};
+  std::string sparkops_version;
+  SystemInfo system;
+  std::optional<Meminfo> meminfo;
+  std::optional<PoolView> pool;  // absent only when /proc/meminfo is unreadable or incomplete
+  std::optional<CgroupMemory> cgroup;
+  std::optional<Psi> memory_pressure;
+  std::optional<Vmstat> vmstat;
+  std::optional<SensorReading> hottest_sensor;
+  std::vector<PowerRail> spbm_rails;
+  std::optional<SpbmStatus> spbm;
+  GpuStatus gpu;
+  std::optional<std::vector<WorkloadLine>> workloads;  // absent when the scan did not run
+  std::string coexistence;                             // one-line verdict; empty when not computed
+  std::vector<std::string> notes;  // permission-denied files, fallbacks, anything the user should know
+};
+
+struct StatusOptions {
+  PoolOptions pool;
+  bool scan_workloads = true;
+};
+
+// Reads the machine once through `root` and `gpu`. Never fails: what cannot be read becomes absent
+// with a note.
+StatusReport collect_status(const HostRoot& root, GpuSource& gpu, const Clock& clock,
+                            const StatusOptions& options);
+
+}  // namespace sparkops
