@@ -1,0 +1,199 @@
+#include "host/proc_pid.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "base/text.hpp"
+#include "base/units.hpp"
+
+namespace sparkops {
+
+namespace {
+
+// cmdline and environ are bounded by ARG_MAX-ish sizes; 1 MiB keeps a hostile process from making
+// a scan allocate without bound.
+constexpr std::size_t kProcFileLimit = 1024 * 1024;
+
+std::string pid_path(std::uint32_t pid, std::string_view file) {
+  return fmt::format("/proc/{}/{}", pid, file);
+}
+
+// "VmRSS:\t 5237360 kB" value part -> bytes. Values without a unit are taken as-is.
+std::optional<std::uint64_t> parse_kb_value(std::string_view value) {
+  value = trim(value);
+  if (value.ends_with("kB")) {
+    value.remove_suffix(2);
+    const auto kb = parse_u64(value);
+    if (!kb) return std::nullopt;
+    return *kb * kKiB;
+  }
+  return parse_u64(value);
+}
+
+std::optional<std::uint32_t> parse_u32(std::string_view s) {
+  const auto v = parse_u64(s);
+  if (!v || *v > 0xffffffffULL) return std::nullopt;
+  return static_cast<std::uint32_t>(*v);
+}
+
+}  // namespace
+
+std::vector<std::string> parse_proc_cmdline(std::string_view text) {
+  std::vector<std::string> argv;
+  for (const auto part : split(text, '\0')) argv.emplace_back(part);
+  while (!argv.empty() && argv.back().empty()) argv.pop_back();
+  // setproctitle pads the rewritten title with spaces (or NULs, dropped above).
+  if (argv.size() == 1) {
+    const auto t = trim(argv.front());
+    argv.front() = std::string(t);
+    if (argv.front().empty()) argv.clear();
+  }
+  return argv;
+}
+
+Result<ProcStat> parse_proc_stat(std::string_view text) {
+  const auto open = text.find('(');
+  const auto close = text.rfind(')');
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open) {
+    return fail(Errc::malformed, fmt::format("stat {}: no (comm)", quote_for_message(text)));
+  }
+  ProcStat st;
+  const auto pid = parse_u32(text.substr(0, open));
+  if (!pid) return fail(Errc::malformed, fmt::format("stat {}: bad pid", quote_for_message(text)));
+  st.pid = *pid;
+  st.comm = std::string(text.substr(open + 1, close - open - 1));
+  // Fields after comm: state is field 3, ppid 4, starttime 22 -> indices 0, 1, 19.
+  const auto fields = split_ws(trim(text.substr(close + 1)));
+  if (fields.size() < 20) {
+    return fail(Errc::malformed, fmt::format("stat {}: too few fields", quote_for_message(text)));
+  }
+  st.state = fields[0].empty() ? '?' : fields[0].front();
+  const auto ppid = parse_u32(fields[1]);
+  const auto start = parse_u64(fields[19]);
+  if (!ppid || !start) {
+    return fail(Errc::malformed, fmt::format("stat {}: bad ppid or starttime", quote_for_message(text)));
+  }
+  st.ppid = *ppid;
+  st.start_ticks = *start;
+  return st;
+}
+
+Result<ProcStatus> parse_proc_status(std::string_view text) {
+  ProcStatus st;
+  for (const auto line : split_lines(text)) {
+    const auto colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    const auto key = line.substr(0, colon);
+    const auto value = line.substr(colon + 1);
+    if (key == "Name") {
+      st.name = std::string(trim(value));
+    } else if (key == "PPid") {
+      st.ppid = parse_u32(value);
+    } else if (key == "Uid") {
+      const auto ids = split_ws(trim(value));
+      if (!ids.empty()) st.real_uid = parse_u32(ids.front());
+    } else if (key == "VmRSS" || key == "VmSwap") {
+      const auto bytes = parse_kb_value(value);
+      if (!bytes) {
+        return fail(Errc::malformed, fmt::format("status: bad {} line {}", key, quote_for_message(line)));
+      }
+      (key == "VmRSS" ? st.vm_rss_bytes : st.vm_swap_bytes) = bytes;
+    } else if (key == "NSpid") {
+      for (const auto id : split_ws(trim(value))) {
+        if (const auto v = parse_u32(id)) st.ns_pids.push_back(*v);
+      }
+    }
+  }
+  return st;
+}
+
+Result<SmapsRollup> parse_smaps_rollup(std::string_view text) {
+  SmapsRollup r;
+  for (const auto line : split_lines(text)) {
+    const auto colon = line.find(':');
+    if (colon == std::string_view::npos) continue;  // the "00400000-ffff... [rollup]" header
+    const auto key = line.substr(0, colon);
+    std::optional<std::uint64_t>* slot = nullptr;
+    if (key == "Rss") slot = &r.rss_bytes;
+    else if (key == "Pss") slot = &r.pss_bytes;
+    else if (key == "Swap") slot = &r.swap_bytes;
+    if (slot == nullptr) continue;
+    *slot = parse_kb_value(line.substr(colon + 1));
+    if (!*slot) {
+      return fail(Errc::malformed, fmt::format("smaps_rollup: bad line {}", quote_for_message(line)));
+    }
+  }
+  return r;
+}
+
+EnvList parse_proc_environ(std::string_view text, const std::vector<std::string_view>& prefixes) {
+  EnvList env;
+  for (const auto entry : split(text, '\0')) {
+    const auto eq = entry.find('=');
+    if (eq == std::string_view::npos || eq == 0) continue;
+    const auto name = entry.substr(0, eq);
+    const bool wanted = prefixes.empty() ||
+                        std::any_of(prefixes.begin(), prefixes.end(),
+                                    [&](std::string_view p) { return name.starts_with(p); });
+    if (wanted) env.emplace_back(std::string(name), std::string(entry.substr(eq + 1)));
+  }
+  return env;
+}
+
+Result<std::vector<std::uint32_t>> list_pids(const HostRoot& root) {
+  auto names = root.list("/proc");
+  if (!names) return tl::unexpected(names.error());
+  std::vector<std::uint32_t> pids;
+  pids.reserve(names->size());
+  for (const auto& name : *names) {
+    if (name.empty() || name.front() < '0' || name.front() > '9') continue;
+    if (const auto pid = parse_u32(name)) pids.push_back(*pid);
+  }
+  std::sort(pids.begin(), pids.end());
+  return pids;
+}
+
+Result<std::vector<std::string>> read_proc_cmdline(const HostRoot& root, std::uint32_t pid) {
+  auto text = root.read(pid_path(pid, "cmdline"), kProcFileLimit);
+  if (!text) return tl::unexpected(text.error());
+  return parse_proc_cmdline(*text);
+}
+
+Result<ProcStat> read_proc_stat(const HostRoot& root, std::uint32_t pid) {
+  auto text = root.read(pid_path(pid, "stat"), kProcFileLimit);
+  if (!text) return tl::unexpected(text.error());
+  return parse_proc_stat(*text);
+}
+
+Result<ProcStatus> read_proc_status(const HostRoot& root, std::uint32_t pid) {
+  auto text = root.read(pid_path(pid, "status"), kProcFileLimit);
+  if (!text) return tl::unexpected(text.error());
+  return parse_proc_status(*text);
+}
+
+Result<SmapsRollup> read_smaps_rollup(const HostRoot& root, std::uint32_t pid) {
+  auto text = root.read(pid_path(pid, "smaps_rollup"), kProcFileLimit);
+  if (!text) return tl::unexpected(text.error());
+  return parse_smaps_rollup(*text);
+}
+
+Result<EnvList> read_proc_environ(const HostRoot& root, std::uint32_t pid,
+                                  const std::vector<std::string_view>& prefixes) {
+  auto text = root.read(pid_path(pid, "environ"), kProcFileLimit);
+  if (!text) return tl::unexpected(text.error());
+  return parse_proc_environ(*text, prefixes);
+}
+
+Result<bool> read_in_nested_pid_namespace(const HostRoot& root) {
+  auto text = root.read("/proc/self/status", kProcFileLimit);
+  if (!text) return tl::unexpected(text.error());
+  auto status = parse_proc_status(*text);
+  if (!status) return tl::unexpected(status.error());
+  if (status->ns_pids.empty()) {
+    return fail(Errc::unsupported, "/proc/self/status: no NSpid line (kernel older than 4.1)");
+  }
+  return status->ns_pids.size() > 1;
+}
+
+}  // namespace sparkops

@@ -1,0 +1,76 @@
+#pragma once
+// /proc/PID readers: cmdline, stat, status, smaps_rollup, environ. Parsers are pure; readers go
+// through HostRoot. A PID can exit between listing /proc and reading its files: readers then return
+// Errc::not_found, and files of other users' processes (environ, smaps_rollup) return
+// Errc::permission_denied. Callers scanning many PIDs skip those, they never fail a scan.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/result.hpp"
+#include "host/host_root.hpp"
+
+namespace sparkops {
+
+// /proc/PID/cmdline: NUL-separated argv, usually NUL-terminated. A process that rewrote its title
+// (setproctitle: "VLLM::EngineCore") leaves one argument padded with NULs or spaces; trailing
+// empty arguments are dropped. Kernel threads have an empty cmdline -> empty vector.
+std::vector<std::string> parse_proc_cmdline(std::string_view text);
+
+// /proc/PID/stat, the fields sparkops uses.
+//   "4242 (python3) S 1 4242 4242 0 -1 4194560 ... 20 0 45 0 1234567 ..."
+struct ProcStat {
+  std::uint32_t pid = 0;
+  std::string comm;  // between the first '(' and the LAST ')': comm may contain spaces and ')'
+  char state = '?';
+  std::uint32_t ppid = 0;
+  std::uint64_t start_ticks = 0;  // field 22: start time after boot, in clock ticks (USER_HZ)
+};
+Result<ProcStat> parse_proc_stat(std::string_view text);
+
+// /proc/PID/status, the fields sparkops uses. Memory fields are absent for kernel threads and
+// zombies (the kernel omits the lines), so they are optional.
+//   "VmRSS:\t 5237360 kB"
+struct ProcStatus {
+  std::string name;                       // Name:
+  std::optional<std::uint32_t> ppid;      // PPid:
+  std::optional<std::uint32_t> real_uid;  // Uid: first of four
+  std::optional<std::uint64_t> vm_rss_bytes;
+  std::optional<std::uint64_t> vm_swap_bytes;
+  // NSpid: the PID in each namespace from the one /proc was mounted in down to the process's own.
+  std::vector<std::uint32_t> ns_pids;
+};
+Result<ProcStatus> parse_proc_status(std::string_view text);
+
+// /proc/PID/smaps_rollup (Linux >= 4.14). Readable only for the same user or root.
+//   "Pss:             5101234 kB"
+struct SmapsRollup {
+  std::optional<std::uint64_t> rss_bytes;
+  std::optional<std::uint64_t> pss_bytes;
+  std::optional<std::uint64_t> swap_bytes;
+};
+Result<SmapsRollup> parse_smaps_rollup(std::string_view text);
+
+// /proc/PID/environ: NUL-separated NAME=value. Entries without '=' are skipped. Only variables whose
+// name starts with one of `prefixes` are kept (an empty list keeps all), in file order.
+using EnvList = std::vector<std::pair<std::string, std::string>>;
+EnvList parse_proc_environ(std::string_view text, const std::vector<std::string_view>& prefixes);
+
+// Numeric entries of /proc, ascending. Non-numeric names (self, sys, ...) are skipped.
+Result<std::vector<std::uint32_t>> list_pids(const HostRoot& root);
+
+Result<std::vector<std::string>> read_proc_cmdline(const HostRoot& root, std::uint32_t pid);
+Result<ProcStat> read_proc_stat(const HostRoot& root, std::uint32_t pid);
+Result<ProcStatus> read_proc_status(const HostRoot& root, std::uint32_t pid);
+Result<SmapsRollup> read_smaps_rollup(const HostRoot& root, std::uint32_t pid);
+Result<EnvList> read_proc_environ(const HostRoot& root, std::uint32_t pid,
+                                  const std::vector<std::string_view>& prefixes);
+// /proc/self/status NSpid: more than one entry means this process runs in a nested PID namespace
+// (a container), so PIDs reported by the driver (host PIDs) do not name entries of this /proc.
+Result<bool> read_in_nested_pid_namespace(const HostRoot& root);
+
+}  // namespace sparkops
