@@ -1,0 +1,48 @@
+#pragma once
+// An in-process GpuSource for unit tests: returns the snapshots it is given, one per call, and can
+// be told to report the GPU lost. (The fake libnvidia-ml covers the real dlopen path in cli tests.)
+
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "gpu/gpu_source.hpp"
+
+namespace sparkops::test {
+
+class FakeGpuSource final : public GpuSource {
+ public:
+  FakeGpuSource() { devices_.push_back({0, "NVIDIA GB10", "GPU-fake", "0000000F:01:00.0"}); }
+  std::string_view backend() const override { return "fake"; }
+  GpuState state() const override { return state_; }
+  std::string state_detail() const override { return state_ == GpuState::ok ? "" : "GPU is lost"; }
+  std::optional<std::string> driver_version() const override { return "580.95.05"; }
+  const std::vector<GpuDevice>& devices() const override { return devices_; }
+  Result<std::vector<GpuSnapshot>> snapshot() override {
+    ++calls;
+    if (!script.empty()) {
+      auto next = script.front();
+      script.pop_front();
+      if (!next) {
+        state_ = GpuState::lost;
+        return fail(Errc::gpu_lost, "GPU 0: NVML_ERROR_GPU_IS_LOST");
+      }
+      state_ = GpuState::ok;
+      last_ = *next;
+      return std::vector<GpuSnapshot>{*next};
+    }
+    state_ = GpuState::ok;
+    return std::vector<GpuSnapshot>{last_};
+  }
+
+  // nullopt entries mean "lost on this call"; after the script, the last snapshot repeats.
+  std::deque<std::optional<GpuSnapshot>> script;
+  int calls = 0;
+  std::vector<GpuDevice> devices_;
+
+ private:
+  GpuState state_ = GpuState::ok;
+  GpuSnapshot last_;
+};
+
+}  // namespace sparkops::test
