@@ -1,0 +1,102 @@
+#include "exporter/event_tracker.hpp"
+
+namespace sparkops {
+
+namespace {
+
+constexpr ThrottleCause kThrottleCauses[] = {ThrottleCause::sw_power_cap,  ThrottleCause::hw_slowdown,
+                                             ThrottleCause::sw_thermal,    ThrottleCause::hw_thermal,
+                                             ThrottleCause::hw_power_brake, ThrottleCause::platform_cap};
+constexpr ThrottleCause kSlowdownCauses[] = {ThrottleCause::unflagged_low_clock,
+                                             ThrottleCause::unflagged_low_power};
+
+bool is_counted(ThrottleCause cause) {
+  for (const auto c : kThrottleCauses) {
+    if (c == cause) return true;
+  }
+  for (const auto c : kSlowdownCauses) {
+    if (c == cause) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Sample sample_from_report(const StatusReport& report, std::uint64_t tick, SteadyTime steady) {
+  Sample s;
+  s.tick = tick;
+  s.wall_time = report.taken_at;
+  s.steady_time = steady;
+  if (report.hottest_sensor) {
+    s.host.hottest_sensor = report.hottest_sensor->name;
+    s.host.hottest_millicelsius = report.hottest_sensor->temp_millicelsius;
+  }
+  for (const auto& rail : report.spbm_rails) {
+    if (rail.name == "sys_total") s.host.spbm_sys_total_microwatts = rail.power_microwatts;
+    else if (rail.name == "soc_pkg") s.host.spbm_soc_pkg_microwatts = rail.power_microwatts;
+    else if (rail.name == "cpu_gpu") s.host.spbm_cpu_gpu_microwatts = rail.power_microwatts;
+    else if (rail.name == "gpu") s.host.spbm_gpu_microwatts = rail.power_microwatts;
+    else if (rail.name == "dc_input") s.host.spbm_dc_input_microwatts = rail.power_microwatts;
+  }
+  if (report.pool) {
+    s.host.mem_total_bytes = report.pool->total_bytes;
+    s.host.mem_free_bytes = report.pool->free_now_bytes;
+    s.host.mem_available_bytes = report.pool->available_bytes;
+  }
+  if (report.memory_pressure) {
+    s.host.psi_mem_some_total_us = report.memory_pressure->some.total_us;
+    if (report.memory_pressure->full) s.host.psi_mem_full_total_us = report.memory_pressure->full->total_us;
+  }
+  s.gpu_state = report.gpu.state;
+  s.gpu_detail = report.gpu.detail;
+  s.devices = report.gpu.devices;
+  if (report.gpu.state == GpuState::ok) {
+    for (const auto& snap : report.gpu.snapshots) s.gpus.push_back(GpuReading{snap, {}});
+  }
+  return s;
+}
+
+EventTracker::EventTracker(DetectorConfig config) : detector_(config) {}
+
+void EventTracker::observe(const StatusReport& report, SteadyTime steady) {
+  Sample sample = sample_from_report(report, tick_++, steady);
+  compute_deltas(previous_ ? &*previous_ : nullptr, sample);
+  for (const auto& gpu : sample.gpus) {
+    gpu_seen_ = true;
+    for (const auto c : kThrottleCauses) counts_.try_emplace({gpu.snapshot.index, c}, 0);
+    for (const auto c : kSlowdownCauses) counts_.try_emplace({gpu.snapshot.index, c}, 0);
+  }
+  for (const auto& event : detector_.feed(sample)) {
+    if (event.edge != EpisodeEdge::start || !event.gpu_index || !is_counted(event.cause)) continue;
+    ++counts_[{*event.gpu_index, event.cause}];
+  }
+  previous_ = std::move(sample);
+
+  if (report.workloads) {
+    scan_seen_ = true;
+    std::size_t heavy = 0;
+    for (const auto& w : *report.workloads) heavy += w.heavy ? 1 : 0;
+    const bool contended = heavy >= 2;
+    if (contended && !contended_) ++contention_;
+    contended_ = contended;
+  }
+}
+
+EventTotals EventTracker::totals() const {
+  EventTotals t;
+  if (gpu_seen_) {
+    t.throttle.emplace();
+    t.slowdown.emplace();
+    for (const auto& [key, n] : counts_) {
+      const auto& [gpu, cause] = key;
+      bool slow = false;
+      for (const auto c : kSlowdownCauses) slow = slow || c == cause;
+      (slow ? *t.slowdown : *t.throttle)
+          .push_back(EventCount{gpu, std::string(throttle_cause_name(cause)), n});
+    }
+  }
+  if (scan_seen_) t.contention = contention_;
+  return t;
+}
+
+}  // namespace sparkops

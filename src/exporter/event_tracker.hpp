@@ -1,0 +1,46 @@
+#pragma once
+// EventTracker: the serve loop's event counters. Each StatusReport becomes a sampling Sample, the
+// sampling module's ThrottleDetector runs over consecutive ones, and every episode *start* counts
+// once:
+//  - sparkops_throttle_events_total{gpu,reason}: sw_power_cap, hw_slowdown, sw_thermal, hw_thermal,
+//    hw_power_brake, platform_cap;
+//  - sparkops_slowdown_events_total{gpu,reason}: unflagged_low_clock, unflagged_low_power;
+//  - sparkops_contention_events_total: the number of heavy workloads went from <= 1 to >= 2 (the
+//    one-heavy-job rule started being broken).
+// gpu_lost / host_sensor_lost episodes are not throttling and are not counted here.
+// Every reason starts at 0 for each GPU seen, so rate() works from the first event.
+// Not thread-safe: the serve loop's thread owns it.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <utility>
+
+#include "exporter/metrics_builder.hpp"
+#include "exporter/status_report.hpp"
+#include "sampling/sample.hpp"
+#include "sampling/throttle_detector.hpp"
+
+namespace sparkops {
+
+// The Sample the detector needs, built from a report (no second read of the machine).
+Sample sample_from_report(const StatusReport& report, std::uint64_t tick, SteadyTime steady);
+
+class EventTracker {
+ public:
+  explicit EventTracker(DetectorConfig config = {});
+  void observe(const StatusReport& report, SteadyTime steady);
+  EventTotals totals() const;
+
+ private:
+  ThrottleDetector detector_;
+  std::optional<Sample> previous_;
+  std::uint64_t tick_ = 0;
+  std::map<std::pair<unsigned, ThrottleCause>, std::uint64_t> counts_;
+  bool gpu_seen_ = false;
+  bool scan_seen_ = false;
+  bool contended_ = false;
+  std::uint64_t contention_ = 0;
+};
+
+}  // namespace sparkops

@@ -1,0 +1,52 @@
+#include "exporter/exporter_state.hpp"
+
+#include <algorithm>
+
+#include "exporter/status_json.hpp"
+
+namespace sparkops {
+
+std::size_t history_capacity(std::chrono::nanoseconds history, std::chrono::nanoseconds interval) {
+  const auto step = std::max<std::int64_t>(interval.count(), 1);
+  const auto n = history.count() / step;
+  return static_cast<std::size_t>(std::clamp<std::int64_t>(n, 2, 86400));
+}
+
+ExporterState::ExporterState(ExporterStateOptions options)
+    : options_(options),
+      events_(options.detector),
+      history_(history_capacity(options.history, options.interval)) {}
+
+void ExporterState::update(const StatusReport& report, SteadyTime steady,
+                           std::optional<double> collect_seconds) {
+  events_.observe(report, steady);
+  history_.push(history_point(report));
+  MetricsOptions mo;
+  mo.max_workload_series = options_.max_workload_series;
+  mo.collect_duration_seconds = collect_seconds;
+  auto metrics = std::make_shared<const std::string>(render_metrics(report, events_.totals(), mo));
+  auto status = std::make_shared<const std::string>(status_to_json(report).dump(2) + "\n");
+  auto history = std::make_shared<const std::string>(history_to_json(
+      history_.points(), std::chrono::duration<double>(options_.interval).count(), history_.capacity()));
+  const std::lock_guard lock(mutex_);
+  metrics_ = std::move(metrics);
+  status_ = std::move(status);
+  history_json_ = std::move(history);
+}
+
+std::shared_ptr<const std::string> ExporterState::metrics_text() const {
+  const std::lock_guard lock(mutex_);
+  return metrics_;
+}
+
+std::shared_ptr<const std::string> ExporterState::status_json() const {
+  const std::lock_guard lock(mutex_);
+  return status_;
+}
+
+std::shared_ptr<const std::string> ExporterState::history_json() const {
+  const std::lock_guard lock(mutex_);
+  return history_json_;
+}
+
+}  // namespace sparkops

@@ -1,0 +1,91 @@
+// sparkops live dashboard: polls /api/history (same origin, no external requests) and draws it with
+// the uPlot inlined in this page. A ?token=... in the page URL is passed on to the API calls.
+(function () {
+  "use strict";
+  var token = new URLSearchParams(window.location.search).get("token");
+  var suffix = token ? "?token=" + encodeURIComponent(token) : "";
+  ["l-history", "l-metrics", "l-status"].forEach(function (id) {
+    var a = document.getElementById(id);
+    a.href = a.getAttribute("href") + suffix;
+  });
+
+  var GiB = 1024 * 1024 * 1024;
+  var charts = {};
+  var intervalMs = 5000;
+
+  function scale(col, f) {
+    return col.map(function (v) { return v === null ? null : v * f; });
+  }
+  function width() { return Math.max(320, Math.min(1060, document.body.clientWidth - 40)); }
+  function fmt(v, digits, unit) { return v === null || v === undefined ? "–" : v.toFixed(digits) + " " + unit; }
+  function last(col) {
+    for (var i = col.length - 1; i >= 0; i--) if (col[i] !== null) return col[i];
+    return null;
+  }
+
+  function chart(id, series, data) {
+    if (charts[id]) { charts[id].setData(data); return; }
+    var opts = { width: width(), height: 220, series: [{}].concat(series), scales: { x: { time: true } },
+                 legend: { live: true } };
+    charts[id] = new uPlot(opts, data, document.getElementById(id));
+  }
+
+  function render(h) {
+    var s = h.series, t = h.time;
+    intervalMs = Math.max(1000, (h.interval_seconds || 5) * 1000);
+    chart("c-temp", [
+      { label: "GPU", stroke: "#d1242f", width: 2 },
+      { label: "hottest host sensor", stroke: "#8250df", width: 1 }
+    ], [t, s.gpu_temperature_celsius, s.host_hottest_celsius]);
+    chart("c-power", [
+      { label: "GPU power W", stroke: "#0969da", width: 2 },
+      { label: "utilisation %", stroke: "#1a7f37", width: 1 }
+    ], [t, s.gpu_power_watts, scale(s.gpu_utilization_ratio, 100)]);
+    chart("c-pool", [
+      { label: "available", stroke: "#1a7f37", width: 2 },
+      { label: "free now", stroke: "#0969da", width: 1 },
+      { label: "budget", stroke: "#bf8700", width: 1 },
+      { label: "workloads", stroke: "#d1242f", width: 1 }
+    ], [t, scale(s.pool_available_bytes, 1 / GiB), scale(s.pool_free_bytes, 1 / GiB),
+        scale(s.pool_budget_bytes, 1 / GiB), scale(s.workloads_actual_bytes, 1 / GiB)]);
+
+    document.getElementById("t-temp").textContent = fmt(last(s.gpu_temperature_celsius), 0, "°C");
+    document.getElementById("t-power").textContent = fmt(last(s.gpu_power_watts), 1, "W");
+    var clk = last(s.gpu_sm_clock_hertz);
+    document.getElementById("t-clock").textContent = fmt(clk === null ? null : clk / 1e6, 0, "MHz");
+    var av = last(s.pool_available_bytes), bu = last(s.pool_budget_bytes);
+    document.getElementById("t-avail").textContent = fmt(av === null ? null : av / GiB, 1, "GiB");
+    document.getElementById("t-budget").textContent = fmt(bu === null ? null : bu / GiB, 1, "GiB");
+    var psi = last(s.memory_pressure_some_avg10_ratio);
+    document.getElementById("t-psi").textContent = fmt(psi === null ? null : psi * 100, 2, "%");
+    var state = document.getElementById("state");
+    if (t.length) {
+      state.textContent = t.length + " readings, last at " + new Date(t[t.length - 1] * 1000).toISOString();
+      state.className = "muted";
+      document.body.setAttribute("data-points", String(t.length));
+    }
+  }
+
+  function poll() {
+    fetch("api/history" + suffix, { cache: "no-store" })
+      .then(function (r) { if (!r.ok) throw new Error("HTTP " + r.status); return r.json(); })
+      .then(render)
+      .catch(function (e) {
+        var state = document.getElementById("state");
+        state.textContent = "exporter unreachable: " + e.message;
+        state.className = "stale";
+      })
+      .then(function () { window.setTimeout(poll, intervalMs); });
+  }
+
+  fetch("api/status" + suffix, { cache: "no-store" })
+    .then(function (r) { return r.ok ? r.json() : null; })
+    .then(function (st) {
+      if (st && st.machine && st.machine.hostname) document.getElementById("host").textContent = st.machine.hostname;
+    })
+    .catch(function () {});
+  window.addEventListener("resize", function () {
+    Object.keys(charts).forEach(function (k) { charts[k].setSize({ width: width(), height: 220 }); });
+  });
+  poll();
+})();
