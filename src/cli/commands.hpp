@@ -9,5 +9,6 @@ namespace sparkops::cli {
 
 void add_status_command(CLI::App& app, AppContext& ctx);
 void add_config_command(CLI::App& app, AppContext& ctx);
+void add_sample_command(CLI::App& app, AppContext& ctx);
 
 }  // namespace sparkops::cli

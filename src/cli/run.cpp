@@ -31,6 +31,7 @@ int run(int argc, char** argv) {
 
   add_status_command(app, ctx);
   add_config_command(app, ctx);
+  add_sample_command(app, ctx);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,113 @@
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "base/clock.hpp"
+#include "base/units.hpp"
+#include "cli/commands.hpp"
+#include "cli/common_options.hpp"
+#include "cli/sample_run.hpp"
+#include "cli/sample_signals.hpp"
+
+namespace sparkops::cli {
+
+namespace {
+
+struct SampleFlags {
+  std::string interval;
+  std::string out = "thermal.log";
+  std::string format = "nvidia-smi";
+  std::string events;
+  std::uint64_t count = 0;
+  std::string duration;
+  bool json = false;
+  GpuFlags gpu;
+};
+
+DetectorConfig detector_from_config(const Config& c) {
+  DetectorConfig d;
+  d.rated_watts = c.get_number("thermal.rated_watts");
+  d.ceiling_watts = c.get_number("thermal.ceiling_watts");
+  d.ceiling_band_watts = c.get_number("thermal.ceiling_band_watts");
+  d.hot_celsius = c.get_number("thermal.hot_celsius");
+  d.busy_util_percent = c.get_number("thermal.busy_util_percent");
+  d.low_clock_ratio = c.get_number("thermal.low_clock_ratio");
+  d.low_power_ratio = c.get_number("thermal.low_power_ratio");
+  return d;
+}
+
+void run_sample_command(AppContext& ctx, const SampleFlags& flags) {
+  SampleOptions options;
+  const auto bad = [&](std::string_view message) {
+    print_error(ctx, message);
+    ctx.exit_code = kExitBadInput;
+  };
+  if (flags.interval.empty()) {
+    options.interval = ctx.config.get_duration("sample.interval");
+  } else {
+    auto interval = parse_duration(flags.interval);
+    if (!interval) return bad(fmt::format("--interval {}: {}", flags.interval, interval.error().detail));
+    options.interval = *interval;
+  }
+  if (options.interval < std::chrono::milliseconds{1}) {
+    return bad(fmt::format("--interval {}: must be at least 1ms", flags.interval));
+  }
+  auto format = parse_sample_format(flags.format);
+  if (!format) return bad(format.error().detail);
+  options.format = *format;
+  if (flags.out.empty()) return bad("--out: empty path (use - for stdout)");
+  options.out = flags.out;
+  options.events = flags.events;
+  if (flags.count > 0) options.limits.count = flags.count;
+  if (!flags.duration.empty()) {
+    auto duration = parse_duration(flags.duration);
+    if (!duration) return bad(fmt::format("--duration {}: {}", flags.duration, duration.error().detail));
+    options.limits.duration = *duration;
+  }
+  if (flags.json && options.out == "-") return bad("--json prints a summary on stdout: give --out FILE");
+  options.json = flags.json;
+  options.detector = detector_from_config(ctx.config);
+  const auto fsync_every = ctx.config.get_integer("sample.fsync_every");
+  const auto buffer_rows = ctx.config.get_integer("sample.memory_buffer_rows");
+  if (fsync_every < 0 || buffer_rows < 1) {
+    return bad("sample.fsync_every must be >= 0 and sample.memory_buffer_rows >= 1");
+  }
+  options.appender.fsync_every = static_cast<std::size_t>(fsync_every);
+  options.appender.memory_buffer_rows = static_cast<std::size_t>(buffer_rows);
+
+  auto gpu = open_gpu_from_flags(flags.gpu);
+  if (!gpu) return bad(gpu.error().detail);
+
+  SampleSignalFlags signal_flags;
+  ScopedSampleSignals signals(signal_flags);
+  SystemClock clock;
+  ctx.exit_code = run_sample(ctx, options, gpu->get(), clock, signal_flags);
+}
+
+}  // namespace
+
+void add_sample_command(CLI::App& app, AppContext& ctx) {
+  auto flags = std::make_shared<SampleFlags>();
+  auto* cmd = app.add_subcommand(
+      "sample",
+      "Sample GPU temperature/power (and host thermals, memory, pressure) beside a training run, "
+      "log throttle events; runs until Ctrl-C/SIGTERM (SIGHUP reopens the files)");
+  cmd->add_option("--interval", flags->interval,
+                  "Seconds between samples: 30, 0.5, 30s, 1m (default: config sample.interval)")
+      ->type_name("DURATION");
+  cmd->add_option("--out", flags->out, "Sample file, appended to (- for stdout)")->type_name("FILE");
+  cmd->add_option("--format", flags->format,
+                  "nvidia-smi (the skill's thermal-sample.sh CSV), extended or jsonl")
+      ->type_name("FORMAT");
+  cmd->add_option("--events", flags->events, "Throttle events file (default: <out>.events; - for stderr only)")
+      ->type_name("FILE");
+  auto* count = cmd->add_option("--count", flags->count, "Stop after N samples")->type_name("N");
+  auto* duration = cmd->add_option("--duration", flags->duration, "Stop after this long: 90s, 2h")
+                       ->type_name("DURATION");
+  count->excludes(duration);
+  cmd->add_flag("--json", flags->json, "Print a JSON summary on stdout at exit");
+  add_gpu_flags(cmd, flags->gpu);
+  cmd->callback([&ctx, flags] { run_sample_command(ctx, *flags); });
+}
+
+}  // namespace sparkops::cli

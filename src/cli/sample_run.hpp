@@ -1,0 +1,36 @@
+#pragma once
+// The `sparkops sample` session: files, schedule, printing. The sampling itself is in sampling/.
+
+#include <chrono>
+#include <string>
+
+#include "cli/app_context.hpp"
+#include "cli/sample_signals.hpp"
+#include "gpu/gpu_source.hpp"
+#include "sampling/appender.hpp"
+#include "sampling/scheduler.hpp"
+#include "sampling/throttle_detector.hpp"
+#include "sampling/writers.hpp"
+
+namespace sparkops::cli {
+
+struct SampleOptions {
+  std::chrono::nanoseconds interval{std::chrono::seconds{30}};
+  std::string out = "thermal.log";  // "-" = stdout (no durability guarantees there)
+  SampleFormat format = SampleFormat::nvidia_smi;
+  std::string events;  // empty: <out>.events beside --out (stderr only when out is "-")
+  ScheduleLimits limits;
+  DetectorConfig detector;
+  AppenderOptions appender;
+  bool json = false;  // summary at exit as JSON on stdout
+};
+
+// "<out>.events", or empty when rows go to stdout.
+std::string default_events_path(const std::string& out);
+
+// Runs until a limit or a stop signal. Returns the exit code: 0, kExitBadInput when a file cannot
+// be used (different header, not writable), kExitFailure when rows were still unwritten at exit.
+int run_sample(AppContext& ctx, const SampleOptions& options, GpuSource* gpu, Clock& clock,
+               SampleSignalFlags& flags);
+
+}  // namespace sparkops::cli
