@@ -1,0 +1,44 @@
+#pragma once
+// One parser per log format (format_*.cpp). The driver (parse_log.cpp) feeds every record in order;
+// a parser appends steps and markers through the SeriesBuilder and may finish work at the end
+// (choosing the training bar among several tqdm bars, anchoring elapsed times).
+
+#include <memory>
+#include <optional>
+
+#include "base/clock.hpp"
+#include "trainlog/record_reader.hpp"
+#include "trainlog/series_builder.hpp"
+#include "trainlog/step_series.hpp"
+
+namespace sparkops::trainlog {
+
+struct ParseContext {
+  std::optional<SystemTime> start;       // --start: when the run began (anchors elapsed times)
+  std::optional<SystemTime> file_mtime;  // last resort anchor for elapsed times (approximate)
+  bool sidecar = false;                  // records carry `stamped` times from the .times sidecar
+  std::size_t max_steps = 1'000'000;
+};
+
+class FormatParser {
+ public:
+  virtual ~FormatParser() = default;
+  virtual void feed(const LogLine& line, SeriesBuilder& out) = 0;
+  virtual void finish(SeriesBuilder& out) { (void)out; }
+};
+
+std::unique_ptr<FormatParser> make_parser(LogFormat format, const ParseContext& ctx);
+
+// Factories, one per file.
+std::unique_ptr<FormatParser> make_tqdm_family_parser(LogFormat format, const ParseContext& ctx);
+std::unique_ptr<FormatParser> make_megatron_parser(const ParseContext& ctx);
+std::unique_ptr<FormatParser> make_deepspeed_parser(const ParseContext& ctx);
+std::unique_ptr<FormatParser> make_mlx_lm_parser(const ParseContext& ctx);
+std::unique_ptr<FormatParser> make_llama_cpp_parser(const ParseContext& ctx);
+std::unique_ptr<FormatParser> make_llamafactory_parser(const ParseContext& ctx);
+
+// Applies the elapsed-time anchors to records without a time: --start, else the file's mtime (which
+// dates the last record; marked approximate). Sets the series' time basis.
+void anchor_elapsed(StepSeries& series, const ParseContext& ctx);
+
+}  // namespace sparkops::trainlog

@@ -1,0 +1,30 @@
+#pragma once
+// Small text helpers shared by the training-log parsers. All locale-free, no allocation.
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "base/clock.hpp"
+
+namespace sparkops::trainlog {
+
+// A timestamp at the very start of a line, bracketed or not:
+//   "[2025-11-06 11:25:06,763] [INFO] ..."  (axolotl, DeepSpeed)
+//   "2023-08-02 00:41:17.458 | INFO ..."     (loguru)
+//   "2026-01-17 00:35:19.060261: E ..."       (TensorFlow)
+// Read as UTC. `end` receives the offset just past the timestamp (and its closing bracket).
+std::optional<SystemTime> leading_timestamp(std::string_view line, std::size_t* end = nullptr);
+
+// "04:24", "2:48:45", "100:30:01", "0:02:12", "1 day, 0:08:23", "2 days, 1:00:00" -> seconds.
+std::optional<double> parse_clock_seconds(std::string_view text);
+
+// The number right after the first occurrence of `key` (spaces after the key are skipped).
+std::optional<double> number_after(std::string_view line, std::string_view key);
+std::optional<std::int64_t> integer_after(std::string_view line, std::string_view key);
+
+// Offsets a time by fractional seconds.
+SystemTime add_seconds(SystemTime t, double seconds);
+double seconds_between(SystemTime from, SystemTime to);
+
+}  // namespace sparkops::trainlog

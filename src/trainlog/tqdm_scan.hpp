@@ -1,0 +1,30 @@
+#pragma once
+// Finds every tqdm progress update in a record. tqdm prints
+//   "{desc}: {pct}%|{bar}| {n}/{total} [{elapsed}<{remaining}, {rate}{postfix}]"
+// or, without a total, "{desc}: {n}it [{elapsed}, {rate}{postfix}]". Several updates may share one
+// record when the '\r' between them was lost (copied logs), e.g.
+//   "  1%|          | 10/1755 [03:33<10:21:09, 21.36s/it]  1%|          | 11/1755 [03:54<..."
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace sparkops::trainlog {
+
+struct TqdmUpdate {
+  std::string_view desc;                  // text before the percentage (trailing ':' removed)
+  std::int64_t n = 0;
+  std::optional<std::int64_t> total;
+  double elapsed_seconds = 0;
+  std::optional<double> seconds_per_it;   // from "21.99s/it" or 1 / "4.50it/s"; none for "?it/s"
+  std::string_view postfix;               // text after the rate inside the brackets
+  std::size_t begin = 0;                  // where the update starts in the record
+  std::size_t end = 0;                    // one past its closing ']'
+};
+
+// Clears `out` and appends the iteration-unit updates found in `line` (bars counting bytes or other
+// units are skipped).
+void scan_tqdm(std::string_view line, std::vector<TqdmUpdate>& out);
+
+}  // namespace sparkops::trainlog
