@@ -1,0 +1,77 @@
+#pragma once
+// Slowdown diagnosis: a robust baseline step time, the stretches where steps ran at least
+// `slowdown_factor` times slower for `sustain_steps` consecutive measurements, the pauses
+// (evaluation, checkpoint, restart, stall) that are not slowdowns, and for each slowdown its likely
+// cause from the thermal samples in its time window, with the numbers and a confidence.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/clock.hpp"
+#include "diagnose/thermal_log.hpp"
+#include "trainlog/step_series.hpp"
+
+namespace sparkops::diagnose {
+
+struct DiagnoseOptions {
+  double slowdown_factor = 1.3;     // analyze.slowdown_factor
+  std::int64_t sustain_steps = 5;   // analyze.sustain_steps (consecutive measurements)
+  std::int64_t warmup_steps = 5;    // analyze.warmup_steps (records skipped before the baseline)
+  double doubled_factor = 2.0;
+  // Thermal thresholds (thermal.* config keys).
+  double rated_watts = 240;
+  double ceiling_watts = 100;
+  double ceiling_band_watts = 12;
+  double hot_celsius = 80;
+  double low_clock_ratio = 0.6;
+};
+
+enum class Cause { thermal, contention, unexplained };
+std::string_view cause_name(Cause c);
+
+using Evidence = std::vector<std::pair<std::string, double>>;
+
+struct Slowdown {
+  std::size_t first_index = 0;  // into StepSeries::steps
+  std::size_t last_index = 0;
+  std::int64_t start_step = 0;
+  std::int64_t end_step = 0;
+  std::optional<SystemTime> start_time;
+  std::optional<SystemTime> end_time;
+  double median_seconds = 0;
+  double ratio = 0;            // median_seconds / baseline
+  bool doubled = false;
+  Cause cause = Cause::unexplained;
+  double confidence = 0;       // 0..1: how sure the cause is
+  Evidence evidence;           // named numbers behind the cause
+  std::string explanation;     // one line for people
+};
+
+struct Pause {
+  trainlog::MarkerKind kind = trainlog::MarkerKind::eval;
+  std::optional<std::int64_t> step;
+  std::optional<SystemTime> time;
+  std::optional<double> duration_seconds;  // as the log states it, else measured from wall times
+  std::string detail;
+};
+
+struct Diagnosis {
+  std::optional<double> baseline_seconds;
+  std::size_t warmup_skipped = 0;
+  std::size_t baseline_samples = 0;      // measurements the baseline is the median of
+  std::vector<Slowdown> slowdowns;
+  std::vector<Pause> pauses;
+  std::vector<std::string> notes;        // why something could not be concluded
+};
+
+// `thermal` may be null (no --thermal).
+Diagnosis diagnose(const trainlog::StepSeries& series, const ThermalLog* thermal,
+                   const DiagnoseOptions& options);
+
+// Exposed for tests: which records each pause affects (the step right after it).
+std::vector<std::size_t> paused_record_indices(const trainlog::StepSeries& series);
+
+}  // namespace sparkops::diagnose
