@@ -81,14 +81,18 @@ Verdict verdict_for(std::uint64_t peak_pool_bytes, std::uint64_t budget_bytes,
                     const std::optional<PoolView>& pool);
 
 // The largest packing length (multiple of 128, <= run.seq) whose peak fits the budget.
+// `largest_shard_bytes` as in estimate(): the model directory's largest shard when known.
 std::optional<Advice> largest_seq_that_fits(const ModelShape& shape, const RunConfig& run,
-                                            std::uint64_t budget_bytes);
+                                            std::uint64_t budget_bytes,
+                                            std::optional<std::uint64_t> largest_shard_bytes = std::nullopt);
 // The largest micro-batch (< run.batch) that fits at run.seq.
 std::optional<Advice> largest_batch_that_fits(const ModelShape& shape, const RunConfig& run,
-                                              std::uint64_t budget_bytes);
+                                              std::uint64_t budget_bytes,
+                                              std::optional<std::uint64_t> largest_shard_bytes = std::nullopt);
 // full -> lora (bf16) -> qlora; nullopt at qlora.
 std::optional<RunConfig> method_tier_down(const RunConfig& run);
 // The whole ladder for a run that does not fit: seq, then batch, then method tiers, then 2 nodes.
-std::vector<Advice> advise(const ModelShape& shape, const RunConfig& run, std::uint64_t budget_bytes);
+std::vector<Advice> advise(const ModelShape& shape, const RunConfig& run, std::uint64_t budget_bytes,
+                           std::optional<std::uint64_t> largest_shard_bytes = std::nullopt);
 
 }  // namespace sparkops::plan

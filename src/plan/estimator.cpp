@@ -1,0 +1,249 @@
+#include "plan/estimator.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace sparkops::plan {
+
+namespace {
+
+template <class E, std::size_t N>
+Result<E> parse_enum(std::string_view s, const std::pair<std::string_view, E> (&table)[N],
+                     std::string_view flag) {
+  for (const auto& [name, value] : table) {
+    if (s == name) return value;
+  }
+  std::string choices;
+  for (const auto& [name, value] : table) {
+    if (!choices.empty()) choices += "|";
+    choices += name;
+  }
+  return fail(Errc::invalid_argument, fmt::format("{}: unknown value \"{}\" (one of {})", flag, s, choices));
+}
+
+constexpr std::pair<std::string_view, Method> kMethods[] = {
+    {"full", Method::full}, {"lora", Method::lora}, {"qlora", Method::qlora}};
+constexpr std::pair<std::string_view, Precision> kPrecisions[] = {
+    {"bf16", Precision::bf16}, {"fp16", Precision::fp16}, {"fp32", Precision::fp32},
+    {"mixed", Precision::mixed}};
+constexpr std::pair<std::string_view, Optim> kOptims[] = {{"adamw", Optim::adamw},
+                                                         {"adamw8bit", Optim::adamw8bit},
+                                                         {"paged_adamw8bit", Optim::paged_adamw8bit},
+                                                         {"adafactor", Optim::adafactor},
+                                                         {"sgd", Optim::sgd}};
+constexpr std::pair<std::string_view, GradCkpt> kCkpts[] = {
+    {"none", GradCkpt::none}, {"full", GradCkpt::full}, {"offload", GradCkpt::offload}};
+constexpr std::pair<std::string_view, Attn> kAttns[] = {
+    {"flash", Attn::flash}, {"sdpa", Attn::sdpa}, {"eager", Attn::eager}};
+
+template <class E, std::size_t N>
+std::string_view enum_name(E v, const std::pair<std::string_view, E> (&table)[N]) {
+  for (const auto& [name, value] : table) {
+    if (v == value) return name;
+  }
+  return "?";
+}
+
+std::uint64_t to_bytes(double v) { return v <= 0 ? 0 : static_cast<std::uint64_t>(std::llround(v)); }
+double d(std::uint64_t v) { return static_cast<double>(v); }
+
+bool targeted(const LinearMap& m, const RunConfig& run) {
+  switch (run.lora_targets) {
+    case LoraTargets::all_linear: return true;
+    case LoraTargets::attn: return m.attention;
+    case LoraTargets::list:
+      return std::find(run.lora_target_names.begin(), run.lora_target_names.end(), m.name) !=
+             run.lora_target_names.end();
+  }
+  return false;
+}
+
+// Short names people use for target lists ("q", "v", "gate") map to the module names.
+std::string_view canonical_target(std::string_view t) {
+  if (t == "q") return "q_proj";
+  if (t == "k") return "k_proj";
+  if (t == "v") return "v_proj";
+  if (t == "o") return "o_proj";
+  if (t == "gate") return "gate_proj";
+  if (t == "up") return "up_proj";
+  if (t == "down") return "down_proj";
+  return t;
+}
+
+}  // namespace
+
+std::string_view method_name(Method m) { return enum_name(m, kMethods); }
+std::string_view precision_name(Precision p) { return enum_name(p, kPrecisions); }
+std::string_view optim_name(Optim o) { return enum_name(o, kOptims); }
+std::string_view grad_ckpt_name(GradCkpt g) { return enum_name(g, kCkpts); }
+std::string_view attn_name(Attn a) { return enum_name(a, kAttns); }
+Result<Method> parse_method(std::string_view s) { return parse_enum(s, kMethods, "--method"); }
+Result<Precision> parse_precision(std::string_view s) { return parse_enum(s, kPrecisions, "--precision"); }
+Result<Optim> parse_optim(std::string_view s) { return parse_enum(s, kOptims, "--optim"); }
+Result<GradCkpt> parse_grad_ckpt(std::string_view s) { return parse_enum(s, kCkpts, "--grad-ckpt"); }
+Result<Attn> parse_attn(std::string_view s) { return parse_enum(s, kAttns, "--attn"); }
+
+const EstimatorConstants& estimator_constants() {
+  static const EstimatorConstants constants;
+  return constants;
+}
+
+std::uint64_t lora_params(const Architecture& a, const RunConfig& run) {
+  std::uint64_t per_layer = 0;
+  for (const auto& m : layer_linears(a)) {
+    RunConfig canon = run;
+    for (auto& t : canon.lora_target_names) t = std::string(canonical_target(t));
+    if (targeted(m, canon)) per_layer += run.lora_rank * (m.d_in + m.d_out) * m.copies;
+  }
+  return a.layers * per_layer;
+}
+
+Status validate_run(const RunConfig& run, const ModelShape& shape) {
+  if (run.batch == 0) return fail(Errc::invalid_argument, "--batch: must be > 0");
+  if (run.seq == 0) return fail(Errc::invalid_argument, "--seq: must be > 0");
+  if (run.nodes == 0) return fail(Errc::invalid_argument, "--nodes: must be > 0");
+  if (run.method != Method::full && run.lora_rank == 0) {
+    return fail(Errc::invalid_argument, "--lora-rank: must be > 0");
+  }
+  if (run.kbit_prep == KbitPrep::on && run.method != Method::qlora) {
+    return fail(Errc::invalid_argument, "--kbit-prep: only meaningful with --method qlora");
+  }
+  if (run.method == Method::qlora && run.precision == Precision::fp32) {
+    return fail(Errc::invalid_argument, "--precision fp32: QLoRA computes in bf16/fp16");
+  }
+  if (run.method != Method::full && lora_params(shape.arch, run) == 0) {
+    return fail(Errc::invalid_argument, "--lora-targets: names no linear layer of this model");
+  }
+  return {};
+}
+
+std::vector<std::pair<std::string_view, std::uint64_t>> term_list(const Terms& t) {
+  return {{"weights", t.weights},
+          {"adapter", t.adapter},
+          {"gradients", t.gradients},
+          {"optimizer", t.optimizer},
+          {"master", t.master},
+          {"activations", t.activations},
+          {"logits", t.logits},
+          {"cuda_context", t.cuda_context},
+          {"allocator_reserve", t.allocator_reserve}};
+}
+
+std::uint64_t Estimate::peak_pool_bytes() const {
+  return std::max(train_peak_pool_bytes, load_peak_pool_bytes);
+}
+
+namespace {
+
+// Adafactor keeps one row and one column factor (fp32) per matrix and a full state per vector.
+double adafactor_elements(const ModelShape& s, const RunConfig& run) {
+  const Architecture& a = s.arch;
+  double n = 0;
+  for (const auto& m : layer_linears(a)) {
+    if (run.method == Method::full) {
+      n += d(m.copies) * d(m.d_in + m.d_out);
+    } else if (targeted(m, run)) {
+      n += d(m.copies) * d(m.d_in + m.d_out + 2 * run.lora_rank);
+    }
+  }
+  n *= d(a.layers);
+  if (run.method == Method::full) {
+    n += d(a.vocab + a.hidden) * (a.tied_embeddings ? 1.0 : 2.0) + d(s.params.other);
+  }
+  return n;
+}
+
+// Bytes saved for backward per token per layer, no recompute (docs/estimator.md "Activations").
+double layer_activation_bytes(const Architecture& a, const RunConfig& run) {
+  const auto& k = estimator_constants();
+  const double h = d(a.hidden);
+  const double qd = d(a.heads * a.head_dim);
+  const double kv = d(a.kv_heads * a.head_dim);
+  const double i_eff = d(a.intermediate) * d(a.experts == 0 ? 1 : a.experts_per_token);
+  double bytes = 10.0 * h + 2.0 * qd + 4.0 * kv + (a.mlp == MlpKind::gated ? 8.0 : 4.0) * i_eff;
+  if (a.post_norms) bytes += 4.0 * h;
+  if (run.method == Method::qlora) bytes += k.kbit_extra_per_intermediate * i_eff;
+  const bool eager = run.attn == Attn::eager || (a.needs_eager_attention && run.attn == Attn::sdpa);
+  if (eager) bytes += 5.0 * d(a.heads) * d(run.seq);  // scores, softmax, dropout mask: 5·a·s
+  if (run.precision == Precision::fp32) bytes *= 2.0;
+  return bytes;
+}
+
+}  // namespace
+
+Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::uint64_t> shard) {
+  const auto& k = estimator_constants();
+  const ParamCounts& p = s.params;
+  const Architecture& a = s.arch;
+  const double nodes = d(std::max<std::uint64_t>(run.nodes, 1));
+  const double total = d(p.total);
+  const double dense_bytes = run.precision == Precision::fp32 ? 4.0 : 2.0;
+  const bool peft = run.method != Method::full;
+
+  Estimate e;
+  e.params = p.total;
+  Terms& t = e.terms;
+  double weights = 0;
+  if (run.method == Method::qlora) {
+    const double nf4 = run.double_quant == DoubleQuant::on ? k.nf4_dq_bytes_per_param : k.nf4_bytes_per_param;
+    const double kept = run.kbit_prep == KbitPrep::on ? 4.0 : 2.0;
+    weights = d(p.linear) * nf4 + d(p.embedding + p.lm_head + p.other) * kept;
+  } else {
+    weights = total * dense_bytes;
+  }
+  t.weights = to_bytes(weights / nodes);
+
+  const double trainable = peft ? d(lora_params(a, run)) : total;
+  e.trainable_params = static_cast<std::uint64_t>(trainable);
+  // PEFT keeps adapters in fp32; full fine-tuning trains the model's own dtype.
+  const double train_dtype = peft ? 4.0 : dense_bytes;
+  if (peft) t.adapter = to_bytes(trainable * 4.0 / nodes);
+  t.gradients = to_bytes(trainable * train_dtype / nodes);
+  double optimizer = 0;
+  switch (run.optim) {
+    case Optim::adamw:
+      // torch AdamW keeps states in the parameter dtype: fp32 (8 B) or bf16/fp16 (4 B).
+      optimizer = trainable * (train_dtype >= 4.0 || run.precision == Precision::mixed ? 8.0 : 4.0);
+      break;
+    case Optim::adamw8bit:
+    case Optim::paged_adamw8bit: optimizer = trainable * 2.0; break;
+    case Optim::adafactor: optimizer = adafactor_elements(s, run) * 4.0; break;
+    case Optim::sgd: optimizer = 0; break;
+  }
+  t.optimizer = to_bytes(optimizer / nodes);
+  if (run.precision == Precision::mixed && !peft) t.master = to_bytes(trainable * 4.0 / nodes);
+
+  const double tokens = d(run.batch) * d(run.seq);
+  const double per_layer = layer_activation_bytes(a, run);
+  double activations = 0;
+  if (run.grad_ckpt == GradCkpt::none) {
+    activations = tokens * d(a.layers) * per_layer;
+  } else {
+    // Checkpoints (each layer's bf16 input) plus one layer rebuilt during recompute. Offloaded
+    // checkpoints stay in the same pool on a unified machine, so offload counts the same.
+    activations = tokens * d(a.layers) * 2.0 * d(a.hidden) + tokens * per_layer;
+  }
+  t.activations = to_bytes(activations);
+  const double per_vocab =
+      run.chunked_loss == ChunkedLoss::on ? k.chunked_logits_bytes_per_vocab : k.logits_bytes_per_vocab;
+  t.logits = to_bytes(tokens * d(a.vocab) * per_vocab);
+
+  e.train_peak_allocated_bytes = t.weights + t.adapter + t.gradients + t.optimizer + t.master +
+                                 t.activations + t.logits;
+  t.cuda_context = k.cuda_context_bytes;
+  t.allocator_reserve = to_bytes(d(e.train_peak_allocated_bytes) * k.allocator_reserve_fraction);
+  e.train_peak_pool_bytes = e.train_peak_allocated_bytes + t.cuda_context + t.allocator_reserve;
+
+  const std::uint64_t checkpoint = p.total * 2;
+  e.largest_shard_bytes = shard.value_or(std::min(checkpoint, k.assumed_shard_bytes));
+  // Load: the final weights accumulate while one mmap'd shard sits in the page cache; QLoRA also
+  // holds that shard's bf16 device copy until it is quantized.
+  const std::uint64_t transient =
+      e.largest_shard_bytes * (run.method == Method::qlora ? 2 : 1);
+  e.load_peak_pool_bytes = t.weights + transient + t.cuda_context;
+  return e;
+}
+
+}  // namespace sparkops::plan

@@ -1,0 +1,246 @@
+#include "plan/plan.hpp"
+
+#include <algorithm>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "base/text.hpp"
+#include "base/units.hpp"
+#include "host/cgroup.hpp"
+#include "host/meminfo.hpp"
+#include "plan/catalogue.hpp"
+#include "plan/safetensors.hpp"
+
+namespace sparkops::plan {
+
+namespace fs = std::filesystem;
+
+std::string_view verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::fits: return "fits";
+    case Verdict::fits_after_flush: return "fits_after_flush";
+    case Verdict::tight: return "tight";
+    case Verdict::wont_fit: return "wont_fit";
+  }
+  return "wont_fit";
+}
+
+std::string_view advice_kind_name(AdviceKind k) {
+  switch (k) {
+    case AdviceKind::shorter_seq: return "shorter_seq";
+    case AdviceKind::smaller_batch: return "smaller_batch";
+    case AdviceKind::method_down: return "method_down";
+    case AdviceKind::more_nodes: return "more_nodes";
+  }
+  return "shorter_seq";
+}
+
+Result<ResolvedModel> resolve_model(const ModelRef& ref, const HfCacheEnv& hf_cache) {
+  if (ref.name.empty()) {
+    if (!ref.params) return fail(Errc::invalid_argument, "plan: give a MODEL or --params");
+    std::string assumed;
+    auto shape = shape_from_params(*ref.params, ref.arch, &assumed);
+    if (!shape) return tl::unexpected(shape.error());
+    ResolvedModel m;
+    m.source = ModelSource::params;
+    m.shape = std::move(*shape);
+    const bool complete = ref.arch.hidden && ref.arch.layers && ref.arch.heads && ref.arch.kv_heads &&
+                          ref.arch.intermediate && ref.arch.vocab;
+    if (!complete) {
+      m.notes.push_back(fmt::format("architecture fields not given were taken from the catalogue "
+                                    "shape of {} (nearest in size)",
+                                    assumed));
+    }
+    return m;
+  }
+  if (ref.params || ref.arch.any()) {
+    return fail(Errc::invalid_argument,
+                fmt::format("{}: --params and architecture flags apply only without a MODEL", ref.name));
+  }
+  std::error_code ec;
+  if (fs::is_directory(ref.name, ec)) return read_model_dir(ref.name);
+  if (contains(ref.name, "/") && !starts_with(ref.name, ".") && !starts_with(ref.name, "/")) {
+    if (auto snap = resolve_hf_snapshot(ref.name, hf_cache)) {
+      auto m = read_model_dir(*snap);
+      if (!m) return m;
+      m->source = ModelSource::hf_cache;
+      m->shape.name = ref.name;
+      return m;
+    }
+  }
+  if (const auto* e = find_in_catalogue(ref.name)) {
+    ResolvedModel m;
+    m.source = ModelSource::catalogue;
+    m.shape.name = e->name;
+    m.shape.arch = e->arch;
+    m.shape.params = count_params(e->arch);
+    return m;
+  }
+  if (contains(ref.name, "/") && (starts_with(ref.name, ".") || starts_with(ref.name, "/"))) {
+    return fail(Errc::not_found, fmt::format("{}: no such directory", ref.name));
+  }
+  return fail(Errc::not_found,
+              fmt::format("{}: unknown model (not a directory, not in the Hugging Face cache, not in "
+                          "the catalogue; see `sparkops plan --list`)",
+                          ref.name));
+}
+
+Verdict verdict_for(std::uint64_t peak, std::uint64_t budget, const std::optional<PoolView>& pool) {
+  if (peak > budget) return Verdict::wont_fit;
+  if (static_cast<double>(peak) > 0.9 * static_cast<double>(budget)) return Verdict::tight;
+  if (pool) {
+    const std::uint64_t free_budget =
+        pool->free_now_bytes > pool->overhead_bytes ? pool->free_now_bytes - pool->overhead_bytes : 0;
+    if (peak > std::min(free_budget, budget)) return Verdict::fits_after_flush;
+  }
+  return Verdict::fits;
+}
+
+namespace {
+
+Advice make_advice(AdviceKind kind, const ModelShape& shape, const RunConfig& run,
+                   std::uint64_t budget, std::optional<std::uint64_t> shard) {
+  Advice a{kind, run, estimate(shape, run, shard), false};
+  a.fits = a.estimate.peak_pool_bytes() <= budget;
+  return a;
+}
+
+bool fits(const ModelShape& shape, const RunConfig& run, std::uint64_t budget,
+          std::optional<std::uint64_t> shard) {
+  return estimate(shape, run, shard).peak_pool_bytes() <= budget;
+}
+
+}  // namespace
+
+std::optional<Advice> largest_seq_that_fits(const ModelShape& shape, const RunConfig& run,
+                                            std::uint64_t budget, std::optional<std::uint64_t> shard) {
+  // The peak grows monotonically with seq: binary search over multiples of 128 below run.seq.
+  std::uint64_t lo = 0;  // largest known to fit (0 = none)
+  std::uint64_t hi = run.seq / 128;
+  if (run.seq % 128 == 0 && hi > 0) --hi;  // strictly shorter than the current packing
+  RunConfig probe = run;
+  while (lo < hi) {
+    const std::uint64_t mid = (lo + hi + 1) / 2;
+    probe.seq = mid * 128;
+    if (fits(shape, probe, budget, shard)) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  if (lo == 0) return std::nullopt;
+  probe.seq = lo * 128;
+  return make_advice(AdviceKind::shorter_seq, shape, probe, budget, shard);
+}
+
+std::optional<Advice> largest_batch_that_fits(const ModelShape& shape, const RunConfig& run,
+                                              std::uint64_t budget, std::optional<std::uint64_t> shard) {
+  RunConfig probe = run;
+  for (std::uint64_t b = run.batch; b-- > 1;) {
+    probe.batch = b;
+    if (fits(shape, probe, budget, shard)) return make_advice(AdviceKind::smaller_batch, shape, probe, budget, shard);
+  }
+  return std::nullopt;
+}
+
+std::optional<RunConfig> method_tier_down(const RunConfig& run) {
+  RunConfig next = run;
+  switch (run.method) {
+    case Method::full:
+      next.method = Method::lora;
+      if (next.precision == Precision::fp32 || next.precision == Precision::mixed) {
+        next.precision = Precision::bf16;
+      }
+      return next;
+    case Method::lora:
+      next.method = Method::qlora;
+      if (next.precision == Precision::fp32) next.precision = Precision::bf16;
+      return next;
+    case Method::qlora: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::vector<Advice> advise(const ModelShape& shape, const RunConfig& run, std::uint64_t budget,
+                           std::optional<std::uint64_t> shard) {
+  std::vector<Advice> out;
+  if (auto a = largest_seq_that_fits(shape, run, budget, shard)) {
+    out.push_back(std::move(*a));
+    return out;
+  }
+  if (auto a = largest_batch_that_fits(shape, run, budget, shard)) {
+    out.push_back(std::move(*a));
+    return out;
+  }
+  // Method tiers, each tried as given and then at the shortest useful packing that fits.
+  RunConfig tier = run;
+  while (auto next = method_tier_down(tier)) {
+    tier = *next;
+    Advice a = make_advice(AdviceKind::method_down, shape, tier, budget, shard);
+    if (!a.fits) {
+      if (auto shorter = largest_seq_that_fits(shape, tier, budget, shard)) {
+        shorter->kind = AdviceKind::method_down;
+        a = std::move(*shorter);
+      }
+    }
+    const bool ok = a.fits;
+    out.push_back(std::move(a));
+    if (ok) return out;
+  }
+  if (run.nodes < 2) {
+    RunConfig two = run;
+    two.nodes = 2;
+    out.push_back(make_advice(AdviceKind::more_nodes, shape, two, budget, shard));
+  }
+  return out;
+}
+
+Result<PlanResult> make_plan(const PlanInput& input, const PlanEnvironment& env) {
+  auto model = resolve_model(input.model, env.hf_cache);
+  if (!model) return tl::unexpected(model.error());
+  if (auto ok = validate_run(input.run, model->shape); !ok) return tl::unexpected(ok.error());
+
+  PlanResult r;
+  r.model = std::move(*model);
+  r.run = input.run;
+  r.notes = r.model.notes;
+  std::optional<std::uint64_t> shard;
+  if (!r.model.shards.empty()) {
+    shard = 0;
+    for (const auto& s : r.model.shards) shard = std::max(*shard, s.bytes);
+  } else {
+    r.notes.push_back("shard size assumed: 5 GB (save_pretrained default) for the load transient");
+  }
+  if (r.model.shape.arch.needs_eager_attention && input.run.attn == Attn::sdpa) {
+    r.notes.push_back("this architecture (softcapping or attention sinks) runs eager attention under "
+                      "sdpa in Hugging Face: a·s² scores counted; --attn flash avoids them");
+  }
+  r.estimate = estimate(r.model.shape, input.run, shard);
+
+  if (input.budget_bytes) {
+    r.budget_bytes = *input.budget_bytes;
+  } else if (env.pool) {
+    r.pool = env.pool;
+  } else {
+    auto meminfo = read_meminfo(env.root);
+    if (!meminfo) return tl::unexpected(meminfo.error());
+    PoolOptions options = env.pool_options;
+    if (input.overhead_bytes) options.overhead_bytes = *input.overhead_bytes;
+    auto cgroup = read_cgroup_memory(env.root);
+    const std::optional<CgroupMemory> limits = cgroup ? *cgroup : std::nullopt;
+    auto pool = compute_pool(*meminfo, limits, options);
+    if (!pool) return tl::unexpected(pool.error());
+    r.pool = *pool;
+  }
+  if (r.pool) r.budget_bytes = r.pool->budget_bytes;
+
+  const std::uint64_t peak = r.estimate.peak_pool_bytes();
+  r.verdict = verdict_for(peak, r.budget_bytes, r.pool);
+  r.anchor = nearest_anchor(env.anchors, r.model.shape.params.total, input.run, peak,
+                            r.verdict != Verdict::wont_fit);
+  if (r.verdict == Verdict::wont_fit) r.advice = advise(r.model.shape, input.run, r.budget_bytes, shard);
+  return r;
+}
+
+}  // namespace sparkops::plan

@@ -1,0 +1,207 @@
+#include "validation.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "base/text.hpp"
+#include "plan/catalogue.hpp"
+
+namespace sparkops::plan::validation {
+
+namespace {
+
+// RFC 4180: commas inside double quotes, "" for a literal quote, no newlines inside fields here.
+std::vector<std::string> csv_fields(std::string_view line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        out.back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        out.back() += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      out.emplace_back();
+    } else {
+      out.back() += c;
+    }
+  }
+  return out;
+}
+
+std::optional<std::uint64_t> count(std::string_view s) {
+  std::string t(trim(s));
+  if (starts_with(t, "<=")) t = t.substr(2);
+  if (const auto sp = t.find(' '); sp != std::string::npos) t = t.substr(0, sp);
+  return parse_u64(t);
+}
+
+// Models whose MLP is fc1/fc2 with GELU (their configs: GPT-2 style, Falcon, Phi-2, GPT-NeoX).
+bool plain_mlp(std::string_view model) {
+  return contains(model, "GPT (from scratch)") || contains(model, "falcon") ||
+         contains(model, "phi-2") || contains(model, "stablelm");
+}
+
+}  // namespace
+
+std::vector<Row> evaluate(const std::string& csv_text) {
+  std::vector<Row> rows;
+  const auto lines = split_lines(csv_text);
+  if (lines.empty()) return rows;
+  const auto header = csv_fields(lines[0]);
+  auto col = [&](const std::vector<std::string>& f, std::string_view name) -> std::string {
+    for (std::size_t i = 0; i < header.size() && i < f.size(); ++i) {
+      if (header[i] == name) return std::string(trim(f[i]));
+    }
+    return {};
+  };
+  for (std::size_t n = 1; n < lines.size(); ++n) {
+    if (trim(lines[n]).empty()) continue;
+    const auto f = csv_fields(lines[n]);
+    Row r;
+    r.id = col(f, "id");
+    r.model = col(f, "model");
+    r.method_text = col(f, "method");
+    const std::string kind = col(f, "data_kind");
+    const std::string peak = col(f, "peak_GB");
+    const std::string unit = col(f, "peak_unit_metric");
+    const std::string ckpt = col(f, "grad_ckpt");
+    const auto hidden = count(col(f, "hidden"));
+    const auto layers = count(col(f, "layers"));
+    const auto intermediate = count(col(f, "intermediate"));
+    const auto vocab = count(col(f, "vocab"));
+    const auto batch = count(col(f, "micro_batch"));
+    const auto seq = count(col(f, "seq_len"));
+    const auto peak_value = parse_double(peak);
+    if (kind != "measured") {
+      r.excluded_reason = kind;
+    } else if (!peak_value) {
+      r.excluded_reason = fmt::format("peak \"{}\" is not one number", peak);
+    } else if (!hidden || !layers || !intermediate || !vocab || !batch || !seq) {
+      r.excluded_reason = "architecture or batch/seq incomplete";
+    } else if (ckpt != "yes" && ckpt != "no") {
+      r.excluded_reason = fmt::format("grad_ckpt \"{}\"", ckpt);
+    }
+    r.fully_specified = r.excluded_reason.empty();
+    if (starts_with(peak, "OOM")) {
+      // "OOM (>~22)": the run did not fit in about this many GB.
+      const auto tilde = peak.find('~');
+      if (tilde != std::string::npos) {
+        if (const auto v = parse_leading_double(peak.substr(tilde + 1))) r.oom_above_bytes = v->value * 1e9;
+      }
+    }
+    if (!hidden || !layers || !intermediate || !vocab || !batch || !seq) {
+      rows.push_back(std::move(r));
+      continue;
+    }
+    r.measured_bytes = peak_value.value_or(0) * (starts_with(unit, "GiB") ? 1073741824.0 : 1e9);
+    r.pool_metric = contains(unit, "nvidia-smi") || contains(unit, "VRAM");
+
+    const std::string bare = std::string(split(r.model, '/').back());
+    if (const auto* e = find_in_catalogue(bare)) {
+      r.shape.name = e->name;
+      r.shape.arch = e->arch;
+      r.shape.params = count_params(e->arch);
+    } else {
+      ArchOverrides o;
+      o.hidden = hidden;
+      o.layers = layers;
+      o.intermediate = intermediate;
+      o.vocab = vocab;
+      o.heads = count(col(f, "heads")).value_or(*hidden / 64);  // "?" -> head_dim 64
+      o.kv_heads = count(col(f, "kv_heads")).value_or(*o.heads);
+      o.tied = col(f, "tied_emb") == "yes";
+      const double params_b = parse_double(col(f, "params_B")).value_or(0);
+      auto shape = shape_from_params(static_cast<std::uint64_t>(params_b * 1e9), o, nullptr);
+      if (!shape) {
+        r.fully_specified = false;
+        r.excluded_reason = shape.error().detail;
+        rows.push_back(std::move(r));
+        continue;
+      }
+      r.shape = *shape;
+      r.shape.arch.mlp = plain_mlp(r.model) ? MlpKind::plain : MlpKind::gated;
+      r.shape.arch.needs_eager_attention = false;
+      r.shape.arch.post_norms = false;
+      r.shape.arch.qk_norm = false;
+      r.shape.arch.qkv_bias = false;
+    }
+    RunConfig& run = r.run;
+    const std::string method = to_lower(r.method_text);
+    run.method = starts_with(method, "qlora") ? Method::qlora
+                 : starts_with(method, "lora") ? Method::lora
+                                               : Method::full;
+    run.precision = Precision::bf16;
+    run.optim = icontains(col(f, "optimizer"), "8bit") ? Optim::paged_adamw8bit : Optim::adamw;
+    run.batch = *batch;
+    run.seq = *seq;
+    run.grad_ckpt = ckpt == "yes" ? GradCkpt::full : GradCkpt::none;
+    const std::string attn = col(f, "attn_impl");
+    run.attn = icontains(attn, "eager") ? Attn::eager : icontains(attn, "sdpa") ? Attn::sdpa : Attn::flash;
+    if (run.method != Method::full) {
+      run.lora_rank = count(col(f, "lora_r")).value_or(16);
+      const std::string targets = col(f, "lora_targets");
+      if (starts_with(targets, "q,v")) {
+        run.lora_targets = LoraTargets::list;
+        run.lora_target_names = {"q_proj", "v_proj"};
+      } else {
+        run.lora_targets = LoraTargets::all_linear;
+      }
+    }
+    run.chunked_loss = icontains(col(f, "notes"), "chunked CE") ? ChunkedLoss::on : ChunkedLoss::off;
+    const std::string hw = col(f, "hardware");
+    if (const auto x = hw.find("x "); x != std::string::npos && icontains(r.method_text, "FSDP")) {
+      run.nodes = parse_u64(hw.substr(0, x)).value_or(1);
+    }
+    const Estimate e = estimate(r.shape, run);
+    r.estimate_bytes = static_cast<double>(r.pool_metric ? e.train_peak_pool_bytes
+                                                         : e.train_peak_allocated_bytes);
+    r.estimated = true;
+    if (r.measured_bytes > 0) r.error = r.estimate_bytes / r.measured_bytes - 1.0;
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+std::string markdown_table(const std::vector<Row>& rows) {
+  std::string out =
+      "| id | model | method | batch × seq | ckpt | measured | estimate | error |\n"
+      "|---|---|---|---|---|---|---|---|\n";
+  std::vector<double> errors;
+  for (const auto& r : rows) {
+    if (!r.fully_specified) continue;
+    errors.push_back(std::fabs(r.error));
+    const double unit = r.measured_bytes > 0 && std::fmod(r.measured_bytes, 1e7) < 1 ? 1e9 : 1073741824.0;
+    const char* unit_name = unit == 1e9 ? "GB" : "GiB";
+    out += fmt::format("| {} | {} | {} | {} × {} | {} | {:.2f} {} | {:.2f} {} | {:+.1f}% |\n", r.id,
+                       r.model, r.method_text, r.run.batch, r.run.seq,
+                       grad_ckpt_name(r.run.grad_ckpt), r.measured_bytes / unit, unit_name,
+                       r.estimate_bytes / unit, unit_name, r.error * 100.0);
+  }
+  std::sort(errors.begin(), errors.end());
+  double median = 0;
+  if (!errors.empty()) {
+    const std::size_t m = errors.size() / 2;
+    median = errors.size() % 2 == 1 ? errors[m] : (errors[m - 1] + errors[m]) / 2.0;
+  }
+  out += fmt::format("\n{} fully specified rows: median absolute error {:.1f}%, largest {:.1f}%.\n",
+                     errors.size(), median * 100.0, errors.empty() ? 0.0 : errors.back() * 100.0);
+  std::string excluded;
+  for (const auto& r : rows) {
+    if (r.fully_specified) continue;
+    excluded += fmt::format("{}{} ({})", excluded.empty() ? "" : "; ", r.id, r.excluded_reason);
+  }
+  out += fmt::format("\nNot fully specified (not counted): {}.\n", excluded);
+  return out;
+}
+
+}  // namespace sparkops::plan::validation

@@ -1,0 +1,35 @@
+#pragma once
+// The validation of the estimator against tests/fixtures/plan/memory-measured.csv (a copy of the
+// shared measured peaks): which rows are fully specified, how each maps to a plan, and the error.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "plan/estimator.hpp"
+
+namespace sparkops::plan::validation {
+
+struct Row {
+  std::string id;
+  std::string model;
+  std::string method_text;
+  double measured_bytes = 0;       // peak in bytes (GiB or GB per the unit column)
+  bool pool_metric = false;        // nvidia-smi style (pool) vs max_memory_allocated
+  bool fully_specified = false;
+  std::string excluded_reason;     // why not, when not
+  ModelShape shape;
+  RunConfig run;
+  double estimate_bytes = 0;
+  double error = 0;                // estimate / measured - 1 (when measured is one number)
+  bool estimated = false;          // shape and run could be built (also for excluded rows)
+  std::optional<double> oom_above_bytes;  // "OOM (>~22)" rows: the card it did not fit on
+};
+
+// Parses the CSV (RFC 4180 quoting) and estimates every row that is fully specified.
+std::vector<Row> evaluate(const std::string& csv_text);
+
+// The markdown table docs/estimator.md carries (rows in CSV order, then the summary line).
+std::string markdown_table(const std::vector<Row>& rows);
+
+}  // namespace sparkops::plan::validation
