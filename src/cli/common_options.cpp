@@ -15,11 +15,12 @@ void add_gpu_flags(CLI::App* cmd, GpuFlags& flags) {
 
 Result<std::unique_ptr<GpuSource>> open_gpu_from_flags(const GpuFlags& flags) {
   GpuOpenOptions options = gpu_open_options_from_environment();
-  if (flags.backend == "auto") options.choice = GpuBackendChoice::auto_detect;
-  else if (flags.backend == "nvml") options.choice = GpuBackendChoice::nvml;
-  else if (flags.backend == "nvidia-smi") options.choice = GpuBackendChoice::smi;
-  else if (flags.backend == "none") options.choice = GpuBackendChoice::none;
-  else return fail(Errc::invalid_argument, fmt::format("--gpu {}: expected auto, nvml, nvidia-smi or none", flags.backend));
+  const auto choice = parse_gpu_backend_choice(flags.backend);
+  if (!choice) {
+    return fail(Errc::invalid_argument,
+                fmt::format("--gpu {}: expected auto, nvml, nvidia-smi or none", flags.backend));
+  }
+  options.choice = *choice;
   return open_gpu_source(options);
 }
 

@@ -31,6 +31,7 @@ int run(int argc, char** argv) {
 
   add_status_command(app, ctx);
   add_config_command(app, ctx);
+  add_serve_command(app, ctx);
   add_sample_command(app, ctx);
 
   try {
@@ -42,7 +43,13 @@ int run(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    print_error(ctx, fmt::format("{} (see `sparkops --help`)", e.what()));
+    // CLI11 reports a mistyped subcommand as "A subcommand is required"; name the word instead.
+    const auto* first = argc > 1 ? argv[1] : nullptr;
+    if (app.get_subcommands().empty() && first != nullptr && first[0] != '-') {
+      print_error(ctx, fmt::format("unknown subcommand '{}' (see `sparkops --help`)", first));
+    } else {
+      print_error(ctx, fmt::format("{} (see `sparkops --help`)", e.what()));
+    }
     return kExitBadInput;
   }
   return ctx.exit_code;

@@ -1,5 +1,7 @@
 #include "cli/status_render.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "base/time_format.hpp"
@@ -85,7 +87,7 @@ void render_gpu_device(const GpuDevice& d, const GpuSnapshot& s, std::string& ou
   }
   std::vector<std::string> totals;
   const auto add = [&](std::string_view name, const std::optional<std::chrono::nanoseconds>& v) {
-    if (v) totals.push_back(fmt::format("{} {}", name, format_duration(*v)));
+    if (v && v->count() > 0) totals.push_back(fmt::format("{} {}", name, format_duration(*v)));
   };
   add("sw_power_cap", s.counters.sw_power_cap);
   add("sw_thermal", s.counters.sw_thermal);
@@ -94,6 +96,8 @@ void render_gpu_device(const GpuDevice& d, const GpuSnapshot& s, std::string& ou
   add("sync_boost", s.counters.sync_boost);
   if (!totals.empty()) {
     out += fmt::format("  throttled since driver load: {}\n", fmt::join(totals, ", "));
+  } else if (s.counters.sw_power_cap || s.counters.sw_thermal || s.counters.hw_thermal) {
+    out += "  throttled since driver load: never\n";
   }
   std::string mem;
   if (s.memory) {
@@ -142,8 +146,13 @@ void render_thermals_and_pressure(const StatusReport& r, std::string& out) {
     out += "THERMALS  no host temperature sensors readable\n";
   }
   if (!r.spbm_rails.empty()) {
+    // The rails that explain a power ceiling; --json carries all of them.
+    static constexpr std::string_view kShown[] = {"sys_total", "dc_input", "soc_pkg", "cpu_gpu", "gpu"};
     std::vector<std::string> rails;
-    for (const auto& rail : r.spbm_rails) rails.push_back(fmt::format("{} {}", rail.name, watts(rail.power_microwatts)));
+    for (const auto& rail : r.spbm_rails) {
+      if (std::find(std::begin(kShown), std::end(kShown), rail.name) == std::end(kShown)) continue;
+      rails.push_back(fmt::format("{} {}", rail.name, watts(rail.power_microwatts)));
+    }
     out += fmt::format("  spbm rails: {}\n", fmt::join(rails, ", "));
   }
   if (r.spbm && r.spbm->prochot && *r.spbm->prochot != 0) {
