@@ -9,37 +9,41 @@ namespace sparkops {
 
 Result<std::string> parse_proc_self_cgroup(std::string_view text) {
   // "0::/user.slice/user-1000.slice/session-2.scope" (v1 lines "4:memory:/..." are skipped)
+  std::optional<std::string> found;
   std::size_t line_no = 0;
   for (std::string_view line : split_lines(text)) {
     ++line_no;
     line = trim(line);
     if (line.empty()) continue;
     const std::size_t first = line.find(':');
-    const std::size_t second =
-        first == std::string_view::npos ? first : line.find(':', first + 1);
+    const std::size_t second = first == std::string_view::npos ? first : line.find(':', first + 1);
     if (second == std::string_view::npos) {
-      return fail(Errc::malformed, fmt::format("/proc/self/cgroup line {}: expected id:controllers:path, got {}",
-                                               line_no, quote_for_message(line)));
+      return fail(Errc::malformed,
+                  fmt::format("/proc/self/cgroup line {}: expected id:controllers:path, got {}",
+                              line_no, quote_for_message(line)));
     }
     if (line.substr(0, first) == "0" && second == first + 1) {
       const std::string_view path = line.substr(second + 1);
       if (!path.starts_with('/')) {
-        return fail(Errc::malformed, fmt::format("/proc/self/cgroup line {}: path is not absolute: {}",
-                                                 line_no, quote_for_message(line)));
+        return fail(Errc::malformed,
+                    fmt::format("/proc/self/cgroup line {}: path is not absolute: {}", line_no,
+                                quote_for_message(line)));
       }
-      return std::string(path);
+      found = std::string(path);
     }
   }
+  if (found) return *found;
   return fail(Errc::not_found, "/proc/self/cgroup: no cgroup v2 (\"0::\") line");
 }
 
-Result<std::optional<std::uint64_t>> parse_cgroup_limit(std::string_view text, std::string_view file) {
+Result<std::optional<std::uint64_t>> parse_cgroup_limit(std::string_view text,
+                                                        std::string_view file) {
   // "max\n" or "34359738368\n"
   const std::string_view value = trim(text);
   if (value == "max") return std::optional<std::uint64_t>();
   if (const auto n = parse_u64(value)) return std::optional<std::uint64_t>(*n);
-  return fail(Errc::malformed, fmt::format("{} line 1: expected a byte count or \"max\", got {}", file,
-                                           quote_for_message(value)));
+  return fail(Errc::malformed, fmt::format("{} line 1: expected a byte count or \"max\", got {}",
+                                           file, quote_for_message(value)));
 }
 
 namespace {

@@ -12,9 +12,9 @@
 namespace sparkops {
 
 struct CgroupMemory {
-  std::string path;                          // "/system.slice/docker-abc.scope" (from /proc/self/cgroup)
-  std::optional<std::uint64_t> max_bytes;    // memory.max; absent when "max" (no limit)
-  std::optional<std::uint64_t> high_bytes;   // memory.high; absent when "max"
+  std::string path;  // "/system.slice/docker-abc.scope" (from /proc/self/cgroup)
+  std::optional<std::uint64_t> max_bytes;      // memory.max; absent when "max" (no limit)
+  std::optional<std::uint64_t> high_bytes;     // memory.high; absent when "max"
   std::optional<std::uint64_t> current_bytes;  // memory.current
   // The cgroup whose memory.max binds: `path` itself or an ancestor with less headroom (a limit on
   // user.slice or on a pod's parent applies to every child). max_bytes/current_bytes are that
@@ -28,7 +28,8 @@ struct CgroupMemory {
 // "0::/user.slice/user-1000.slice/session-2.scope" -> the v2 path; not_found when no "0::" line.
 Result<std::string> parse_proc_self_cgroup(std::string_view text);
 // memory.max / memory.high content: "max\n" -> nullopt, "8589934592\n" -> value; junk -> Error.
-Result<std::optional<std::uint64_t>> parse_cgroup_limit(std::string_view text, std::string_view file);
+Result<std::optional<std::uint64_t>> parse_cgroup_limit(std::string_view text,
+                                                        std::string_view file);
 
 // Reads /proc/self/cgroup, then /sys/fs/cgroup/<path>/memory.{max,high,current}; inside a container
 // the namespace root ("0::/") maps to /sys/fs/cgroup itself, and a host path whose directory is not

@@ -12,7 +12,7 @@
 namespace sparkops {
 
 struct CpuFreq {
-  unsigned cpu = 0;                    // N in cpuN
+  unsigned cpu = 0;                      // N in cpuN
   std::optional<std::uint64_t> cur_khz;  // scaling_cur_freq
   std::optional<std::uint64_t> max_khz;  // cpuinfo_max_freq (hardware maximum)
   std::optional<std::uint64_t> min_khz;  // cpuinfo_min_freq

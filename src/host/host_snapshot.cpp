@@ -38,7 +38,8 @@ HostSnapshot read_host_snapshot(const HostRoot& root, const HostSnapshotOptions&
   s.system = keep(read_system_info(root), notes).value_or(SystemInfo{});
   if (options.kernel_log == KernelLogPolicy::include) {
     s.kernel_log = keep(read_kernel_log(root, options.kernel_log_max_bytes), notes);
-    if (s.kernel_log) notes.insert(notes.end(), s.kernel_log->notes.begin(), s.kernel_log->notes.end());
+    if (s.kernel_log)
+      notes.insert(notes.end(), s.kernel_log->notes.begin(), s.kernel_log->notes.end());
   }
   s.hottest = hottest_sensor(s.hwmon, s.thermal_zones);
   s.spbm_rails = spbm_rails(s.hwmon);

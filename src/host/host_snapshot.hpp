@@ -36,11 +36,11 @@ struct HostSnapshot {
   std::optional<Psi> psi_cpu;
   std::optional<Psi> psi_io;
   std::optional<Vmstat> vmstat;
-  std::vector<HwmonChip> hwmon;           // empty: no hwmon class or no chips
+  std::vector<HwmonChip> hwmon;            // empty: no hwmon class or no chips
   std::vector<ThermalZone> thermal_zones;  // empty: none
   std::vector<CpuFreq> cpufreq;            // empty: no cpufreq (VMs, containers)
   SystemInfo system;
-  std::optional<KernelLog> kernel_log;     // only with KernelLogPolicy::include
+  std::optional<KernelLog> kernel_log;  // only with KernelLogPolicy::include
 
   // Derived from the above.
   std::optional<SensorReading> hottest;

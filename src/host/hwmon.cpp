@@ -90,7 +90,8 @@ Result<std::int64_t> parse_hwmon_value(std::string_view text, std::string_view f
                                            quote_for_message(trim(text))));
 }
 
-HwmonChip parse_hwmon_chip(std::string_view sysfs_dir, const std::map<std::string, std::string>& files) {
+HwmonChip parse_hwmon_chip(std::string_view sysfs_dir,
+                           const std::map<std::string, std::string>& files) {
   HwmonChip chip;
   const std::size_t slash = sysfs_dir.rfind('/');
   chip.dir = std::string(slash == std::string_view::npos ? sysfs_dir : sysfs_dir.substr(slash + 1));
@@ -105,7 +106,8 @@ HwmonChip parse_hwmon_chip(std::string_view sysfs_dir, const std::map<std::strin
         std::end(kHwmonStatusAttributes)) {
       const auto v = parse_hwmon_value(content, path);
       if (!v || *v < 0) {
-        chip.notes.push_back(v ? fmt::format("{} line 1: negative status value", path) : v.error().detail);
+        chip.notes.push_back(v ? fmt::format("{} line 1: negative status value", path)
+                               : v.error().detail);
         continue;
       }
       chip.status[file] = static_cast<std::uint64_t>(*v);
@@ -139,8 +141,12 @@ HwmonChip parse_hwmon_chip(std::string_view sysfs_dir, const std::map<std::strin
         if (input) chip.temps.push_back({index, c.label, *input, item(c, "max"), item(c, "crit")});
         break;
       case Kind::power: {
-        HwmonPower p{index, c.label, unsigned_item(c, "input"), unsigned_item(c, "average"),
-                     unsigned_item(c, "cap"), unsigned_item(c, "max")};
+        HwmonPower p{index,
+                     c.label,
+                     unsigned_item(c, "input"),
+                     unsigned_item(c, "average"),
+                     unsigned_item(c, "cap"),
+                     unsigned_item(c, "max")};
         if (p.input_microwatts || p.average_microwatts) chip.powers.push_back(std::move(p));
         break;
       }
@@ -210,7 +216,8 @@ const HwmonChip* find_chip(const std::vector<HwmonChip>& chips, std::string_view
   return nullptr;
 }
 
-std::vector<const HwmonChip*> find_chips(const std::vector<HwmonChip>& chips, std::string_view name) {
+std::vector<const HwmonChip*> find_chips(const std::vector<HwmonChip>& chips,
+                                         std::string_view name) {
   std::vector<const HwmonChip*> out;
   for (const auto& chip : chips) {
     if (chip.name == name) out.push_back(&chip);

@@ -18,9 +18,9 @@ namespace sparkops {
 // A channel exists only when its reading could be read: a tempN_input answering EIO/ENODATA (common
 // on real sysfs) leaves the channel out instead of failing the chip.
 struct HwmonTemp {
-  unsigned index = 0;                  // N in tempN_*
-  std::optional<std::string> label;    // tempN_label
-  std::int64_t input_millicelsius = 0;  // tempN_input
+  unsigned index = 0;                             // N in tempN_*
+  std::optional<std::string> label;               // tempN_label
+  std::int64_t input_millicelsius = 0;            // tempN_input
   std::optional<std::int64_t> max_millicelsius;   // tempN_max
   std::optional<std::int64_t> crit_millicelsius;  // tempN_crit
 };
@@ -55,8 +55,8 @@ struct HwmonCurrent {
 };
 
 struct HwmonChip {
-  std::string dir;   // "hwmon3" (informational only)
-  std::string name;  // content of `name`: "acpitz", "spbm", "nvme", "mlx5", "coretemp"
+  std::string dir;               // "hwmon3" (informational only)
+  std::string name;              // content of `name`: "acpitz", "spbm", "nvme", "mlx5", "coretemp"
   std::vector<HwmonTemp> temps;  // each list sorted by index
   std::vector<HwmonPower> powers;
   std::vector<HwmonEnergy> energies;
@@ -80,10 +80,11 @@ inline constexpr std::string_view kHwmonStatusAttributes[] = {"prochot", "pl_lev
 Result<std::int64_t> parse_hwmon_value(std::string_view text, std::string_view file);
 
 // Pure: builds a chip from {attribute file name -> content} as read from `sysfs_dir`
-// ("/sys/class/hwmon/hwmon3", used in notes). Unknown files are ignored; a malformed value drops that
-// attribute with a note; a channel without its reading is left out. Negative power/energy readings
-// are malformed.
-HwmonChip parse_hwmon_chip(std::string_view sysfs_dir, const std::map<std::string, std::string>& files);
+// ("/sys/class/hwmon/hwmon3", used in notes). Unknown files are ignored; a malformed value drops
+// that attribute with a note; a channel without its reading is left out. Negative power/energy
+// readings are malformed.
+HwmonChip parse_hwmon_chip(std::string_view sysfs_dir,
+                           const std::map<std::string, std::string>& files);
 
 // Walks /sys/class/hwmon/hwmon* (real directories or symlinks); a chip whose attributes live in
 // device/ (older drivers) is read from there. Chips without a readable `name` are skipped.
@@ -92,6 +93,7 @@ Result<std::vector<HwmonChip>> read_hwmon_chips(const HostRoot& root);
 
 // The first chip with this name (there can be several "nvme"/"mlx5"; use find_chips for all).
 const HwmonChip* find_chip(const std::vector<HwmonChip>& chips, std::string_view name);
-std::vector<const HwmonChip*> find_chips(const std::vector<HwmonChip>& chips, std::string_view name);
+std::vector<const HwmonChip*> find_chips(const std::vector<HwmonChip>& chips,
+                                         std::string_view name);
 
 }  // namespace sparkops

@@ -123,8 +123,8 @@ Result<std::string> read_tail(int fd, const std::string& path, std::size_t max_b
   out.resize(static_cast<std::size_t>(size - offset));
   std::size_t got = 0;
   while (got < out.size()) {
-    const ssize_t n = ::pread(fd, out.data() + got, out.size() - got,
-                              static_cast<off_t>(offset + got));
+    const ssize_t n =
+        ::pread(fd, out.data() + got, out.size() - got, static_cast<off_t>(offset + got));
     if (n < 0) {
       if (errno == EINTR) continue;
       return tl::unexpected(errno_error(errno, path, "read"));

@@ -15,10 +15,11 @@
 namespace sparkops {
 
 struct KernelLogRecord {
-  std::optional<unsigned> priority;       // syslog level 0 (emerg) .. 7 (debug); kmsg only
-  std::optional<unsigned> facility;       // 0 = kernel; kmsg only
-  std::optional<std::uint64_t> seq;       // kmsg sequence number
-  std::optional<std::uint64_t> timestamp_us;  // since boot (kmsg field, or kern.log "[  12.345678]")
+  std::optional<unsigned> priority;  // syslog level 0 (emerg) .. 7 (debug); kmsg only
+  std::optional<unsigned> facility;  // 0 = kernel; kmsg only
+  std::optional<std::uint64_t> seq;  // kmsg sequence number
+  std::optional<std::uint64_t>
+      timestamp_us;  // since boot (kmsg field, or kern.log "[  12.345678]")
   std::string message;
 };
 
@@ -41,8 +42,8 @@ Result<std::vector<KernelLogRecord>> parse_kmsg(std::string_view text, std::stri
 // "[seconds.micros]" moved into timestamp_us. Never fails: free text has no wrong form.
 std::vector<KernelLogRecord> parse_kern_log(std::string_view text);
 
-// Reads <root>/dev/kmsg non-blocking, one record per read() until EAGAIN (a regular file there, as in
-// a captured tree, is parsed line by line). When /dev/kmsg is missing or not readable
+// Reads <root>/dev/kmsg non-blocking, one record per read() until EAGAIN (a regular file there, as
+// in a captured tree, is parsed line by line). When /dev/kmsg is missing or not readable
 // (dmesg_restrict), falls back to the last max_bytes of /var/log/kern.log, with a note.
 // Keeps the newest records whose messages fit in max_bytes. nullopt when neither exists;
 // permission_denied when neither could be read for lack of permission.

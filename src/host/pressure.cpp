@@ -9,9 +9,12 @@ namespace sparkops {
 
 std::string_view psi_resource_name(PsiResource resource) {
   switch (resource) {
-    case PsiResource::memory: return "memory";
-    case PsiResource::cpu: return "cpu";
-    case PsiResource::io: return "io";
+    case PsiResource::memory:
+      return "memory";
+    case PsiResource::cpu:
+      return "cpu";
+    case PsiResource::io:
+      return "io";
   }
   return "memory";
 }
@@ -66,8 +69,9 @@ Result<Psi> parse_psi(std::string_view text, std::string_view file) {
     const std::size_t space = line.find(' ');
     const std::string_view kind = line.substr(0, space);
     if (kind != "some" && kind != "full") continue;
-    auto parsed = parse_psi_line(space == std::string_view::npos ? std::string_view() : line.substr(space),
-                                 file, line_no, line);
+    auto parsed =
+        parse_psi_line(space == std::string_view::npos ? std::string_view() : line.substr(space),
+                       file, line_no, line);
     if (!parsed) return tl::unexpected(parsed.error());
     if (kind == "some") {
       psi.some = *parsed;

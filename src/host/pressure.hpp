@@ -11,14 +11,14 @@
 namespace sparkops {
 
 struct PsiLine {
-  double avg10 = 0;   // percent of wall time stalled, averaged over 10 s
-  double avg60 = 0;   // ... 60 s
-  double avg300 = 0;  // ... 300 s
+  double avg10 = 0;            // percent of wall time stalled, averaged over 10 s
+  double avg60 = 0;            // ... 60 s
+  double avg300 = 0;           // ... 300 s
   std::uint64_t total_us = 0;  // cumulative stall time, microseconds
 };
 
 struct Psi {
-  PsiLine some;               // at least one task stalled
+  PsiLine some;                 // at least one task stalled
   std::optional<PsiLine> full;  // all non-idle tasks stalled; absent for cpu on kernels < 5.13
 };
 

@@ -16,7 +16,8 @@ bool plausible(std::int64_t millicelsius) {
 constexpr std::string_view kRails[] = {"sys_total", "soc_pkg",  "cpu_gpu", "cpu_p",  "cpu_e",
                                        "vcore",     "dc_input", "gpu",     "prereg", "dla"};
 constexpr std::string_view kLimits[] = {"pl1", "pl2", "syspl1", "syspl2"};
-constexpr std::string_view kBudgets[] = {"budget_cpu", "budget_gpu", "budget_cpu_e", "budget_cpu_p"};
+constexpr std::string_view kBudgets[] = {"budget_cpu", "budget_gpu", "budget_cpu_e",
+                                         "budget_cpu_p"};
 
 }  // namespace
 
@@ -59,8 +60,10 @@ std::optional<SpbmStatus> spbm_status(const std::vector<HwmonChip>& chips) {
   const HwmonChip* chip = find_chip(chips, "spbm");
   if (chip == nullptr) return std::nullopt;
   SpbmStatus out;
-  if (const auto it = chip->status.find("prochot"); it != chip->status.end()) out.prochot = it->second;
-  if (const auto it = chip->status.find("pl_level"); it != chip->status.end()) out.pl_level = it->second;
+  if (const auto it = chip->status.find("prochot"); it != chip->status.end())
+    out.prochot = it->second;
+  if (const auto it = chip->status.find("pl_level"); it != chip->status.end())
+    out.pl_level = it->second;
   for (const auto name : kLimits) {
     const HwmonPower* p = chip->power_by_label(name);
     const HwmonPower* ewma = chip->power_by_label(fmt::format("ewma_{}", name));

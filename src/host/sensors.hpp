@@ -13,13 +13,14 @@
 namespace sparkops {
 
 struct SensorReading {
-  std::string name;  // "spbm/soc", "acpitz/temp1" (chip/label, else chip/tempN), "thermal_zone0(acpitz)"
+  std::string
+      name;  // "spbm/soc", "acpitz/temp1" (chip/label, else chip/tempN), "thermal_zone0(acpitz)"
   std::int64_t temp_millicelsius = 0;
 };
 
 // The hottest plausible temperature (-40..150 C) among hwmon temp channels and thermal zones.
-// spbm's "tj_max_c" is headroom to the limit, not a temperature, and is skipped. Ties keep the first
-// (hwmon chips in index order, then zones). nullopt when nothing reads.
+// spbm's "tj_max_c" is headroom to the limit, not a temperature, and is skipped. Ties keep the
+// first (hwmon chips in index order, then zones). nullopt when nothing reads.
 std::optional<SensorReading> hottest_sensor(const std::vector<HwmonChip>& chips,
                                             const std::vector<ThermalZone>& zones);
 
@@ -47,7 +48,7 @@ struct SpbmStatus {
   std::optional<std::uint64_t> prochot;   // 0 = normal; non-zero = PROCHOT asserted (throttling)
   std::optional<std::uint64_t> pl_level;  // active power-limit level
   std::vector<SpbmLimit> limits;          // pl1, pl2, syspl1, syspl2 when present
-  std::vector<PowerRail> budgets;         // "budget_cpu", "budget_gpu", "budget_cpu_e", "budget_cpu_p"
+  std::vector<PowerRail> budgets;  // "budget_cpu", "budget_gpu", "budget_cpu_e", "budget_cpu_p"
 };
 
 // nullopt without an "spbm" chip.

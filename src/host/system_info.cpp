@@ -50,8 +50,8 @@ Result<std::optional<std::string>> parse_os_release_pretty_name(std::string_view
       out.push_back(c);
     }
     if (!closed) {
-      return fail(Errc::malformed, fmt::format("/etc/os-release line {}: unterminated quote: {}", line_no,
-                                               quote_for_message(line)));
+      return fail(Errc::malformed, fmt::format("/etc/os-release line {}: unterminated quote: {}",
+                                               line_no, quote_for_message(line)));
     }
     if (out.empty()) return std::optional<std::string>();
     return std::optional<std::string>(std::move(out));
@@ -61,7 +61,8 @@ Result<std::optional<std::string>> parse_os_release_pretty_name(std::string_view
 
 bool names_gb10_board(std::string_view model) {
   static constexpr std::string_view kNames[] = {
-      "DGX Spark", "GB10", "Ascent GX10", "ThinkStation PGX", "EdgeXpert", "ZGX Nano", "AI TOP ATOM",
+      "DGX Spark", "GB10",     "Ascent GX10", "ThinkStation PGX",
+      "EdgeXpert", "ZGX Nano", "AI TOP ATOM",
   };
   for (const auto name : kNames) {
     if (icontains(model, name)) return true;

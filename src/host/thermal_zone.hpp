@@ -13,8 +13,8 @@
 namespace sparkops {
 
 struct ThermalZone {
-  std::string zone;  // "thermal_zone0"
-  std::string type;  // "acpitz", "x86_pkg_temp", "cpu-thermal" ...
+  std::string zone;                               // "thermal_zone0"
+  std::string type;                               // "acpitz", "x86_pkg_temp", "cpu-thermal" ...
   std::optional<std::int64_t> temp_millicelsius;  // absent when `temp` cannot be read (EIO/ENODATA)
 };
 

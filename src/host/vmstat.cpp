@@ -12,7 +12,8 @@ namespace {
 std::optional<std::uint64_t> sum_reclaimers(const std::map<std::string, std::uint64_t>& kinds) {
   std::optional<std::uint64_t> total;
   for (const auto& [kind, value] : kinds) {
-    if (kind == "anon" || kind == "file") continue;
+    // anon/file split the same pages by type; direct_throttle counts stall events, not pages.
+    if (kind == "anon" || kind == "file" || kind == "direct_throttle") continue;
     total = total.value_or(0) + value;
   }
   return total;
@@ -20,8 +21,12 @@ std::optional<std::uint64_t> sum_reclaimers(const std::map<std::string, std::uin
 
 }  // namespace
 
-std::optional<std::uint64_t> Vmstat::pgscan_total() const { return sum_reclaimers(pgscan); }
-std::optional<std::uint64_t> Vmstat::pgsteal_total() const { return sum_reclaimers(pgsteal); }
+std::optional<std::uint64_t> Vmstat::pgscan_total() const {
+  return sum_reclaimers(pgscan);
+}
+std::optional<std::uint64_t> Vmstat::pgsteal_total() const {
+  return sum_reclaimers(pgsteal);
+}
 
 std::optional<std::uint64_t> Vmstat::workingset_refault_total() const {
   if (workingset_refault_anon || workingset_refault_file) {
@@ -62,8 +67,9 @@ Result<Vmstat> parse_vmstat(std::string_view text) {
     if (field == nullptr && kinds == nullptr) continue;
     const auto value = parts.size() == 2 ? parse_u64(parts[1]) : std::nullopt;
     if (!value) {
-      return fail(Errc::malformed, fmt::format("/proc/vmstat line {}: expected \"key number\", got {}",
-                                               line_no, quote_for_message(line)));
+      return fail(Errc::malformed,
+                  fmt::format("/proc/vmstat line {}: expected \"key number\", got {}", line_no,
+                              quote_for_message(line)));
     }
     if (field != nullptr) out.*(field->member) = *value;
     if (kinds != nullptr) (*kinds)[std::string(kind)] = *value;

@@ -14,20 +14,20 @@
 namespace sparkops {
 
 struct Vmstat {
-  std::optional<std::uint64_t> oom_kill;    // kernel OOM killer invocations (4.13+)
-  std::optional<std::uint64_t> pgmajfault;  // major faults (pages read back from disk)
+  std::optional<std::uint64_t> oom_kill;                 // kernel OOM killer invocations (4.13+)
+  std::optional<std::uint64_t> pgmajfault;               // major faults (pages read back from disk)
   std::optional<std::uint64_t> workingset_refault_anon;  // 5.9+
   std::optional<std::uint64_t> workingset_refault_file;  // 5.9+
   std::optional<std::uint64_t> workingset_refault;       // legacy single counter (< 5.9)
-  std::optional<std::uint64_t> pswpin;   // pages swapped in
-  std::optional<std::uint64_t> pswpout;  // pages swapped out
-  // Every pgscan_* / pgsteal_* key, by its suffix ("kswapd", "direct", "khugepaged", "anon", "file",
-  // and pre-4.8 per-zone ones such as "kswapd_normal").
+  std::optional<std::uint64_t> pswpin;                   // pages swapped in
+  std::optional<std::uint64_t> pswpout;                  // pages swapped out
+  // Every pgscan_* / pgsteal_* key, by its suffix ("kswapd", "direct", "khugepaged", "anon",
+  // "file", and pre-4.8 per-zone ones such as "kswapd_normal").
   std::map<std::string, std::uint64_t> pgscan;
   std::map<std::string, std::uint64_t> pgsteal;
 
   // Pages scanned/stolen by every reclaimer: the sum over reclaimer keys ("anon"/"file" split the
-  // same pages by type and are excluded). Absent when the kernel printed no such key.
+  // same pages by type, "direct_throttle" counts events: both excluded). Absent when no such key.
   std::optional<std::uint64_t> pgscan_total() const;
   std::optional<std::uint64_t> pgsteal_total() const;
   // anon + file when either is present, else the legacy counter.
