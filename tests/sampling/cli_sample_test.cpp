@@ -1,0 +1,227 @@
+// `sparkops sample` end to end: the real binary, a fixture root and the fake libnvidia-ml.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <random>
+#include <regex>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "base/text.hpp"
+#include "support/test_support.hpp"
+
+extern char** environ;
+
+#ifdef SPARKOPS_FAKE_NVML
+
+namespace sparkops {
+namespace {
+
+std::map<std::string, std::string> fake_env(std::string_view scenario = "nvml/gb10-counters-advancing") {
+  return {{"SPARKOPS_NVML_LIB", SPARKOPS_FAKE_NVML},
+          {"FAKE_NVML_SCENARIO", test::fixture(scenario).string()},
+          {"SPARKOPS_ROOT", test::fixture("roots/gb10-finetune").string()}};
+}
+
+// A sampler running in the background, for signal tests.
+class Background {
+ public:
+  Background(std::vector<std::string> args, const test::TempDir& home) {
+    std::vector<std::string> argv{test::sparkops_binary()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<std::string> env;
+    for (char** e = environ; *e != nullptr; ++e) {
+      const std::string_view kv(*e);
+      if (starts_with(kv, "HOME=") || starts_with(kv, "XDG_CONFIG_HOME=") || starts_with(kv, "SPARKOPS_") ||
+          starts_with(kv, "FAKE_NVML") || starts_with(kv, "TZ=")) {
+        continue;
+      }
+      env.emplace_back(kv);
+    }
+    for (const auto& [k, v] : fake_env()) env.push_back(k + "=" + v);
+    env.push_back("HOME=" + home.path().string());
+    env.push_back("XDG_CONFIG_HOME=" + (home.path() / "config").string());
+    env.push_back("TZ=UTC");
+    std::vector<char*> argp, envp;
+    for (auto& s : argv) argp.push_back(s.data());
+    argp.push_back(nullptr);
+    for (auto& s : env) envp.push_back(s.data());
+    envp.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+    EXPECT_EQ(posix_spawn(&pid_, argp[0], &actions, nullptr, argp.data(), envp.data()), 0);
+    posix_spawn_file_actions_destroy(&actions);
+  }
+  ~Background() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      wait();
+    }
+  }
+  void signal(int sig) const { ::kill(pid_, sig); }
+  // Exit code, or 128 + signal.
+  int wait() {
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+// Polls (does not time anything): waits until `pred` holds, up to a generous bound.
+template <class Pred>
+bool eventually(Pred pred) {
+  for (int i = 0; i < 2000; ++i) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds{5});
+  }
+  return false;
+}
+
+std::size_t line_count(const std::filesystem::path& p) {
+  if (!std::filesystem::exists(p)) return 0;
+  const std::string text = test::slurp(p);
+  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+TEST(SampleCli, CountWritesHeaderRowsAndEventsFile) {
+  test::TempDir dir;
+  const auto out = dir / "thermal.log";
+  const auto r = test::run_sparkops({"sample", "--interval", "0.01", "--count", "3", "--out", out.string()}, fake_env());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string text = test::slurp(out);
+  const auto lines = split_lines(text);
+  ASSERT_EQ(lines.size(), 4U);
+  EXPECT_EQ(lines[0], "timestamp,temperature.gpu,power.draw");
+  const std::regex row(R"(\d{4}/\d\d/\d\d \d\d:\d\d:\d\d\.\d{3}, 81, 11\.17 W)");
+  for (std::size_t i = 1; i < lines.size(); ++i) EXPECT_TRUE(std::regex_match(std::string(lines[i]), row)) << lines[i];
+  const std::string events = test::slurp(dir / "thermal.log.events");
+  EXPECT_NE(events.find("start cause=sw_thermal gpu=0"), std::string::npos) << events;
+  EXPECT_NE(r.err.find("sparkops: event "), std::string::npos);
+}
+
+TEST(SampleCli, SecondRunAppendsUnderTheSameHeader) {
+  test::TempDir dir;
+  const auto out = (dir / "x.csv").string();
+  const std::vector<std::string> args{"sample", "--interval", "10ms", "--count", "2", "--format", "extended", "--out", out};
+  ASSERT_EQ(test::run_sparkops(args, fake_env()).exit_code, 0);
+  ASSERT_EQ(test::run_sparkops(args, fake_env()).exit_code, 0);
+  const std::string text = test::slurp(out);
+  const auto lines = split_lines(text);
+  ASSERT_EQ(lines.size(), 7U);  // comment, header, 2 rows, restart comment, 2 rows
+  EXPECT_TRUE(starts_with(lines[0], "# sparkops "));
+  EXPECT_TRUE(starts_with(lines[1], "timestamp_utc,gpu_index,"));
+  EXPECT_TRUE(starts_with(lines[4], "# sparkops "));
+}
+
+TEST(SampleCli, DifferentFormatOnAnExistingFileIsRefused) {
+  test::TempDir dir;
+  const auto out = (dir / "thermal.log").string();
+  ASSERT_EQ(test::run_sparkops({"sample", "--interval", "0.01", "--count", "1", "--out", out}, fake_env()).exit_code, 0);
+  const std::string before = test::slurp(out);
+  const auto r = test::run_sparkops({"sample", "--count", "1", "--format", "jsonl", "--out", out}, fake_env());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("different header"), std::string::npos) << r.err;
+  EXPECT_EQ(test::slurp(out), before);
+}
+
+TEST(SampleCli, BadFlagsAreOneLineAndExitTwo) {
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"sample", "--interval", "soon"},
+           {"sample", "--format", "csv"},
+           {"sample", "--count", "2", "--duration", "1m"}}) {
+    const auto r = test::run_sparkops(args, fake_env());
+    EXPECT_EQ(r.exit_code, 2) << args[1];
+    EXPECT_TRUE(starts_with(r.err, "sparkops: ")) << r.err;
+  }
+}
+
+TEST(SampleCli, JsonlRowsParseAndJsonSummaryCounts) {
+  test::TempDir dir;
+  const auto out = dir / "s.jsonl";
+  const auto r = test::run_sparkops(
+      {"sample", "--interval", "0.01", "--count", "2", "--format", "jsonl", "--out", out.string(), "--json"}, fake_env());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto summary = nlohmann::json::parse(r.out);
+  EXPECT_EQ(summary["rows"], 2);
+  const std::string text = test::slurp(out);
+  for (auto line : split_lines(text)) {
+    const auto j = nlohmann::json::parse(line);
+    EXPECT_EQ(j["gpu_temp_c"], 81);
+  }
+}
+
+TEST(SampleCli, SigtermStopsCleanlyAndSighupReopensTheFile) {
+  test::TempDir dir;
+  const auto out = dir / "thermal.log";
+  Background bg({"sample", "--interval", "0.01", "--out", out.string()}, dir);
+  ASSERT_TRUE(eventually([&] { return line_count(out) >= 3; }));
+  std::filesystem::rename(out, dir / "thermal.log.1");
+  bg.signal(SIGHUP);
+  ASSERT_TRUE(eventually([&] { return line_count(out) >= 2; })) << "no new file after SIGHUP";
+  bg.signal(SIGTERM);
+  EXPECT_EQ(bg.wait(), 0);
+  EXPECT_TRUE(starts_with(test::slurp(out), "timestamp,temperature.gpu,power.draw\n"));
+  EXPECT_TRUE(starts_with(test::slurp(dir / "thermal.log.1"), "timestamp,temperature.gpu,power.draw\n"));
+  EXPECT_NE(test::slurp(dir / "thermal.log.events").find("reason=sampler_stopped"), std::string::npos);
+}
+
+// SIGKILL at random moments, many times, appending to the same file: every row that was complete
+// before a kill is still there after it, and every line of the file is a whole row.
+TEST(SampleCli, SigkillAtRandomMomentsLosesNoCompletedRow) {
+  test::TempDir dir;
+  const auto out = dir / "thermal.log";
+  const std::regex row(R"(\d{4}/\d\d/\d\d \d\d:\d\d:\d\d\.\d{3}, 81, 11\.17 W)");
+  std::mt19937 rng(12345);
+  std::uniform_int_distribution<int> delay_ms(0, 40);
+  constexpr std::string_view kTorn = "2025/11/09 09:26:42.345, 8";
+  std::string previous;
+  for (int i = 0; i < 30; ++i) {
+    if (i == 15) {
+      // A power cut mid-row (which one write() per row and SIGKILL cannot produce): the next run
+      // must cut it and carry on.
+      test::write_text(out, previous + std::string(kTorn));
+    }
+    {
+      Background bg({"sample", "--interval", "0.002", "--out", out.string()}, dir);
+      // Once this run has appended something, kill it at a random moment.
+      ASSERT_TRUE(eventually([&] {
+        std::error_code ec;
+        const auto size = std::filesystem::file_size(out, ec);
+        return !ec && size > previous.size() + (i == 15 ? kTorn.size() : 0) && test::slurp(out).back() == '\n';
+      })) << "iteration " << i << ": the sampler wrote nothing";
+      std::this_thread::sleep_for(std::chrono::milliseconds{delay_ms(rng)});
+      bg.signal(SIGKILL);
+      EXPECT_EQ(bg.wait(), 128 + SIGKILL);
+    }
+    const std::string now = test::slurp(out);
+    ASSERT_TRUE(starts_with(now, previous)) << "iteration " << i << ": rows written before the kill changed";
+    ASSERT_EQ(now.back(), '\n') << "iteration " << i << ": the file ends in a partial line";
+    const auto lines = split_lines(now);
+    ASSERT_EQ(lines[0], "timestamp,temperature.gpu,power.draw");
+    for (std::size_t k = 1; k < lines.size(); ++k) {
+      ASSERT_TRUE(std::regex_match(std::string(lines[k]), row)) << "iteration " << i << " line " << k << ": " << lines[k];
+    }
+    ASSERT_GT(now.size(), previous.size());
+    previous = now;
+  }
+  EXPECT_EQ(test::slurp(out).back(), '\n');
+}
+
+}  // namespace
+}  // namespace sparkops
+
+#endif
