@@ -1,0 +1,213 @@
+#include "cli/procs_render.hpp"
+
+#include <fmt/format.h>
+
+#include "base/time_format.hpp"
+#include "base/units.hpp"
+
+namespace sparkops::cli {
+
+namespace {
+
+constexpr std::size_t kCommandJsonMax = 400;
+
+std::string opt_bytes(const std::optional<std::uint64_t>& b) { return b ? format_bytes(*b) : "-"; }
+
+std::string age_text(const std::optional<std::chrono::milliseconds>& age) {
+  return age ? format_duration(*age) : "-";
+}
+
+std::string cut(std::string s, std::size_t max) {
+  if (s.size() > max) {
+    s.resize(max - 3);
+    s += "...";
+  }
+  return s;
+}
+
+std::string command_line(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const auto& a : argv) {
+    if (!out.empty()) out += ' ';
+    out += a;
+  }
+  return cut(std::move(out), kCommandJsonMax);
+}
+
+nlohmann::json opt_json(const std::optional<std::uint64_t>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+nlohmann::json advice_json(const std::vector<StopAdvice>& list) {
+  auto arr = nlohmann::json::array();
+  for (const auto& s : list) {
+    arr.push_back({{"pid", s.pid}, {"label", s.label}, {"reason", s.reason}, {"frees_bytes", s.frees_bytes}});
+  }
+  return arr;
+}
+
+nlohmann::json process_json(const WorkloadProcess& p) {
+  return {
+      {"pid", p.pid},
+      {"ppid", p.ppid},
+      {"engine", engine_name(p.kind.engine)},
+      {"role", role_name(p.kind.role)},
+      {"label", p.kind.label},
+      {"comm", p.comm},
+      {"command", command_line(p.argv)},
+      {"uid", p.uid ? nlohmann::json(*p.uid) : nlohmann::json(nullptr)},
+      {"rss_bytes", opt_json(p.rss_bytes)},
+      {"pss_bytes", opt_json(p.pss_bytes)},
+      {"swap_bytes", opt_json(p.swap_bytes)},
+      {"gpu_bytes", opt_json(p.gpu_bytes)},
+      {"age_seconds", p.age ? nlohmann::json(static_cast<double>(p.age->count()) / 1000.0) : nlohmann::json(nullptr)},
+      {"started_at", p.started_unix_seconds
+                         ? nlohmann::json(format_iso8601_utc_ms(SystemTime{std::chrono::seconds{*p.started_unix_seconds}}))
+                         : nlohmann::json(nullptr)},
+      {"environment_readable", p.env_readable},
+  };
+}
+
+}  // namespace
+
+std::string render_procs_table(const ProcsReport& r) {
+  std::string out;
+  const auto& scan = r.scan;
+  if (scan.workloads.empty()) {
+    out += "No inference server, trainer or GPU process found.\n";
+  } else {
+    out += fmt::format("{:<8} {:<34} {:<40} {:>10} {:>10} {:>10} {:>10} {:<6} {:>8}\n", "PID", "KIND", "CAP", "CLAIM",
+                       "RSS", "PSS", "GPU", "HEAVY", "AGE");
+    for (const auto& w : scan.workloads) {
+      const auto& root = w.processes.front();
+      std::string heavy = w.heavy ? "yes" : "no";
+      if (w.orphan) heavy += "*";
+      out += fmt::format("{:<8} {:<34} {:<40} {:>10} {:>10} {:>10} {:>10} {:<6} {:>8}\n", w.pid,
+                         cut(w.kind.label, 34), cut(w.cap.text, 40), opt_bytes(w.claim_bytes),
+                         format_bytes(w.rss_bytes), format_bytes(w.pss_bytes), format_bytes(w.gpu_bytes), heavy,
+                         age_text(root.age));
+      for (std::size_t i = 1; i < w.processes.size(); ++i) {
+        const auto& p = w.processes[i];
+        out += fmt::format("  {:<6} {:<34} {:<40} {:>10} {:>10} {:>10} {:>10} {:<6} {:>8}\n", p.pid,
+                           cut("- " + p.kind.label, 34), "", "", opt_bytes(p.rss_bytes),
+                           opt_bytes(p.pss_bytes ? p.pss_bytes : p.rss_bytes), opt_bytes(p.gpu_bytes), "",
+                           age_text(p.age));
+      }
+    }
+    out += "PSS falls back to RSS where smaps_rollup is unreadable; GPU is per-process GPU memory "
+           "(NVML/nvidia-smi). * orphan.\n";
+  }
+  bool notes_header = false;
+  for (const auto& w : scan.workloads) {
+    std::vector<std::string> lines = w.cap.notes;
+    if (w.heavy) lines.insert(lines.begin(), "heavy: " + w.heavy_reason);
+    for (const auto& line : lines) {
+      if (!notes_header) {
+        out += "\nNotes:\n";
+        notes_header = true;
+      }
+      out += fmt::format("  {} {}: {}\n", w.pid, w.kind.label, line);
+    }
+  }
+  if (!r.gpu_note.empty()) out += fmt::format("\nGPU: {}\n", r.gpu_note);
+  if (!scan.gpu_outside.empty()) {
+    out += scan.nested_pid_namespace
+               ? "\nGPU processes (host PIDs; this /proc is a nested PID namespace, so they are not joined):\n"
+               : "\nGPU processes outside this PID namespace (not in this /proc):\n";
+    for (const auto& g : scan.gpu_outside) {
+      out += fmt::format("  {} {} {}\n", g.pid, g.name.empty() ? "-" : g.name, opt_bytes(g.used_bytes));
+    }
+  }
+  if (scan.stats.pids_vanished > 0 || scan.stats.files_unreadable > 0) {
+    out += fmt::format("\nScanned {} PIDs: {} exited mid-scan, {} files unreadable (other users' processes).\n",
+                       scan.stats.pids_listed, scan.stats.pids_vanished, scan.stats.files_unreadable);
+  }
+  if (r.pool) {
+    out += fmt::format("\nPool: total {}, available {}, budget {} (overhead {}); claims and holdings of the "
+                       "workloads above: {}\n",
+                       format_bytes(r.pool->total_bytes), format_bytes(r.pool->available_bytes),
+                       format_bytes(r.pool->budget_bytes), format_bytes(r.pool->overhead_bytes),
+                       format_bytes(r.verdict ? r.verdict->reserved_bytes : 0));
+  }
+  if (r.verdict) {
+    for (const auto& o : r.verdict->orphans) {
+      out += fmt::format("Orphan: {} ({}) {}; its API server is gone: `kill {}` frees it\n", o.pid, o.label,
+                         o.reason, o.pid);
+    }
+    out += fmt::format("Verdict: {}\n", r.verdict->summary);
+  }
+  return out;
+}
+
+nlohmann::json procs_to_json(const ProcsReport& r) {
+  const auto& scan = r.scan;
+  auto workloads = nlohmann::json::array();
+  for (const auto& w : scan.workloads) {
+    auto procs = nlohmann::json::array();
+    for (const auto& p : w.processes) procs.push_back(process_json(p));
+    workloads.push_back({
+        {"pid", w.pid},
+        {"engine", engine_name(w.kind.engine)},
+        {"role", role_name(w.kind.role)},
+        {"label", w.kind.label},
+        {"cap",
+         {{"state", cap_state_name(w.cap.state)},
+          {"text", w.cap.text},
+          {"fraction", w.cap.fraction ? nlohmann::json(*w.cap.fraction) : nlohmann::json(nullptr)},
+          {"kv_cache_bytes", opt_json(w.cap.kv_cache_bytes)},
+          {"notes", w.cap.notes}}},
+        {"claim_bytes", opt_json(w.claim_bytes)},
+        {"rss_bytes", w.rss_bytes},
+        {"pss_bytes", w.pss_bytes},
+        {"gpu_bytes", w.gpu_bytes},
+        {"actual_bytes", w.actual_bytes},
+        {"reserved_bytes", w.reserved_bytes()},
+        {"heavy", w.heavy},
+        {"heavy_reason", w.heavy_reason},
+        {"orphan", w.orphan},
+        {"processes", procs},
+    });
+  }
+  auto outside = nlohmann::json::array();
+  for (const auto& g : scan.gpu_outside) {
+    outside.push_back({{"pid", g.pid}, {"name", g.name}, {"used_bytes", opt_json(g.used_bytes)}});
+  }
+  nlohmann::json doc = {
+      {"device_total_bytes", scan.device_total_bytes},
+      {"nested_pid_namespace", scan.nested_pid_namespace},
+      {"workloads", workloads},
+      {"gpu_outside_namespace", outside},
+      {"gpu_note", r.gpu_note.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.gpu_note)},
+      {"stats",
+       {{"pids_listed", scan.stats.pids_listed},
+        {"pids_vanished", scan.stats.pids_vanished},
+        {"files_unreadable", scan.stats.files_unreadable}}},
+      {"trainer_running", trainer_running(scan)},
+  };
+  if (r.pool) {
+    doc["pool"] = {{"total_bytes", r.pool->total_bytes},
+                   {"available_bytes", r.pool->available_bytes},
+                   {"budget_bytes", r.pool->budget_bytes},
+                   {"overhead_bytes", r.pool->overhead_bytes}};
+  } else {
+    doc["pool"] = nullptr;
+  }
+  if (r.verdict) {
+    const auto& v = *r.verdict;
+    doc["verdict"] = {{"kind", verdict_kind_name(v.kind)},
+                      {"question", r.need_given},
+                      {"need_bytes", v.need_bytes},
+                      {"room_bytes", v.room_bytes},
+                      {"budget_now_bytes", v.budget_now_bytes},
+                      {"room_at_caps_bytes", v.room_at_caps_bytes},
+                      {"reserved_bytes", v.reserved_bytes},
+                      {"stop", advice_json(v.stop)},
+                      {"orphans", advice_json(v.orphans)},
+                      {"summary", v.summary}};
+  } else {
+    doc["verdict"] = nullptr;
+  }
+  return doc;
+}
+
+}  // namespace sparkops::cli

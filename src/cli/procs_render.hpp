@@ -1,0 +1,27 @@
+#pragma once
+// `sparkops procs` output: the workload table with its verdict, and the same as JSON. Pure
+// functions of their inputs (pinned by golden files under tests/fixtures/golden/procs/).
+
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "host/pool.hpp"
+#include "workloads/coexistence.hpp"
+#include "workloads/scan.hpp"
+
+namespace sparkops::cli {
+
+struct ProcsReport {
+  WorkloadScan scan;
+  std::optional<PoolView> pool;                // absent when /proc/meminfo is unreadable
+  std::optional<CoexistenceVerdict> verdict;   // absent without a pool
+  bool need_given = false;                     // --need / --plan: the verdict answers a question
+  std::string gpu_note;                        // why GPU memory is missing, empty when joined
+};
+
+std::string render_procs_table(const ProcsReport& report);
+nlohmann::json procs_to_json(const ProcsReport& report);
+
+}  // namespace sparkops::cli
