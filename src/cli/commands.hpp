@@ -9,6 +9,8 @@ namespace sparkops::cli {
 
 void add_status_command(CLI::App& app, AppContext& ctx);
 void add_config_command(CLI::App& app, AppContext& ctx);
+void add_serve_command(CLI::App& app, AppContext& ctx);
 void add_sample_command(CLI::App& app, AppContext& ctx);
+void add_plan_command(CLI::App& app, AppContext& ctx);
 
 }  // namespace sparkops::cli

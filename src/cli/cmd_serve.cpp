@@ -1,0 +1,238 @@
+// `sparkops serve`: the Prometheus exporter, /api/status, the live dashboard, or (--textfile) a
+// node_exporter textfile. One loop thread reads the machine every --interval; HTTP handlers only
+// serve what the last reading rendered.
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "base/file_io.hpp"
+#include "base/text.hpp"
+#include "base/units.hpp"
+#include "cli/commands.hpp"
+#include "cli/common_options.hpp"
+#include "cli/serve_signals.hpp"
+#include "exporter/dashboard_page.hpp"
+#include "exporter/exporter_state.hpp"
+#include "exporter/http_server.hpp"
+#include "exporter/listen_address.hpp"
+#include "exporter/status_report.hpp"
+
+namespace sparkops::cli {
+
+namespace {
+
+struct ServeFlags {
+  std::string listen;
+  std::string interval;
+  std::string history = "1h";
+  std::string token_file;
+  bool insecure = false;
+  std::string textfile_dir;
+  bool once = false;
+  std::string max_workloads;
+  GpuFlags gpu;
+};
+
+struct ServePlan {
+  ListenAddress listen;
+  std::chrono::nanoseconds interval{};
+  std::chrono::nanoseconds history{};
+  std::optional<std::string> token;
+  std::optional<std::filesystem::path> textfile;
+  std::size_t max_workloads = kDefaultMaxWorkloadSeries;
+};
+
+Result<ServePlan> plan_serve(const ServeFlags& flags, const Config& config) {
+  ServePlan plan;
+  const std::string listen = flags.listen.empty() ? config.get_string("serve.listen") : flags.listen;
+  auto address = parse_listen_address(listen);
+  if (!address) return tl::unexpected(address.error());
+  plan.listen = *address;
+
+  if (!flags.interval.empty()) {
+    auto d = parse_duration(flags.interval);
+    if (!d) return fail(Errc::invalid_argument, "--interval: " + d.error().detail);
+    plan.interval = *d;
+  } else {
+    plan.interval = config.get_duration("serve.interval");
+  }
+  if (plan.interval < std::chrono::milliseconds{100}) {
+    return fail(Errc::invalid_argument, "--interval: must be at least 100ms");
+  }
+  auto history = parse_duration(flags.history);
+  if (!history) return fail(Errc::invalid_argument, "--history: " + history.error().detail);
+  plan.history = *history;
+
+  std::int64_t max_workloads = config.get_integer("serve.max_workloads");
+  if (!flags.max_workloads.empty()) max_workloads = parse_i64(flags.max_workloads).value_or(-1);
+  if (max_workloads < 0 || max_workloads > 10000) {
+    return fail(Errc::invalid_argument, "--max-workloads: must be 0-10000");
+  }
+  plan.max_workloads = static_cast<std::size_t>(max_workloads);
+
+  if (!flags.token_file.empty()) {
+    auto text = read_file(flags.token_file, 4096);
+    if (!text) return fail(Errc::invalid_argument, "--token: " + text.error().detail);
+    const auto token = trim(*text);
+    if (token.empty() || token.find_first_of(" \t\r\n") != std::string_view::npos) {
+      return fail(Errc::invalid_argument,
+                  "--token " + flags.token_file + ": the file must hold one token, no spaces");
+    }
+    plan.token = std::string(token);
+  }
+  if (!flags.textfile_dir.empty()) {
+    const std::filesystem::path dir(flags.textfile_dir);
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) {
+      return fail(Errc::invalid_argument, "--textfile " + flags.textfile_dir + ": not a directory");
+    }
+    plan.textfile = dir / "sparkops.prom";
+  } else if (flags.once) {
+    return fail(Errc::invalid_argument, "--once needs --textfile DIR");
+  } else if (!plan.listen.loopback && !plan.token && !flags.insecure) {
+    return fail(Errc::invalid_argument,
+                "--listen " + listen +
+                    " is not loopback: give --token FILE, or --insecure to serve it unauthenticated");
+  }
+  return plan;
+}
+
+DetectorConfig detector_from_config(const Config& config) {
+  DetectorConfig d;
+  d.rated_watts = config.get_number("thermal.rated_watts");
+  d.ceiling_watts = config.get_number("thermal.ceiling_watts");
+  d.ceiling_band_watts = config.get_number("thermal.ceiling_band_watts");
+  d.hot_celsius = config.get_number("thermal.hot_celsius");
+  d.busy_util_percent = config.get_number("thermal.busy_util_percent");
+  d.low_clock_ratio = config.get_number("thermal.low_clock_ratio");
+  d.low_power_ratio = config.get_number("thermal.low_power_ratio");
+  return d;
+}
+
+void run_serve(const ServeFlags& flags, AppContext& ctx) {
+  auto plan = plan_serve(flags, ctx.config);
+  if (!plan) {
+    print_error(ctx, plan.error().detail);
+    ctx.exit_code = kExitBadInput;
+    return;
+  }
+  auto gpu = open_gpu_from_flags(flags.gpu);
+  if (!gpu) {
+    print_error(ctx, gpu.error().detail);
+    ctx.exit_code = kExitBadInput;
+    return;
+  }
+  // Before any thread starts, so every thread inherits the blocked mask.
+  StopSignals signals;
+  StopFlag stop;
+
+  const HostRoot root = ctx.host_root();
+  SystemClock clock;
+  StatusOptions status_options;
+  status_options.pool = pool_options_from_config(ctx.config);
+  ExporterStateOptions state_options;
+  state_options.interval = plan->interval;
+  state_options.history = plan->history;
+  state_options.max_workload_series = plan->max_workloads;
+  state_options.detector = detector_from_config(ctx.config);
+  ExporterState state(state_options);
+
+  bool textfile_failing = false;
+  const auto tick = [&] {
+    const auto started = clock.steady_now();
+    const StatusReport report = collect_status(root, **gpu, clock, status_options);
+    const double seconds = std::chrono::duration<double>(clock.steady_now() - started).count();
+    state.update(report, started, seconds);
+    if (plan->textfile) {
+      const auto written = write_file_atomic(*plan->textfile, *state.metrics_text());
+      if (!written && !textfile_failing) print_error(ctx, written.error().detail);
+      textfile_failing = !written;
+      if (flags.once && !written) ctx.exit_code = kExitFailure;
+    }
+  };
+
+  tick();
+  if (flags.once) return;
+
+  std::unique_ptr<HttpExporter> server;
+  std::thread http_thread;
+  if (!plan->textfile) {
+    HttpOptions http;
+    http.listen = plan->listen;
+    http.token = plan->token;
+    server = std::make_unique<HttpExporter>(state, http, dashboard_page());
+    auto port = server->bind();
+    if (!port) {
+      print_error(ctx, port.error().detail);
+      ctx.exit_code = kExitFailure;
+      return;
+    }
+    const bool v6 = plan->listen.host.find(':') != std::string::npos;
+    fmt::print(ctx.out, "sparkops serve: listening on http://{}{}{}:{}/ (metrics at /metrics)\n",
+               v6 ? "[" : "", plan->listen.host, v6 ? "]" : "", *port);
+    std::fflush(ctx.out);
+    http_thread = std::thread([&] {
+      if (auto ran = server->run(); !ran) {
+        print_error(ctx, ran.error().detail);
+        ctx.exit_code = kExitFailure;
+      }
+      stop.request();
+    });
+  } else {
+    fmt::print(ctx.out, "sparkops serve: writing {} every {}\n", plan->textfile->string(),
+               format_duration(plan->interval));
+    std::fflush(ctx.out);
+  }
+  signals.watch([&](int) {
+    stop.request();
+    if (server) server->stop();
+  });
+
+  auto next = clock.steady_now() + plan->interval;
+  while (stop.wait_until(next)) {
+    tick();
+    const auto now = clock.steady_now();
+    next += plan->interval;
+    if (next <= now) next = now + plan->interval;  // a slow read skips ticks instead of bursting
+  }
+  if (server) server->stop();
+  if (http_thread.joinable()) http_thread.join();
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app, AppContext& ctx) {
+  auto* cmd = app.add_subcommand(
+      "serve", "Prometheus exporter (/metrics), status JSON (/api/status) and a live dashboard (/)");
+  auto flags = std::make_shared<ServeFlags>();
+  cmd->add_option("--listen", flags->listen,
+                  "ADDRESS:PORT to listen on (default 127.0.0.1:9877; config serve.listen). A "
+                  "non-loopback address needs --token or --insecure")
+      ->type_name("ADDR:PORT");
+  cmd->add_option("--interval", flags->interval,
+                  "Read the machine every DURATION (default 5s; config serve.interval)")
+      ->type_name("DURATION");
+  cmd->add_option("--history", flags->history, "How much the dashboard keeps in memory")
+      ->type_name("DURATION");
+  cmd->add_option("--token", flags->token_file,
+                  "Require `Authorization: Bearer <token>` (or ?token=) with the token in FILE")
+      ->type_name("FILE");
+  cmd->add_flag("--insecure", flags->insecure, "Allow a non-loopback --listen without a token");
+  cmd->add_option("--textfile", flags->textfile_dir,
+                  "Do not serve: atomically rewrite DIR/sparkops.prom every interval (node_exporter "
+                  "textfile collector)")
+      ->type_name("DIR");
+  cmd->add_flag("--once", flags->once, "With --textfile: write once and exit");
+  cmd->add_option("--max-workloads", flags->max_workloads,
+                  "Export per-workload series for at most N workloads, largest first (default 32; "
+                  "config serve.max_workloads)")
+      ->type_name("N");
+  add_gpu_flags(cmd, flags->gpu);
+  cmd->callback([&ctx, flags] { run_serve(*flags, ctx); });
+}
+
+}  // namespace sparkops::cli

@@ -1,0 +1,138 @@
+#include "background_process.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+extern char** environ;
+
+namespace sparkops::test {
+
+BackgroundProcess::BackgroundProcess(std::vector<std::string> argv,
+                                     const std::map<std::string, std::string>& env,
+                                     std::filesystem::path log_dir) {
+  std::filesystem::create_directories(log_dir);
+  out_path_ = log_dir / (std::filesystem::path(argv.at(0)).filename().string() + "-" +
+                         std::to_string(::getpid()) + "-" + std::to_string(std::rand()) + ".log");
+  std::map<std::string, std::string> vars;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string kv(*e);
+    const auto eq = kv.find('=');
+    if (eq != std::string::npos) vars[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  vars.erase("SPARKOPS_CONFIG");
+  vars.erase("SPARKOPS_ROOT");
+  vars["HOME"] = log_dir.string();
+  vars["XDG_CONFIG_HOME"] = (log_dir / "config").string();
+  for (const auto& [k, v] : env) {
+    if (v.empty()) vars.erase(k);
+    else vars[k] = v;
+  }
+  std::vector<std::string> env_strings;
+  for (const auto& [k, v] : vars) env_strings.push_back(k + "=" + v);
+  std::vector<char*> envp;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<char*> argp;
+  for (auto& s : argv) argp.push_back(s.data());
+  argp.push_back(nullptr);
+
+  const int fd = ::open(out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    const int devnull = ::open("/dev/null", O_RDONLY);
+    ::dup2(devnull, 0);
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::execve(argp[0], argp.data(), envp.data());
+    std::fprintf(stderr, "execve %s failed\n", argp[0]);
+    ::_exit(127);
+  }
+  ::close(fd);
+}
+
+BackgroundProcess::~BackgroundProcess() {
+  if (pid_ > 0 && !exit_code_) stop(std::chrono::seconds{5});
+}
+
+std::string BackgroundProcess::output() const {
+  std::ifstream in(out_path_, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool BackgroundProcess::running() {
+  if (pid_ <= 0 || exit_code_) return false;
+  int status = 0;
+  const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+  if (r == pid_) {
+    exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return false;
+  }
+  return true;
+}
+
+bool BackgroundProcess::wait_for_output(const std::string& needle, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (output().find(needle) != std::string::npos) return true;
+    if (!running()) return output().find(needle) != std::string::npos;
+    std::this_thread::sleep_for(std::chrono::milliseconds{50});
+  }
+  return false;
+}
+
+int BackgroundProcess::stop(std::chrono::milliseconds grace) {
+  if (!running()) return exit_code_.value_or(-1);
+  ::kill(pid_, SIGTERM);
+  const auto deadline = std::chrono::steady_clock::now() + grace;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (!running()) return *exit_code_;
+    std::this_thread::sleep_for(std::chrono::milliseconds{20});
+  }
+  ::kill(pid_, SIGKILL);
+  int status = 0;
+  ::waitpid(pid_, &status, 0);
+  exit_code_ = 128 + SIGKILL;
+  return *exit_code_;
+}
+
+int free_loopback_port() {
+  const int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  int port = 0;
+  if (::bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+    socklen_t len = sizeof addr;
+    ::getsockname(s, reinterpret_cast<sockaddr*>(&addr), &len);
+    port = ntohs(addr.sin_port);
+  }
+  ::close(s);
+  return port;
+}
+
+int port_from_listen_line(const std::string& output) {
+  static const std::regex re(R"(listening on http://[^ ]*:([0-9]+)/)");
+  std::smatch m;
+  if (!std::regex_search(output, m, re)) return 0;
+  return std::stoi(m[1].str());
+}
+
+}  // namespace sparkops::test
