@@ -101,9 +101,10 @@ void parse_gpu_second_line(const std::vector<std::string_view>& cells, SmiGpuRec
       s.pstate = p;
     }
   }
-  if (const auto slash = first.find('/'); slash != std::string_view::npos) {
+  // " / " separates usage from cap; the fan's "N/A" has a bare '/'.
+  if (const auto slash = first.find(" / "); slash != std::string_view::npos) {
     const auto left = split_ws(first.substr(0, slash));
-    const auto right = split_ws(first.substr(slash + 1));
+    const auto right = split_ws(first.substr(slash + 3));
     if (!left.empty() && left.back().ends_with('W')) {
       s.power_microwatts = to_scaled(smi_number(left.back()), 1e6);
     }
