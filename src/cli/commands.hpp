@@ -12,5 +12,6 @@ void add_config_command(CLI::App& app, AppContext& ctx);
 void add_serve_command(CLI::App& app, AppContext& ctx);
 void add_sample_command(CLI::App& app, AppContext& ctx);
 void add_plan_command(CLI::App& app, AppContext& ctx);
+void add_procs_command(CLI::App& app, AppContext& ctx);
 
 }  // namespace sparkops::cli

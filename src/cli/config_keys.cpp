@@ -32,6 +32,12 @@ const std::vector<ConfigKey>& config_keys() {
       {"analyze.slowdown_factor", "1.3", "number", "step time this many times the baseline is a slowdown"},
       {"analyze.sustain_steps", "5", "integer", "steps a slowdown must last"},
       {"analyze.warmup_steps", "5", "integer", "steps skipped before the baseline"},
+      {"procs.small_workload", "4GiB", "bytes",
+       "an uncapped workload holding less than this is small and coexists (the skill's < 4 GB LoRA)"},
+      {"procs.near_capacity_fraction", "0.7", "number",
+       "a workload claiming this fraction of the device total or more is near capacity (heavy)"},
+      {"procs.tight_margin", "8GiB", "bytes", "a run that fits with less than this to spare is 'tight'"},
+      {"procs.orphan_min", "1GiB", "bytes", "an orphaned vLLM engine holding this much is reported for cleanup"},
   };
   return keys;
 }

@@ -33,6 +33,7 @@ int run(int argc, char** argv) {
   add_config_command(app, ctx);
   add_serve_command(app, ctx);
   add_sample_command(app, ctx);
+  add_procs_command(app, ctx);
 
   try {
     app.parse(argc, argv);

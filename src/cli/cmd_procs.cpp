@@ -1,0 +1,185 @@
+// sparkops procs: who else is on the pool, what they may take, and whether a run can start beside them.
+
+#include <cstdlib>
+#include <memory>
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "base/file_io.hpp"
+#include "base/units.hpp"
+#include "cli/commands.hpp"
+#include "cli/common_options.hpp"
+#include "cli/plan_flags.hpp"
+#include "cli/procs_render.hpp"
+#include "gpu/smi_parse.hpp"
+#include "host/meminfo.hpp"
+#include "plan/anchors.hpp"
+#include "workloads/coexistence.hpp"
+#include "workloads/scan.hpp"
+
+namespace sparkops::cli {
+
+namespace {
+
+struct ProcsFlags {
+  bool json = false;
+  std::string need;
+  bool plan = false;
+  PlanFlags plan_flags;
+  std::string gpu_apps;
+  GpuFlags gpu;
+};
+
+std::string env_or_empty(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? std::string() : std::string(v);
+}
+
+// GPU processes: from a captured `nvidia-smi --query-compute-apps` file, else from the live GPU
+// when /proc is the live one. A captured tree (--root) with no file gets no GPU figures: this
+// machine's GPU says nothing about that one's processes.
+Result<std::vector<GpuProcess>> gpu_processes(const ProcsFlags& flags, const HostRoot& root,
+                                              std::optional<std::uint64_t>& device_total, std::string& note) {
+  if (!flags.gpu_apps.empty()) {
+    auto text = read_file(flags.gpu_apps);
+    if (!text) return tl::unexpected(text.error());
+    auto apps = parse_smi_compute_apps(*text, kSmiQueryAppsFields);
+    if (!apps) return fail(Errc::invalid_argument, fmt::format("{}: {}", flags.gpu_apps, apps.error().detail));
+    std::vector<GpuProcess> out;
+    for (auto& a : *apps) out.push_back(std::move(a.process));
+    return out;
+  }
+  if (!root.is_live()) {
+    note = "not read: --root names a captured tree (give its nvidia-smi output with --gpu-apps FILE)";
+    return std::vector<GpuProcess>{};
+  }
+  auto source = open_gpu_from_flags(flags.gpu);
+  if (!source) return tl::unexpected(source.error());
+  if ((*source)->state() != GpuState::ok) {
+    note = fmt::format("{}: {}", gpu_state_name((*source)->state()), (*source)->state_detail());
+    return std::vector<GpuProcess>{};
+  }
+  auto snaps = (*source)->snapshot();
+  if (!snaps) {
+    note = snaps.error().detail;
+    return std::vector<GpuProcess>{};
+  }
+  for (const auto& s : *snaps) {
+    if (s.memory && !device_total) device_total = s.memory->total_bytes;
+    if (!s.processes) note = "per-process GPU memory not reported by the driver";
+  }
+  return gpu_processes_of(*snaps);
+}
+
+// The need of --plan: the planned run's peak in the pool.
+Result<std::uint64_t> planned_need(const ProcsFlags& flags, const AppContext& ctx, const HostRoot& root) {
+  auto input = plan_input_from_flags(flags.plan_flags);
+  if (!input) return tl::unexpected(input.error());
+  plan::PlanEnvironment env;
+  env.root = root;
+  env.pool_options = pool_options_from_config(ctx.config);
+  env.hf_cache = {env_or_empty("HF_HUB_CACHE"), env_or_empty("HF_HOME"), env_or_empty("HOME")};
+  env.anchors = plan::embedded_anchors();
+  auto result = plan::make_plan(*input, env);
+  if (!result) return tl::unexpected(result.error());
+  return result->estimate.peak_pool_bytes();
+}
+
+void run_procs(const ProcsFlags& flags, AppContext& ctx) {
+  const HostRoot root = ctx.host_root();
+  const auto bad = [&](std::string_view message) {
+    print_error(ctx, message);
+    ctx.exit_code = kExitBadInput;
+  };
+  if (!flags.need.empty() && flags.plan) return bad("--need and --plan: give one of them");
+  std::optional<std::uint64_t> need;
+  if (!flags.need.empty()) {
+    auto v = parse_bytes(flags.need, DefaultUnit::gib);
+    if (!v) return bad(fmt::format("--need: {}", v.error().detail));
+    need = *v;
+  }
+  if (flags.plan) {
+    auto v = planned_need(flags, ctx, root);
+    if (!v) return bad(fmt::format("--plan: {}", v.error().detail));
+    need = *v;
+  }
+
+  ProcsReport report;
+  PoolOptions pool_options = pool_options_from_config(ctx.config);
+  if (!flags.plan_flags.overhead.empty()) {
+    auto v = parse_bytes(flags.plan_flags.overhead, DefaultUnit::gib);
+    if (!v) return bad(fmt::format("--overhead: {}", v.error().detail));
+    pool_options.overhead_bytes = *v;
+  }
+  const auto meminfo = read_meminfo(root);
+  if (meminfo) {
+    if (auto pool = compute_pool(*meminfo, std::nullopt, pool_options)) report.pool = *pool;
+  }
+
+  std::optional<std::uint64_t> device_total;
+  auto gpu = gpu_processes(flags, root, device_total, report.gpu_note);
+  if (!gpu) return bad(gpu.error().detail);
+
+  ScanOptions options;
+  // vLLM's fraction is of the device total; on a unified-memory machine that is the pool (MemTotal).
+  options.device_total_bytes = device_total.value_or(report.pool ? report.pool->total_bytes : 0);
+  const long hz = root.is_live() ? ::sysconf(_SC_CLK_TCK) : 100;
+  options.ticks_per_second = hz > 0 ? static_cast<std::uint64_t>(hz) : 100;
+  options.rules.small_workload_bytes = ctx.config.get_bytes("procs.small_workload");
+  options.rules.near_capacity_fraction = ctx.config.get_number("procs.near_capacity_fraction");
+  options.rules.orphan_min_bytes = ctx.config.get_bytes("procs.orphan_min");
+  auto scan = scan_workloads(root, *gpu, options);
+  if (!scan) {
+    print_error(ctx, scan.error().detail);
+    ctx.exit_code = kExitFailure;
+    return;
+  }
+  report.scan = std::move(*scan);
+  report.need_given = need.has_value();
+  if (report.pool) {
+    CoexistenceOptions co;
+    co.tight_margin_bytes = ctx.config.get_bytes("procs.tight_margin");
+    report.verdict = coexistence_verdict(report.scan, need.value_or(0), *report.pool, co);
+  }
+
+  if (flags.json) {
+    fmt::print(ctx.out, "{}\n", procs_to_json(report).dump(2));
+  } else {
+    fmt::print(ctx.out, "{}", render_procs_table(report));
+  }
+  ctx.exit_code = kExitOk;
+  if (need && report.verdict &&
+      (report.verdict->kind == VerdictKind::stop_first || report.verdict->kind == VerdictKind::does_not_fit)) {
+    ctx.exit_code = kExitFailure;
+  }
+  if (need && !report.verdict) {
+    print_error(ctx, meminfo ? "cannot compute the pool from /proc/meminfo" : meminfo.error().detail);
+    ctx.exit_code = kExitFailure;
+  }
+}
+
+}  // namespace
+
+void add_procs_command(CLI::App& app, AppContext& ctx) {
+  auto* cmd = app.add_subcommand(
+      "procs", "Inference servers, trainers and GPU processes on the pool: their caps, claims and actual use, "
+               "the one-heavy-job rule, and whether a run can start beside them");
+  auto flags = std::make_shared<ProcsFlags>();
+  cmd->add_flag("--json", flags->json, "Print the workloads and the verdict as JSON (bytes, seconds)");
+  cmd->add_option("--need", flags->need,
+                  "Memory the new run needs: GB (bare number = GiB, as free -g), e.g. 4, 40G, 60GiB. "
+                  "Exit 1 when something must be stopped first or it cannot fit")
+      ->type_name("SIZE");
+  cmd->add_flag("--plan", flags->plan,
+                "Take the need from a plan: `procs --plan MODEL --method qlora ...` (the `plan` flags)");
+  add_plan_flags(cmd, flags->plan_flags);
+  cmd->add_option("--gpu-apps", flags->gpu_apps,
+                  "Per-process GPU memory from a file of `nvidia-smi --query-compute-apps=gpu_uuid,pid,"
+                  "process_name,used_memory --format=csv,noheader` instead of the live GPU")
+      ->type_name("FILE");
+  add_gpu_flags(cmd, flags->gpu);
+  cmd->callback([&ctx, flags] { run_procs(*flags, ctx); });
+}
+
+}  // namespace sparkops::cli
