@@ -29,6 +29,24 @@ class MultiMatcher {
     }
   }
 
+  // Runs step() over `bytes`; on_match(needle_index, position one past the match in `bytes`).
+  // Raw pointers on purpose: this loop sees every byte of the input.
+  template <class OnMatch>
+  void scan(State& state, std::string_view bytes, OnMatch&& on_match) const {
+    const std::uint32_t* delta = delta_.data();
+    const std::uint8_t* classes = classes_.data();
+    const std::uint32_t* out_begin = out_begin_.data();
+    const std::uint32_t* out = out_.data();
+    const std::uint32_t count = class_count_;
+    std::uint32_t node = state.node;
+    const auto* data = reinterpret_cast<const unsigned char*>(bytes.data());
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
+      node = delta[node * count + classes[data[i]]];
+      for (std::uint32_t k = out_begin[node]; k < out_begin[node + 1]; ++k) on_match(out[k], i + 1);
+    }
+    state.node = node;
+  }
+
   std::size_t node_count() const { return out_begin_.size() - 1; }
 
  private:

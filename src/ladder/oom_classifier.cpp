@@ -105,11 +105,12 @@ void OomClassifier::feed(std::string_view chunk) {
 }
 
 void OomClassifier::scan_new_bytes() {
-  for (; scanned_ < dense_.lower.size(); ++scanned_) {
-    const auto end = base_ + scanned_ + 1;
-    matcher_->step(state_, static_cast<unsigned char>(dense_.lower[scanned_]),
-                   [&](std::uint32_t index) { pending_.push_back(Pending{index, end}); });
-  }
+  const std::uint64_t origin = base_ + scanned_;
+  matcher_->scan(state_, std::string_view(dense_.lower).substr(scanned_),
+                 [&](std::uint32_t index, std::size_t end) {
+                   pending_.push_back(Pending{index, origin + end});
+                 });
+  scanned_ = dense_.lower.size();
 }
 
 void OomClassifier::handle_ready(bool at_end) {

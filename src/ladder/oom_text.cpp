@@ -61,52 +61,77 @@ std::optional<double> parse_number(std::string_view s) {
 }  // namespace
 
 void DenseNormalizer::put(char c, DenseText& out) {
+  char lower_byte = 0;
+  char flag = 0;
+  if (!classify(c, lower_byte, flag)) return;
+  out.lower.push_back(lower_byte);
+  out.orig.push_back(c);
+  out.flags.push_back(flag);
+}
+
+bool DenseNormalizer::classify(char c, char& lower, char& flag) {
   if (is_line_break(c)) {
     pending_line_ = true;
     line_start_ = true;
-    return;
+    return false;
   }
-  if (is_space(c)) {
+  if (is_space(c) || (line_start_ && is_prefix_marker(c))) {
     pending_space_ = true;
-    return;
-  }
-  if (line_start_ && is_prefix_marker(c)) {
-    pending_space_ = true;
-    return;
+    return false;
   }
   line_start_ = false;
-  const char lower = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-  out.lower.push_back(lower);
-  out.orig.push_back(c);
-  unsigned char flag = 0;
-  if (pending_space_ || pending_line_) flag |= kSpaceBefore;
-  if (pending_line_) flag |= kLineStart;
-  out.flags.push_back(static_cast<char>(flag));
+  lower = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+  unsigned char bits = 0;
+  if (pending_space_ || pending_line_) bits |= kSpaceBefore;
+  if (pending_line_) bits |= kLineStart;
+  flag = static_cast<char>(bits);
   pending_space_ = false;
   pending_line_ = false;
+  return true;
 }
 
 void DenseNormalizer::feed(std::string_view chunk, DenseText& out) {
+  // Sized once per chunk and written through pointers: this loop sees every byte of a 1 GB log.
+  const std::size_t old_size = out.lower.size();
+  out.lower.resize(old_size + chunk.size() + 1);
+  out.orig.resize(old_size + chunk.size() + 1);
+  out.flags.resize(old_size + chunk.size() + 1);
+  char* lower = out.lower.data() + old_size;
+  char* orig = out.orig.data() + old_size;
+  char* flags = out.flags.data() + old_size;
+  std::size_t n = 0;
+  const auto emit = [&](char c) {
+    char l = 0;
+    char f = 0;
+    if (!classify(c, l, f)) return;
+    lower[n] = l;
+    orig[n] = c;
+    flags[n] = f;
+    ++n;
+  };
   for (const char c : chunk) {
     if (pending_backslash_) {
       pending_backslash_ = false;
       // A JSON- or repr-escaped log ("...last):\n  File ...") carries its line breaks as text.
       if (c == 'n' || c == 'r') {
-        put('\n', out);
+        emit('\n');
         continue;
       }
       if (c == 't') {
-        put(' ', out);
+        emit(' ');
         continue;
       }
-      put('\\', out);
+      emit('\\');  // chunk.size() + 1 leaves room for this extra byte
     }
     if (c == '\\') {
       pending_backslash_ = true;
       continue;
     }
-    put(c, out);
+    emit(c);
   }
+  out.lower.resize(old_size + n);
+  out.orig.resize(old_size + n);
+  out.flags.resize(old_size + n);
 }
 
 void DenseNormalizer::finish(DenseText& out) {

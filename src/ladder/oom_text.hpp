@@ -41,6 +41,8 @@ class DenseNormalizer {
 
  private:
   void put(char c, DenseText& out);
+  // Updates the line/space state for c; true (with its lowercase form and flag) when c is kept.
+  bool classify(char c, char& lower, char& flag);
   bool line_start_ = true;
   bool pending_space_ = false;
   bool pending_line_ = true;
