@@ -57,9 +57,8 @@ struct Level {
 };
 
 std::string sys_dir(std::string_view cgroup_path) {
-  std::string dir = "/sys/fs/cgroup";
-  if (cgroup_path != "/") dir += cgroup_path;
-  return dir;
+  if (cgroup_path == "/") return "/sys/fs/cgroup";
+  return fmt::format("/sys/fs/cgroup{}", cgroup_path);
 }
 
 Result<std::optional<std::uint64_t>> read_limit_file(const HostRoot& root, const std::string& file,
@@ -110,10 +109,10 @@ Result<std::optional<CgroupMemory>> read_cgroup_memory(const HostRoot& root) {
     if (path.error().code == Errc::not_found) return std::optional<CgroupMemory>();
     return tl::unexpected(path.error());
   }
-  std::string own = *path;
   // Without a cgroup namespace a container sees the host's path, but its /sys/fs/cgroup is the
   // container's own cgroup: the directory is missing, and the mount root is the right place.
-  if (own != "/" && !root.exists(sys_dir(own))) own = "/";
+  const bool mounted = *path == "/" || root.exists(sys_dir(*path));
+  const std::string own = mounted ? std::move(*path) : std::string(1, '/');
 
   auto own_level = read_level(root, own);
   if (!own_level) return tl::unexpected(own_level.error());
