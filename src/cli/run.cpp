@@ -34,6 +34,7 @@ int run(int argc, char** argv) {
   add_serve_command(app, ctx);
   add_sample_command(app, ctx);
   add_procs_command(app, ctx);
+  add_plan_command(app, ctx);
 
   try {
     app.parse(argc, argv);

@@ -54,8 +54,9 @@ Result<Anchor> anchor_from_json(const json& j, std::string_view where) {
   a.peak_allocated_bytes = opt_u64(j, "peak_allocated_bytes");
   a.batch = opt_u64(j, "batch");
   a.seq = opt_u64(j, "seq");
-  if (a.kind == AnchorKind::measured_peak && !a.peak_pool_bytes) {
-    return fail(Errc::malformed, fmt::format("{}: measured anchor without \"peak_pool_bytes\"", where));
+  if (a.kind == AnchorKind::measured_peak && !a.peak_pool_bytes && !a.peak_allocated_bytes) {
+    return fail(Errc::malformed,
+                fmt::format("{}: measured anchor without \"peak_pool_bytes\" or \"peak_allocated_bytes\"", where));
   }
   return a;
 }
@@ -121,8 +122,7 @@ std::string anchor_to_jsonl(const Anchor& a) {
 }
 
 std::optional<AnchorMatch> nearest_anchor(const std::vector<Anchor>& anchors, std::uint64_t params,
-                                          const RunConfig& run, std::uint64_t peak_pool_bytes,
-                                          bool fits) {
+                                          const RunConfig& run, const Estimate& estimate, bool fits) {
   const Anchor* best = nullptr;
   double best_score = 0;
   for (const auto& a : anchors) {
@@ -141,12 +141,18 @@ std::optional<AnchorMatch> nearest_anchor(const std::vector<Anchor>& anchors, st
   m.params_ratio = static_cast<double>(params) / static_cast<double>(best->params);
   const bool same_class =
       best->method == run.method && m.params_ratio <= 1.5 && m.params_ratio >= 1.0 / 1.5;
-  if (best->kind == AnchorKind::measured_peak && best->peak_pool_bytes) {
-    m.estimate_ratio = static_cast<double>(peak_pool_bytes) / static_cast<double>(*best->peak_pool_bytes);
+  const bool allocated = best->peak_allocated_bytes.has_value();
+  const std::optional<std::uint64_t> anchor_peak =
+      allocated ? best->peak_allocated_bytes : best->peak_pool_bytes;
+  if (best->kind == AnchorKind::measured_peak && anchor_peak && *anchor_peak > 0) {
+    const std::uint64_t mine =
+        allocated ? estimate.train_peak_allocated_bytes : estimate.peak_pool_bytes();
+    m.estimate_ratio = static_cast<double>(mine) / static_cast<double>(*anchor_peak);
     m.far = same_class && std::fabs(*m.estimate_ratio - 1.0) > 0.25;
-    m.message = fmt::format("{} ({}): {} {} ≈ {}; this estimate is {:.0f}% of it", best->id,
+    m.message = fmt::format("{} ({}): {} {} ≈ {} {}; this estimate is {:.0f}% of it", best->id,
                             best->source, best->model, method_name(best->method),
-                            format_bytes(*best->peak_pool_bytes), *m.estimate_ratio * 100.0);
+                            format_bytes(*anchor_peak), allocated ? "allocated" : "pool",
+                            *m.estimate_ratio * 100.0);
   } else {
     const bool within = !best->seq || run.seq <= *best->seq;
     m.far = same_class && within && !fits;

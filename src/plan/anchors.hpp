@@ -46,7 +46,7 @@ std::string anchor_to_jsonl(const Anchor& a);
 struct AnchorMatch {
   Anchor anchor;
   double params_ratio = 1.0;       // plan params / anchor params
-  std::optional<double> estimate_ratio;  // plan peak / anchor peak (measured anchors, same class)
+  std::optional<double> estimate_ratio;  // plan peak / anchor peak (measured anchors)
   bool far = false;                // same class and the estimate is > 25 % away (or wont_fit vs a
                                    // fits_ceiling anchor at a shorter or equal packing)
   std::string message;             // one line for the table
@@ -54,8 +54,9 @@ struct AnchorMatch {
 
 // The nearest anchor by |log(params ratio)|, preferring the same method. `same class` = same
 // method and params within a factor 1.5.
+// A measured anchor is compared like with like: its peak_allocated_bytes with the estimate's
+// allocated peak when it has one, else its peak_pool_bytes with the estimate's pool peak.
 std::optional<AnchorMatch> nearest_anchor(const std::vector<Anchor>& anchors, std::uint64_t params,
-                                          const RunConfig& run, std::uint64_t peak_pool_bytes,
-                                          bool fits);
+                                          const RunConfig& run, const Estimate& estimate, bool fits);
 
 }  // namespace sparkops::plan

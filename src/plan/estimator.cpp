@@ -194,13 +194,22 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
     weights = total * dense_bytes;
   }
   t.weights = to_bytes(weights / nodes);
+  if (run.nodes > 1) {
+    // FSDP keeps the unit being computed (and the next, prefetched) gathered: one layer twice,
+    // plus the root unit (embedding, lm_head) for the whole step.
+    const double layer_params = d(p.linear + p.other) / d(std::max<std::uint64_t>(a.layers, 1));
+    t.weights += to_bytes((2.0 * layer_params + d(p.embedding + p.lm_head)) *
+                          (run.method == Method::qlora ? 1.0 : dense_bytes));
+  }
 
   const double trainable = peft ? d(lora_params(a, run)) : total;
   e.trainable_params = static_cast<std::uint64_t>(trainable);
   // PEFT keeps adapters in fp32; full fine-tuning trains the model's own dtype.
   const double train_dtype = peft ? 4.0 : dense_bytes;
   if (peft) t.adapter = to_bytes(trainable * 4.0 / nodes);
-  t.gradients = to_bytes(trainable * train_dtype / nodes);
+  // Gradients stay unsharded across FSDP nodes while micro-batches accumulate (no_sync), which is
+  // how Accelerate/Lightning run gradient accumulation: conservative for nodes > 1.
+  t.gradients = to_bytes(trainable * train_dtype);
   double optimizer = 0;
   switch (run.optim) {
     case Optim::adamw:

@@ -237,7 +237,7 @@ Result<PlanResult> make_plan(const PlanInput& input, const PlanEnvironment& env)
 
   const std::uint64_t peak = r.estimate.peak_pool_bytes();
   r.verdict = verdict_for(peak, r.budget_bytes, r.pool);
-  r.anchor = nearest_anchor(env.anchors, r.model.shape.params.total, input.run, peak,
+  r.anchor = nearest_anchor(env.anchors, r.model.shape.params.total, input.run, r.estimate,
                             r.verdict != Verdict::wont_fit);
   if (r.verdict == Verdict::wont_fit) r.advice = advise(r.model.shape, input.run, r.budget_bytes, shard);
   return r;

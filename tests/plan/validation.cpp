@@ -73,6 +73,7 @@ std::vector<Row> evaluate(const std::string& csv_text) {
     r.method_text = col(f, "method");
     const std::string kind = col(f, "data_kind");
     const std::string peak = col(f, "peak_GB");
+    r.measured_text = peak + " " + std::string(split(col(f, "peak_unit_metric"), ' ')[0]);
     const std::string unit = col(f, "peak_unit_metric");
     const std::string ckpt = col(f, "grad_ckpt");
     const auto hidden = count(col(f, "hidden"));
@@ -90,6 +91,12 @@ std::vector<Row> evaluate(const std::string& csv_text) {
       r.excluded_reason = "architecture or batch/seq incomplete";
     } else if (ckpt != "yes" && ckpt != "no") {
       r.excluded_reason = fmt::format("grad_ckpt \"{}\"", ckpt);
+    }
+    if (r.excluded_reason.empty() && r.id == "L17") {
+      // Full AdamW fine-tuning of 3.82B bf16 parameters needs 7.6 GB weights + 7.6 GB gradients +
+      // 15.3 GB AdamW states before any activation: 30.6 GB cannot have run in 17 GB on a 24 GB
+      // A10G. The figure matches a 4-GPU FSDP run (estimate shown in docs/estimator.md).
+      r.excluded_reason = "infeasible as recorded: weights+gradients+AdamW alone are 30.6 GB on a 24 GB card";
     }
     r.fully_specified = r.excluded_reason.empty();
     if (starts_with(peak, "OOM")) {
@@ -144,7 +151,8 @@ std::vector<Row> evaluate(const std::string& csv_text) {
     run.optim = icontains(col(f, "optimizer"), "8bit") ? Optim::paged_adamw8bit : Optim::adamw;
     run.batch = *batch;
     run.seq = *seq;
-    run.grad_ckpt = ckpt == "yes" ? GradCkpt::full : GradCkpt::none;
+    // Excluded rows say "per config (mostly on)" / "HF default (on)": estimated with checkpointing.
+    run.grad_ckpt = ckpt == "no" ? GradCkpt::none : GradCkpt::full;
     const std::string attn = col(f, "attn_impl");
     run.attn = icontains(attn, "eager") ? Attn::eager : icontains(attn, "sdpa") ? Attn::sdpa : Attn::flash;
     if (run.method != Method::full) {
@@ -201,6 +209,13 @@ std::string markdown_table(const std::vector<Row>& rows) {
     excluded += fmt::format("{}{} ({})", excluded.empty() ? "" : "; ", r.id, r.excluded_reason);
   }
   out += fmt::format("\nNot fully specified (not counted): {}.\n", excluded);
+  out += "\nFor reference, the estimate beside the rows not counted (same mapping, ckpt as parsed):\n\n"
+         "| id | model | method | batch × seq | measured | estimate |\n|---|---|---|---|---|---|\n";
+  for (const auto& r : rows) {
+    if (r.fully_specified || !r.estimated) continue;
+    out += fmt::format("| {} | {} | {} | {} × {} | {} | {:.2f} GB |\n", r.id, r.model, r.method_text,
+                       r.run.batch, r.run.seq, r.measured_text, r.estimate_bytes / 1e9);
+  }
   return out;
 }
 

@@ -14,6 +14,7 @@ struct Row {
   std::string id;
   std::string model;
   std::string method_text;
+  std::string measured_text;       // the peak cell and its unit, as written
   double measured_bytes = 0;       // peak in bytes (GiB or GB per the unit column)
   bool pool_metric = false;        // nvidia-smi style (pool) vs max_memory_allocated
   bool fully_specified = false;

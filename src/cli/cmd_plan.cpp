@@ -1,0 +1,140 @@
+// `sparkops plan`: the UMA accounting worksheet (issue 3, docs/estimator.md).
+
+#include <cstdlib>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "base/file_io.hpp"
+#include "cli/commands.hpp"
+#include "cli/plan_flags.hpp"
+#include "cli/plan_render.hpp"
+#include "plan/catalogue.hpp"
+
+namespace sparkops::cli {
+
+namespace {
+
+std::string env_or_empty(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? std::string() : std::string(v);
+}
+
+// ~/.local/share/sparkops/anchors.jsonl ($XDG_DATA_HOME/sparkops/anchors.jsonl when set).
+std::filesystem::path user_anchor_file() {
+  const std::string xdg = env_or_empty("XDG_DATA_HOME");
+  if (!xdg.empty()) return std::filesystem::path(xdg) / "sparkops" / "anchors.jsonl";
+  const std::string home = env_or_empty("HOME");
+  if (home.empty()) return {};
+  return std::filesystem::path(home) / ".local" / "share" / "sparkops" / "anchors.jsonl";
+}
+
+int exit_code_for(plan::Verdict v) {
+  switch (v) {
+    case plan::Verdict::fits:
+    case plan::Verdict::fits_after_flush: return kExitOk;
+    case plan::Verdict::tight: return 3;
+    case plan::Verdict::wont_fit: return kExitFailure;
+  }
+  return kExitFailure;
+}
+
+struct PlanCommandState {
+  PlanFlags flags;
+  bool json = false;
+  bool list = false;
+};
+
+void run_plan(AppContext& ctx, const PlanCommandState& st) {
+  if (st.list) {
+    const auto& cat = plan::catalogue();
+    if (st.json) {
+      fmt::print(ctx.out, "{}\n", catalogue_to_json(cat).dump(2));
+    } else {
+      fmt::print(ctx.out, "{}", render_catalogue_text(cat));
+    }
+    return;
+  }
+  auto input = plan_input_from_flags(st.flags);
+  if (!input) {
+    print_error(ctx, input.error().detail);
+    ctx.exit_code = kExitBadInput;
+    return;
+  }
+  auto seqs = parse_count_list(st.flags.seq, "--seq");
+  auto batches = parse_count_list(st.flags.batch, "--batch");
+
+  plan::PlanEnvironment env;
+  env.root = ctx.host_root();
+  env.pool_options.overhead_bytes = ctx.config.get_bytes("pool.overhead");
+  env.pool_options.flush_hint_gap_bytes = ctx.config.get_bytes("pool.flush_hint_gap");
+  env.pool_options.swap = ctx.config.get_bool("pool.swap_counts") ? SwapPolicy::counted : SwapPolicy::excluded;
+  env.hf_cache = {env_or_empty("HF_HUB_CACHE"), env_or_empty("HF_HOME"), env_or_empty("HOME")};
+  env.anchors = plan::embedded_anchors();
+  std::vector<std::string> anchor_notes;
+  if (const auto path = user_anchor_file(); !path.empty()) {
+    if (auto text = read_file(path)) {
+      if (auto user = plan::parse_anchors_jsonl(*text, path.string())) {
+        env.anchors.insert(env.anchors.end(), user->begin(), user->end());
+      } else {
+        anchor_notes.push_back(fmt::format("user anchors skipped: {}", user.error().detail));
+      }
+    }
+  }
+
+  auto result = plan::make_plan(*input, env);
+  if (!result) {
+    print_error(ctx, result.error().detail);
+    ctx.exit_code = result.error().code == Errc::io ? kExitFailure : kExitBadInput;
+    return;
+  }
+  for (auto& n : anchor_notes) result->notes.push_back(std::move(n));
+
+  if (seqs->size() > 1 || batches->size() > 1) {
+    std::vector<MatrixCell> cells;
+    std::optional<std::uint64_t> shard;
+    if (!result->model.shards.empty()) shard = result->estimate.largest_shard_bytes;
+    for (const auto s : *seqs) {
+      for (const auto b : *batches) {
+        plan::RunConfig run = result->run;
+        run.seq = s;
+        run.batch = b;
+        MatrixCell c{s, b, plan::estimate(result->model.shape, run, shard), plan::Verdict::wont_fit};
+        c.verdict = plan::verdict_for(c.estimate.peak_pool_bytes(), result->budget_bytes, result->pool);
+        cells.push_back(c);
+      }
+    }
+    if (st.json) {
+      fmt::print(ctx.out, "{}\n", matrix_to_json(*result, cells).dump(2));
+    } else {
+      fmt::print(ctx.out, "{}", render_matrix_text(*result, cells, *seqs, *batches));
+    }
+    ctx.exit_code = kExitOk;  // a matrix informs; gate a launch on a single combination
+    return;
+  }
+  if (st.json) {
+    fmt::print(ctx.out, "{}\n", plan_to_json(*result).dump(2));
+  } else {
+    fmt::print(ctx.out, "{}", render_plan_text(*result));
+  }
+  ctx.exit_code = exit_code_for(result->verdict);
+}
+
+}  // namespace
+
+void add_plan_command(CLI::App& app, AppContext& ctx) {
+  auto st = std::make_shared<PlanCommandState>();
+  auto* cmd = app.add_subcommand(
+      "plan",
+      "Will it fit? Memory worksheet for a model/method/batch/packing against the pool.\n"
+      "Defaults are the common DGX Spark run: bf16 LoRA r16 all-linear, AdamW, batch 1, seq 2048,\n"
+      "gradient checkpointing, SDPA. Exit: 0 fits (or fits after a cache flush), 3 tight, 1 won't\n"
+      "fit, 2 bad input.");
+  add_plan_flags(cmd, st->flags);
+  cmd->add_flag("--list", st->list, "Print the model catalogue");
+  cmd->add_flag("--json", st->json, "Print JSON (every number in bytes)");
+  cmd->callback([&ctx, st] { run_plan(ctx, *st); });
+}
+
+}  // namespace sparkops::cli

@@ -1,0 +1,251 @@
+#include "cli/plan_render.hpp"
+
+#include <fmt/format.h>
+
+#include "base/units.hpp"
+
+namespace sparkops::cli {
+
+namespace {
+
+using nlohmann::json;
+
+std::string billions(std::uint64_t n) {
+  if (n >= 1'000'000'000) return fmt::format("{:.2f}B", static_cast<double>(n) / 1e9);
+  return fmt::format("{:.1f}M", static_cast<double>(n) / 1e6);
+}
+
+std::string targets_text(const plan::RunConfig& run) {
+  switch (run.lora_targets) {
+    case plan::LoraTargets::all_linear: return "all-linear";
+    case plan::LoraTargets::attn: return "attn";
+    case plan::LoraTargets::list: return fmt::format("{}", fmt::join(run.lora_target_names, ","));
+  }
+  return "";
+}
+
+std::string run_text(const plan::RunConfig& run) {
+  std::string s = fmt::format("{} {} {}  batch {} × seq {}  grad-ckpt {}  attn {}",
+                              plan::method_name(run.method), plan::precision_name(run.precision),
+                              plan::optim_name(run.optim), run.batch, run.seq,
+                              plan::grad_ckpt_name(run.grad_ckpt), plan::attn_name(run.attn));
+  if (run.method != plan::Method::full) s += fmt::format("  r{} {}", run.lora_rank, targets_text(run));
+  if (run.kbit_prep == plan::KbitPrep::on) s += "  kbit-prep";
+  if (run.chunked_loss == plan::ChunkedLoss::on) s += "  chunked-loss";
+  if (run.nodes > 1) s += fmt::format("  nodes {}", run.nodes);
+  return s;
+}
+
+std::string advice_text(const plan::Advice& a) {
+  const auto& r = a.run;
+  std::string what;
+  switch (a.kind) {
+    case plan::AdviceKind::shorter_seq: what = fmt::format("packing {} (largest that fits)", r.seq); break;
+    case plan::AdviceKind::smaller_batch: what = fmt::format("batch {}", r.batch); break;
+    case plan::AdviceKind::method_down:
+      what = fmt::format("method {} at packing {}", plan::method_name(r.method), r.seq);
+      break;
+    case plan::AdviceKind::more_nodes: what = fmt::format("--nodes {} (FSDP)", r.nodes); break;
+  }
+  return fmt::format("{:<40} train {:>9}  load {:>9}  {}", what,
+                     format_bytes(a.estimate.train_peak_pool_bytes),
+                     format_bytes(a.estimate.load_peak_pool_bytes), a.fits ? "fits" : "does not fit");
+}
+
+json run_json(const plan::RunConfig& r) {
+  json j = {{"method", plan::method_name(r.method)}, {"precision", plan::precision_name(r.precision)},
+            {"optim", plan::optim_name(r.optim)},     {"batch", r.batch},
+            {"seq", r.seq},                           {"grad_ckpt", plan::grad_ckpt_name(r.grad_ckpt)},
+            {"attn", plan::attn_name(r.attn)},        {"nodes", r.nodes},
+            {"kbit_prep", r.kbit_prep == plan::KbitPrep::on},
+            {"chunked_loss", r.chunked_loss == plan::ChunkedLoss::on}};
+  if (r.method != plan::Method::full) {
+    j["lora_rank"] = r.lora_rank;
+    j["lora_targets"] = targets_text(r);
+  }
+  if (r.method == plan::Method::qlora) j["double_quant"] = r.double_quant == plan::DoubleQuant::on;
+  return j;
+}
+
+json terms_json(const plan::Terms& t) {
+  json j = json::object();
+  for (const auto& [name, bytes] : plan::term_list(t)) j[std::string(name)] = bytes;
+  return j;
+}
+
+}  // namespace
+
+std::string render_plan_text(const plan::PlanResult& r) {
+  const auto& m = r.model;
+  const auto& e = r.estimate;
+  std::string out;
+  out += fmt::format("Model    {} ({}{})  {} params", m.shape.name, plan::model_source_name(m.source),
+                     m.location.empty() ? "" : ": " + m.location, billions(e.params));
+  if (m.shape.params.active != m.shape.params.total) {
+    out += fmt::format(", {} active", billions(m.shape.params.active));
+  }
+  out += fmt::format(", {} trainable\n", billions(e.trainable_params));
+  out += fmt::format("Run      {}\n\n", run_text(r.run));
+  out += fmt::format("{:<30}{:>12}\n", "Term", "GiB");
+  for (const auto& [name, bytes] : plan::term_list(e.terms)) {
+    out += fmt::format("  {:<28}{:>12}\n", name, format_gib(bytes));
+  }
+  out += fmt::format("{:<30}{:>12}  (torch.cuda.max_memory_allocated)\n", "Training peak, allocated",
+                     format_gib(e.train_peak_allocated_bytes));
+  out += fmt::format("{:<30}{:>12}  (+ context and allocator reserve)\n", "Training peak, pool",
+                     format_gib(e.train_peak_pool_bytes));
+  out += fmt::format("{:<30}{:>12}  (weights + {} shard{})\n", "Load peak, pool",
+                     format_gib(e.load_peak_pool_bytes), format_bytes(e.largest_shard_bytes),
+                     r.run.method == plan::Method::qlora ? " mmap + its bf16 copy" : " mmap");
+  if (r.pool) {
+    out += fmt::format("{:<30}{:>12}  (available {} - overhead {}; free now {})\n", "Budget",
+                       format_gib(r.budget_bytes), format_bytes(r.pool->effective_available_bytes),
+                       format_bytes(r.pool->overhead_bytes), format_bytes(r.pool->free_now_bytes));
+  } else {
+    out += fmt::format("{:<30}{:>12}  (--budget)\n", "Budget", format_gib(r.budget_bytes));
+  }
+  out += fmt::format("{:<30}{}\n", "Verdict", plan::verdict_name(r.verdict));
+  if (r.anchor) out += fmt::format("{:<30}{}\n", "Anchor", r.anchor->message);
+  if (!r.advice.empty()) {
+    out += "\nDoes not fit. In order (the OOM ladder's order):\n";
+    for (std::size_t i = 0; i < r.advice.size(); ++i) {
+      out += fmt::format("  {}. {}\n", i + 1, advice_text(r.advice[i]));
+    }
+  }
+  for (const auto& n : r.notes) out += fmt::format("note: {}\n", n);
+  return out;
+}
+
+json plan_to_json(const plan::PlanResult& r) {
+  const auto& e = r.estimate;
+  const auto& m = r.model;
+  json j;
+  j["model"] = {{"name", m.shape.name},
+                {"source", plan::model_source_name(m.source)},
+                {"location", m.location},
+                {"hidden", m.shape.arch.hidden},
+                {"layers", m.shape.arch.layers},
+                {"vocab", m.shape.arch.vocab}};
+  if (m.safetensors_params) j["model"]["safetensors_params"] = *m.safetensors_params;
+  j["params"] = e.params;
+  j["active_params"] = m.shape.params.active;
+  j["trainable_params"] = e.trainable_params;
+  j["run"] = run_json(r.run);
+  j["terms"] = terms_json(e.terms);
+  j["train_peak_allocated_bytes"] = e.train_peak_allocated_bytes;
+  j["train_peak_pool_bytes"] = e.train_peak_pool_bytes;
+  j["load_peak_pool_bytes"] = e.load_peak_pool_bytes;
+  j["largest_shard_bytes"] = e.largest_shard_bytes;
+  j["budget_bytes"] = r.budget_bytes;
+  if (r.pool) {
+    j["pool"] = {{"total_bytes", r.pool->total_bytes},
+                 {"available_bytes", r.pool->effective_available_bytes},
+                 {"free_now_bytes", r.pool->free_now_bytes},
+                 {"overhead_bytes", r.pool->overhead_bytes}};
+  } else {
+    j["pool"] = nullptr;
+  }
+  j["verdict"] = plan::verdict_name(r.verdict);
+  if (r.anchor) {
+    j["anchor"] = {{"id", r.anchor->anchor.id},
+                   {"model", r.anchor->anchor.model},
+                   {"method", plan::method_name(r.anchor->anchor.method)},
+                   {"source", r.anchor->anchor.source},
+                   {"params_ratio", r.anchor->params_ratio},
+                   {"far", r.anchor->far},
+                   {"message", r.anchor->message}};
+    if (r.anchor->anchor.peak_pool_bytes) j["anchor"]["peak_pool_bytes"] = *r.anchor->anchor.peak_pool_bytes;
+    if (r.anchor->estimate_ratio) j["anchor"]["estimate_ratio"] = *r.anchor->estimate_ratio;
+  } else {
+    j["anchor"] = nullptr;
+  }
+  j["advice"] = json::array();
+  for (const auto& a : r.advice) {
+    j["advice"].push_back({{"kind", plan::advice_kind_name(a.kind)},
+                           {"run", run_json(a.run)},
+                           {"train_peak_pool_bytes", a.estimate.train_peak_pool_bytes},
+                           {"load_peak_pool_bytes", a.estimate.load_peak_pool_bytes},
+                           {"fits", a.fits}});
+  }
+  j["notes"] = r.notes;
+  return j;
+}
+
+std::string render_matrix_text(const plan::PlanResult& base, const std::vector<MatrixCell>& cells,
+                               const std::vector<std::uint64_t>& seqs,
+                               const std::vector<std::uint64_t>& batches) {
+  std::string out = fmt::format("Model    {}  {} params\nRun      {}\nBudget   {}\n\n",
+                                base.model.shape.name, billions(base.estimate.params),
+                                run_text(base.run), format_bytes(base.budget_bytes));
+  out += fmt::format("{:>8}", "seq");
+  for (const auto b : batches) out += fmt::format("  {:>24}", fmt::format("batch {}", b));
+  out += "\n";
+  for (const auto s : seqs) {
+    out += fmt::format("{:>8}", s);
+    for (const auto b : batches) {
+      for (const auto& c : cells) {
+        if (c.seq == s && c.batch == b) {
+          out += fmt::format("  {:>24}", fmt::format("{} GiB {}", format_gib(c.estimate.peak_pool_bytes()),
+                                                     plan::verdict_name(c.verdict)));
+        }
+      }
+    }
+    out += "\n";
+  }
+  out += "(peak = max(training, load), pool view)\n";
+  return out;
+}
+
+json matrix_to_json(const plan::PlanResult& base, const std::vector<MatrixCell>& cells) {
+  json j;
+  j["model"] = base.model.shape.name;
+  j["params"] = base.estimate.params;
+  j["run"] = run_json(base.run);
+  j["budget_bytes"] = base.budget_bytes;
+  j["cells"] = json::array();
+  for (const auto& c : cells) {
+    j["cells"].push_back({{"seq", c.seq},
+                          {"batch", c.batch},
+                          {"train_peak_allocated_bytes", c.estimate.train_peak_allocated_bytes},
+                          {"train_peak_pool_bytes", c.estimate.train_peak_pool_bytes},
+                          {"load_peak_pool_bytes", c.estimate.load_peak_pool_bytes},
+                          {"verdict", plan::verdict_name(c.verdict)}});
+  }
+  return j;
+}
+
+std::string render_catalogue_text(const std::vector<plan::CatalogueEntry>& entries) {
+  std::string out = fmt::format("{:<16} {:<45} {:>9} {:>9} {:>7} {:>6} {:>9} {:>7}\n", "name", "repo",
+                                "params", "active", "hidden", "layers", "heads/kv", "vocab");
+  for (const auto& e : entries) {
+    const auto c = plan::count_params(e.arch);
+    out += fmt::format("{:<16} {:<45} {:>9} {:>9} {:>7} {:>6} {:>9} {:>7}\n", e.name, e.repo,
+                       billions(c.total), billions(c.active), e.arch.hidden, e.arch.layers,
+                       fmt::format("{}/{}", e.arch.heads, e.arch.kv_heads), e.arch.vocab);
+  }
+  return out;
+}
+
+json catalogue_to_json(const std::vector<plan::CatalogueEntry>& entries) {
+  json j = json::array();
+  for (const auto& e : entries) {
+    const auto c = plan::count_params(e.arch);
+    j.push_back({{"name", e.name},
+                 {"repo", e.repo},
+                 {"params", c.total},
+                 {"active_params", c.active},
+                 {"hidden", e.arch.hidden},
+                 {"layers", e.arch.layers},
+                 {"heads", e.arch.heads},
+                 {"kv_heads", e.arch.kv_heads},
+                 {"head_dim", e.arch.head_dim},
+                 {"intermediate", e.arch.intermediate},
+                 {"vocab", e.arch.vocab},
+                 {"tied_embeddings", e.arch.tied_embeddings},
+                 {"experts", e.arch.experts},
+                 {"experts_per_token", e.arch.experts_per_token}});
+  }
+  return j;
+}
+
+}  // namespace sparkops::cli

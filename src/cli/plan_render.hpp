@@ -1,0 +1,34 @@
+#pragma once
+// Pure renderers for `sparkops plan`: the worksheet table, its JSON, the fit matrix and the
+// catalogue listing. Pinned by golden files under tests/fixtures/golden/plan/.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "plan/catalogue.hpp"
+#include "plan/plan.hpp"
+
+namespace sparkops::cli {
+
+std::string render_plan_text(const plan::PlanResult& r);
+nlohmann::json plan_to_json(const plan::PlanResult& r);
+
+struct MatrixCell {
+  std::uint64_t seq = 0;
+  std::uint64_t batch = 0;
+  plan::Estimate estimate;
+  plan::Verdict verdict = plan::Verdict::wont_fit;
+};
+// One row per seq, one column per batch: peak pool GiB and the verdict.
+std::string render_matrix_text(const plan::PlanResult& base, const std::vector<MatrixCell>& cells,
+                               const std::vector<std::uint64_t>& seqs,
+                               const std::vector<std::uint64_t>& batches);
+nlohmann::json matrix_to_json(const plan::PlanResult& base, const std::vector<MatrixCell>& cells);
+
+std::string render_catalogue_text(const std::vector<plan::CatalogueEntry>& entries);
+nlohmann::json catalogue_to_json(const std::vector<plan::CatalogueEntry>& entries);
+
+}  // namespace sparkops::cli
