@@ -212,3 +212,28 @@ TEST(SmiCorpus, QFbMemoryUsageNaIsAbsent) {
 
 }  // namespace
 }  // namespace sparkops
+
+namespace sparkops {
+namespace {
+
+// Every file of ../shared/corpus/nvidia-smi is either parsed above (copied into the fixtures) or
+// listed in docs/gpu.md as covered elsewhere. Skipped when the shared corpus is not beside the
+// checkout.
+TEST(SmiCorpus, EveryCorpusFileIsCoveredOrListed) {
+  const auto dir = test::shared_corpus("nvidia-smi");
+  if (!std::filesystem::is_directory(dir)) GTEST_SKIP() << "no shared corpus at " << dir;
+  const std::string doc = test::slurp(std::filesystem::path(SPARKOPS_SOURCE_DIR) / "docs" / "gpu.md");
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    const bool copied = std::filesystem::exists(test::fixture("nvidia-smi/corpus/" + name));
+    const std::string stem = entry.path().stem().string();
+    EXPECT_TRUE(copied || doc.find(stem) != std::string::npos) << name;
+    if (copied) {
+      EXPECT_EQ(test::slurp(entry.path()), test::slurp(test::fixture("nvidia-smi/corpus/" + name)))
+          << name << ": fixture copy differs from the corpus";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sparkops
