@@ -13,5 +13,8 @@ void add_serve_command(CLI::App& app, AppContext& ctx);
 void add_sample_command(CLI::App& app, AppContext& ctx);
 void add_plan_command(CLI::App& app, AppContext& ctx);
 void add_procs_command(CLI::App& app, AppContext& ctx);
+void add_analyze_command(CLI::App& app, AppContext& ctx);
+void add_oom_command(CLI::App& app, AppContext& ctx);
+void add_flush_command(CLI::App& app, AppContext& ctx);
 
 }  // namespace sparkops::cli

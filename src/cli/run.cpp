@@ -33,8 +33,11 @@ int run(int argc, char** argv) {
   add_config_command(app, ctx);
   add_serve_command(app, ctx);
   add_sample_command(app, ctx);
-  add_procs_command(app, ctx);
   add_plan_command(app, ctx);
+  add_procs_command(app, ctx);
+  add_analyze_command(app, ctx);
+  add_oom_command(app, ctx);
+  add_flush_command(app, ctx);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,108 @@
+// `sparkops flush`: OOM ladder step 1. sync(), then "3" into /proc/sys/vm/drop_caches (under
+// --root), refusing without root or while a trainer runs (unless --force); records step 1 in the
+// ladder state file when one exists.
+
+#include <unistd.h>
+
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "base/clock.hpp"
+#include "cli/commands.hpp"
+#include "cli/oom_render.hpp"
+#include "base/units.hpp"
+#include "ladder/flush.hpp"
+#include "workloads/scan.hpp"
+
+namespace sparkops::cli {
+namespace {
+
+struct FlushState {
+  bool dry_run = false;
+  bool force = false;
+  bool json = false;
+  std::string state_path = ".sparkops/ladder.json";
+};
+
+// Trainers the workload scanner finds under the root ("4242 TRL"). An unreadable /proc means none
+// can be found: the flush then goes ahead (the check is a guard, not a lock).
+std::vector<std::string> running_trainers(const HostRoot& root) {
+  std::vector<std::string> out;
+  auto scan = scan_workloads(root, {}, ScanOptions{});
+  if (!scan) return out;
+  for (const auto& w : scan->workloads) {
+    if (w.is_trainer()) out.push_back(fmt::format("{} {}", w.pid, w.kind.label));
+  }
+  return out;
+}
+
+int run_flush(const FlushState& st, AppContext& ctx) {
+  const HostRoot root = ctx.host_root();
+  SystemClock clock;
+  // A corrupt state file is reported before anything is flushed.
+  std::optional<LadderState> state;
+  if (!st.dry_run) {
+    auto loaded = load_ladder_state(st.state_path);
+    if (loaded) {
+      state = std::move(*loaded);
+    } else if (loaded.error().code != Errc::not_found) {
+      print_error(ctx, loaded.error().detail);
+      return kExitBadInput;
+    }
+  }
+  FlushOptions options;
+  options.mode = st.dry_run ? FlushMode::dry_run : FlushMode::flush;
+  options.force = st.force ? Force::yes : Force::no;
+  options.privilege = ::geteuid() == 0 ? Privilege::root : Privilege::unprivileged;
+  if (!st.dry_run) options.running_trainers = running_trainers(root);
+  options.sync = [] { ::sync(); };
+  auto outcome = flush_page_cache(root, options);
+  if (!outcome) {
+    print_error(ctx, outcome.error().detail);
+    const auto code = outcome.error().code;
+    return code == Errc::permission_denied || code == Errc::conflict || code == Errc::io
+               ? kExitFailure
+               : kExitBadInput;
+  }
+  FlushView view;
+  view.outcome = std::move(*outcome);
+  view.mode = options.mode;
+  if (view.outcome.forced_past_trainer) view.trainers = options.running_trainers;
+  if (state) {
+    const auto note = view.outcome.reclaimed_bytes
+                          ? fmt::format("reclaimed {}", format_signed_bytes(*view.outcome.reclaimed_bytes))
+                          : std::string();
+    if (record_step(*state, LadderStep::flush, StepResult::oom, clock.system_now(), LadderContext{},
+                    Force::no, note)) {
+      if (auto saved = save_ladder_state(st.state_path, *state); !saved) {
+        print_error(ctx, saved.error().detail);
+        return kExitFailure;
+      }
+      view.recorded_in = st.state_path;
+    }
+  }
+  if (st.json) {
+    fmt::print(ctx.out, "{}\n", flush_to_json(view).dump(2));
+  } else {
+    fmt::print(ctx.out, "{}", render_flush_text(view));
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_flush_command(CLI::App& app, AppContext& ctx) {
+  auto st = std::make_shared<FlushState>();
+  auto* cmd = app.add_subcommand(
+      "flush", "OOM ladder step 1: drop the page cache between runs (needs root)");
+  cmd->add_flag("--dry-run", st->dry_run, "Show what a flush would reclaim (Cached - Shmem - Mapped)");
+  cmd->add_flag("--force", st->force, "Flush even while a trainer is running");
+  cmd->add_option("--state", st->state_path, "Ladder state file to record step 1 in (when it exists)")
+      ->capture_default_str()
+      ->type_name("FILE");
+  cmd->add_flag("--json", st->json, "JSON output");
+  cmd->callback([st, &ctx] { ctx.exit_code = run_flush(*st, ctx); });
+}
+
+}  // namespace sparkops::cli

@@ -1,0 +1,233 @@
+// `sparkops oom`: classify an OOM (--log FILE or stdin), show where the user is on the OOM ladder
+// and the next step with exact values; `--done STEP` records a step (refusing to skip one).
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "base/clock.hpp"
+#include "cli/commands.hpp"
+#include "cli/oom_render.hpp"
+#include "cli/plan_flags.hpp"
+#include "host/meminfo.hpp"
+#include "ladder/ladder_advice.hpp"
+#include "ladder/oom_classifier.hpp"
+#include "plan/anchors.hpp"
+
+namespace sparkops::cli {
+namespace {
+
+struct OomState {
+  std::string log;
+  std::string state_path = ".sparkops/ladder.json";
+  std::string done;
+  std::string result = "oom";
+  bool force = false;
+  bool json = false;
+  PlanFlags flags;
+  CLI::App* cmd = nullptr;
+};
+
+std::string env_or_empty(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+bool given(const OomState& st, const char* option) {
+  const auto* o = st.cmd->get_option_no_throw(option);
+  return o != nullptr && o->count() > 0;
+}
+
+// nullopt report with no error: stdin was implicit and empty (no log given).
+Result<std::optional<OomReport>> read_report(const OomState& st) {
+  if (!st.log.empty() && st.log != "-") {
+    auto r = classify_oom_file(st.log);
+    if (!r) return tl::unexpected(r.error());
+    return std::optional<OomReport>(*r);
+  }
+  const bool implicit = st.log.empty();
+  if (implicit && (!st.done.empty() || ::isatty(STDIN_FILENO) != 0)) return std::optional<OomReport>();
+  OomClassifier classifier;
+  std::vector<char> buffer(64 * 1024);
+  while (true) {
+    const auto got = std::fread(buffer.data(), 1, buffer.size(), stdin);
+    if (got > 0) classifier.feed(std::string_view(buffer.data(), got));
+    if (got < buffer.size()) break;
+  }
+  if (implicit && classifier.bytes_seen() == 0) return std::optional<OomReport>();
+  auto r = classifier.finish();
+  if (!r) return fail(r.error().code, fmt::format("stdin: {}", r.error().detail));
+  return std::optional<OomReport>(*r);
+}
+
+Result<std::optional<PlannedRun>> plan_run(const OomState& st, const AppContext& ctx,
+                                           std::optional<PoolView>& pool) {
+  if (st.flags.model.empty() && st.flags.params.empty()) return std::optional<PlannedRun>();
+  auto input = plan_input_from_flags(st.flags);
+  if (!input) return tl::unexpected(input.error());
+  plan::PlanEnvironment env;
+  env.root = ctx.host_root();
+  env.pool_options.overhead_bytes = ctx.config.get_bytes("pool.overhead");
+  env.pool_options.flush_hint_gap_bytes = ctx.config.get_bytes("pool.flush_hint_gap");
+  env.pool_options.swap =
+      ctx.config.get_bool("pool.swap_counts") ? SwapPolicy::counted : SwapPolicy::excluded;
+  env.hf_cache = {env_or_empty("HF_HUB_CACHE"), env_or_empty("HF_HOME"), env_or_empty("HOME")};
+  env.anchors = plan::embedded_anchors();
+  auto result = plan::make_plan(*input, env);
+  if (!result) return tl::unexpected(result.error());
+  PlannedRun p;
+  p.model_arg = st.flags.model.empty() ? fmt::format("--params {}", st.flags.params) : st.flags.model;
+  p.shape = result->model.shape;
+  p.run = result->run;
+  p.budget_bytes = result->budget_bytes;
+  if (!result->model.shards.empty()) p.largest_shard_bytes = result->estimate.largest_shard_bytes;
+  p.estimate = result->estimate;
+  if (result->pool) pool = result->pool;
+  return std::optional<PlannedRun>(std::move(p));
+}
+
+std::optional<PoolView> live_pool(const AppContext& ctx) {
+  auto meminfo = read_meminfo(ctx.host_root());
+  if (!meminfo) return std::nullopt;
+  PoolOptions options;
+  options.overhead_bytes = ctx.config.get_bytes("pool.overhead");
+  auto pool = compute_pool(*meminfo, std::nullopt, options);
+  if (!pool) return std::nullopt;
+  return *pool;
+}
+
+int run_oom(OomState& st, AppContext& ctx) {
+  SystemClock clock;
+  OomView view;
+  view.state_path = st.state_path;
+  auto loaded = load_ladder_state(st.state_path);
+  bool exists = true;
+  if (!loaded) {
+    if (loaded.error().code != Errc::not_found) {
+      print_error(ctx, loaded.error().detail);
+      return kExitBadInput;
+    }
+    exists = false;
+    view.state.created = clock.system_now();
+  } else {
+    view.state = std::move(*loaded);
+  }
+
+  std::optional<LadderStep> done;
+  std::optional<StepResult> result;
+  if (!st.done.empty()) {
+    done = parse_step(st.done);
+    if (!done) {
+      print_error(ctx, fmt::format("--done {}: unknown step (1, 2a, 2b, 3a, 3b, 4 or flush, packing, "
+                                   "batch, lora, qlora, scale)",
+                                   st.done));
+      return kExitBadInput;
+    }
+  }
+  result = parse_step_result(st.result);
+  if (!result) {
+    print_error(ctx, fmt::format("--result {}: expected oom or ok", st.result));
+    return kExitBadInput;
+  }
+
+  auto report = read_report(st);
+  if (!report) {
+    print_error(ctx, report.error().detail);
+    return kExitBadInput;
+  }
+  view.report = *report;
+
+  std::optional<PoolView> pool;
+  auto planned = plan_run(st, ctx, pool);
+  if (!planned) {
+    print_error(ctx, planned.error().detail);
+    return planned.error().code == Errc::io ? kExitFailure : kExitBadInput;
+  }
+  if (!pool) pool = live_pool(ctx);
+  if (*planned) {
+    view.ctx.method = (*planned)->run.method;
+    view.ctx.batch = (*planned)->run.batch;
+  } else {
+    if (given(st, "--method")) {
+      auto m = plan::parse_method(st.flags.method);
+      if (!m) {
+        print_error(ctx, m.error().detail);
+        return kExitBadInput;
+      }
+      view.ctx.method = *m;
+    }
+    if (given(st, "--batch")) {
+      auto b = parse_count_list(st.flags.batch, "--batch");
+      if (!b) {
+        print_error(ctx, b.error().detail);
+        return kExitBadInput;
+      }
+      view.ctx.batch = b->front();
+    }
+  }
+
+  bool changed = false;
+  if (view.report && view.report->kind != OomKind::not_oom) {
+    view.state.last_oom = LastOom{std::string(oom_kind_name(view.report->kind)),
+                                  std::string(oom_phase_name(view.report->phase)), clock.system_now()};
+    changed = true;
+  }
+  if (done) {
+    const auto force = st.force ? Force::yes : Force::no;
+    if (auto ok = record_step(view.state, *done, *result, clock.system_now(), view.ctx, force); !ok) {
+      print_error(ctx, ok.error().detail);
+      return kExitFailure;
+    }
+    view.recorded = view.state.steps.back();
+    changed = true;
+  }
+  if (changed) {
+    if (auto saved = save_ladder_state(st.state_path, view.state); !saved) {
+      print_error(ctx, saved.error().detail);
+      return kExitFailure;
+    }
+    exists = true;
+  }
+  view.state_saved = exists;
+
+  AdviceInput in;
+  in.report = view.report;
+  in.state = view.state;
+  in.ctx = view.ctx;
+  in.planned = *planned;
+  in.pool = pool;
+  view.advice = advise_oom(in);
+  if (st.json) {
+    fmt::print(ctx.out, "{}\n", oom_to_json(view).dump(2));
+  } else {
+    fmt::print(ctx.out, "{}", render_oom_text(view));
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_oom_command(CLI::App& app, AppContext& ctx) {
+  auto st = std::make_shared<OomState>();
+  auto* cmd = app.add_subcommand(
+      "oom", "Classify an OOM (--log FILE or stdin) and walk the OOM ladder one step at a time");
+  st->cmd = cmd;
+  cmd->add_option("--log", st->log, "Log, traceback, kernel log or server reply to classify (- = stdin)")
+      ->type_name("FILE");
+  cmd->add_option("--state", st->state_path, "Ladder state file")->capture_default_str()->type_name("FILE");
+  cmd->add_option("--done", st->done, "Record a step as tried: 1 2a 2b 3a 3b 4 (or flush packing batch "
+                                      "lora qlora scale)")
+      ->type_name("STEP");
+  cmd->add_option("--result", st->result, "Outcome of the --done step: oom (still failing) or ok")
+      ->capture_default_str();
+  cmd->add_flag("--force", st->force, "Record --done STEP even though an earlier step was not tried");
+  cmd->add_flag("--json", st->json, "JSON output");
+  add_plan_flags(cmd, st->flags);
+  cmd->callback([st, &ctx] { ctx.exit_code = run_oom(*st, ctx); });
+}
+
+}  // namespace sparkops::cli
