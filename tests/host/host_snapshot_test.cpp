@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include "host/pool.hpp"
@@ -169,6 +171,17 @@ TEST(HostSnapshotErrors, UnreadableAndMalformedPartsBecomeNotes) {
   EXPECT_NE(s.notes[0].find("/proc/meminfo line 2"), std::string::npos);
   EXPECT_NE(s.notes[1].find("proc/pressure/memory"), std::string::npos);
   EXPECT_NE(s.notes[2].find("hwmon0/temp1_input line 1"), std::string::npos);
+}
+
+TEST(HostSnapshotErrors, PermissionDeniedIsAbsentWithANote) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root reads mode-000 files; EISDIR tests cover the path";
+  test::TempDir dir;
+  test::write_text(dir / "proc/vmstat", "oom_kill 0\n");
+  std::filesystem::permissions(dir / "proc/vmstat", std::filesystem::perms::none);
+  const HostSnapshot s = read_host_snapshot(HostRoot(dir.path()));
+  EXPECT_FALSE(s.vmstat.has_value());
+  ASSERT_EQ(s.notes.size(), 1u);
+  EXPECT_NE(s.notes[0].find("Permission denied"), std::string::npos);
 }
 
 }  // namespace sparkops
