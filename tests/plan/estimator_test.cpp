@@ -1,0 +1,228 @@
+#include <gtest/gtest.h>
+
+#include "plan/catalogue.hpp"
+#include "plan/plan.hpp"
+
+namespace sparkops::plan {
+namespace {
+
+ModelShape shape(std::string_view name) {
+  const auto* e = find_in_catalogue(name);
+  EXPECT_NE(e, nullptr);
+  return ModelShape{e->name, e->arch, count_params(e->arch)};
+}
+
+constexpr double kGiB = 1073741824.0;
+
+RunConfig anchor_70b_qlora() {
+  RunConfig r;
+  r.method = Method::qlora;
+  r.batch = 1;
+  r.seq = 512;
+  return r;
+}
+
+// The skill's anchor: 70B QLoRA ≈ 40 GB (data/anchors.json: batch 1, packing 512, defaults otherwise).
+TEST(Estimator, SeventyBQloraWithinTenPercentOfTheAnchor) {
+  const auto e = estimate(shape("Llama-3.1-70B"), anchor_70b_qlora());
+  const double gib = static_cast<double>(e.train_peak_allocated_bytes) / kGiB;
+  EXPECT_NEAR(gib, 40.0, 4.0);
+  // DOMAIN.md: ~35 GB of NF4 linears + ~4 GB bf16 embeddings (decimal GB).
+  EXPECT_NEAR(static_cast<double>(e.terms.weights) / 1e9, 39.5, 0.5);
+}
+
+TEST(Estimator, LoraAdapterCostsSixteenBytesPerParameter) {
+  RunConfig r;  // defaults: lora r16 all-linear, adamw
+  const auto e = estimate(shape("Llama-3.1-8B"), r);
+  EXPECT_EQ(e.trainable_params, 41'943'040u);
+  EXPECT_EQ(e.terms.adapter, 4u * 41'943'040u);
+  EXPECT_EQ(e.terms.gradients, 4u * 41'943'040u);
+  EXPECT_EQ(e.terms.optimizer, 8u * 41'943'040u);
+  EXPECT_EQ(e.terms.weights, 2u * 8'030'261'248u);
+}
+
+TEST(Estimator, FullBf16AdamwKeepsBf16StatesAndMixedAddsMaster) {
+  RunConfig r;
+  r.method = Method::full;
+  const auto s = shape("Llama-3.2-1B");
+  const auto bf16 = estimate(s, r);
+  EXPECT_EQ(bf16.terms.optimizer, 4u * s.params.total);
+  EXPECT_EQ(bf16.terms.master, 0u);
+  r.precision = Precision::mixed;
+  const auto mixed = estimate(s, r);
+  EXPECT_EQ(mixed.terms.optimizer, 8u * s.params.total);
+  EXPECT_EQ(mixed.terms.master, 4u * s.params.total);
+  r.optim = Optim::paged_adamw8bit;
+  EXPECT_EQ(estimate(s, r).terms.optimizer, 2u * s.params.total);
+}
+
+TEST(Estimator, ChunkedLossShrinksLogitsAndCheckpointingShrinksActivations) {
+  RunConfig r;
+  const auto s = shape("Llama-3.1-8B");
+  const auto base = estimate(s, r);
+  r.chunked_loss = ChunkedLoss::on;
+  EXPECT_LT(estimate(s, r).terms.logits * 5, base.terms.logits);
+  r.grad_ckpt = GradCkpt::none;
+  EXPECT_GT(estimate(s, r).terms.activations, 5 * base.terms.activations);
+}
+
+TEST(Estimator, EagerAttentionAddsQuadraticScores) {
+  RunConfig r;
+  r.grad_ckpt = GradCkpt::none;
+  const auto s = shape("Llama-3.1-8B");
+  const auto flash = estimate(s, r);
+  r.attn = Attn::eager;
+  // 5 bytes · heads · seq per token per layer: 5·32·2048·2048·32 layers.
+  EXPECT_EQ(estimate(s, r).terms.activations - flash.terms.activations, 5ull * 32 * 2048 * 2048 * 32);
+}
+
+TEST(Estimator, QloraLoadHoldsTheBf16Shard) {
+  RunConfig r = anchor_70b_qlora();
+  const auto e = estimate(shape("Llama-3.1-70B"), r, 4'000'000'000ull);
+  EXPECT_EQ(e.load_peak_pool_bytes, e.terms.weights + 8'000'000'000ull + e.terms.cuda_context);
+  r.method = Method::lora;
+  const auto l = estimate(shape("Llama-3.1-70B"), r, 4'000'000'000ull);
+  EXPECT_EQ(l.load_peak_pool_bytes, l.terms.weights + 4'000'000'000ull + l.terms.cuda_context);
+}
+
+TEST(Estimator, PoolPeakAddsContextAndReserve) {
+  const auto e = estimate(shape("Qwen2.5-7B"), RunConfig{});
+  EXPECT_EQ(e.train_peak_pool_bytes,
+            e.train_peak_allocated_bytes + e.terms.cuda_context + e.terms.allocator_reserve);
+  EXPECT_GT(e.terms.allocator_reserve, 0u);
+}
+
+TEST(ValidateRun, RejectsZeroAndContradictions) {
+  const auto s = shape("Llama-3.1-8B");
+  RunConfig r;
+  r.batch = 0;
+  EXPECT_NE(validate_run(r, s).error().detail.find("--batch"), std::string::npos);
+  r = RunConfig{};
+  r.seq = 0;
+  EXPECT_FALSE(validate_run(r, s));
+  r = RunConfig{};
+  r.kbit_prep = KbitPrep::on;
+  EXPECT_NE(validate_run(r, s).error().detail.find("--kbit-prep"), std::string::npos);
+  r = RunConfig{};
+  r.lora_targets = LoraTargets::list;
+  r.lora_target_names = {"wq"};
+  EXPECT_NE(validate_run(r, s).error().detail.find("--lora-targets"), std::string::npos);
+  r.lora_target_names = {"q", "v"};
+  EXPECT_TRUE(validate_run(r, s));
+}
+
+TEST(Verdict, ThresholdsAndFlush) {
+  PoolView pool;
+  pool.free_now_bytes = 50;
+  pool.overhead_bytes = 10;
+  EXPECT_EQ(verdict_for(101, 100, std::nullopt), Verdict::wont_fit);
+  EXPECT_EQ(verdict_for(95, 100, std::nullopt), Verdict::tight);
+  EXPECT_EQ(verdict_for(90, 100, std::nullopt), Verdict::fits);
+  EXPECT_EQ(verdict_for(41, 100, pool), Verdict::fits_after_flush);
+  EXPECT_EQ(verdict_for(40, 100, pool), Verdict::fits);
+}
+
+TEST(Advice, LadderOrderSeqThenBatchThenMethodThenNodes) {
+  const auto s = shape("Llama-3.1-8B");
+  RunConfig r;
+  r.seq = 8192;
+  r.grad_ckpt = GradCkpt::none;
+  const std::uint64_t budget = estimate(s, r).peak_pool_bytes() / 2;
+  const auto seq = largest_seq_that_fits(s, r, budget);
+  ASSERT_TRUE(seq);
+  EXPECT_EQ(seq->run.seq % 128, 0u);
+  EXPECT_LE(seq->estimate.peak_pool_bytes(), budget);
+  RunConfig longer = seq->run;
+  longer.seq += 128;
+  EXPECT_GT(estimate(s, longer).peak_pool_bytes(), budget);
+  const auto ladder = advise(s, r, budget);
+  ASSERT_EQ(ladder.size(), 1u);
+  EXPECT_EQ(ladder[0].kind, AdviceKind::shorter_seq);
+
+  RunConfig big;
+  big.batch = 8;
+  big.seq = 128;
+  big.grad_ckpt = GradCkpt::none;
+  const std::uint64_t b_budget = estimate(s, RunConfig{big}).peak_pool_bytes() - 1;
+  const auto batch = largest_batch_that_fits(s, big, b_budget);
+  ASSERT_TRUE(batch);
+  EXPECT_EQ(batch->run.batch, 7u);
+  EXPECT_EQ(advise(s, big, b_budget)[0].kind, AdviceKind::smaller_batch);
+}
+
+TEST(Advice, MethodTiersDownToQloraThenTwoNodes) {
+  EXPECT_EQ(method_tier_down(RunConfig{})->method, Method::qlora);
+  RunConfig full;
+  full.method = Method::full;
+  full.precision = Precision::mixed;
+  EXPECT_EQ(method_tier_down(full)->method, Method::lora);
+  EXPECT_EQ(method_tier_down(full)->precision, Precision::bf16);
+  RunConfig q;
+  q.method = Method::qlora;
+  EXPECT_FALSE(method_tier_down(q));
+
+  const auto s = shape("Llama-3.1-70B");
+  full.seq = 128;
+  const auto ladder = advise(s, full, 60ull << 30);
+  ASSERT_EQ(ladder.size(), 2u);
+  EXPECT_EQ(ladder[0].run.method, Method::lora);
+  EXPECT_FALSE(ladder[0].fits);
+  EXPECT_EQ(ladder[1].run.method, Method::qlora);
+  EXPECT_TRUE(ladder[1].fits);
+  const auto none = advise(s, full, 1ull << 30);
+  EXPECT_EQ(none.back().kind, AdviceKind::more_nodes);
+}
+
+TEST(Anchors, EmbeddedFourAndNearest) {
+  const auto anchors = embedded_anchors();
+  ASSERT_EQ(anchors.size(), 4u);
+  const auto e = estimate(shape("Llama-3.1-70B"), anchor_70b_qlora());
+  const auto m = nearest_anchor(anchors, 70'553'706'496, anchor_70b_qlora(), e, true);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->anchor.id, "skill-70b-qlora");
+  EXPECT_FALSE(m->far);
+  RunConfig full;
+  full.method = Method::full;
+  const auto far = nearest_anchor(anchors, 70'553'706'496, anchor_70b_qlora(),
+                                  estimate(shape("Llama-3.1-70B"), full), false);
+  EXPECT_TRUE(far->far);
+}
+
+TEST(Anchors, UserJsonlRoundTripsAndBadLineIsNamed) {
+  Anchor a;
+  a.id = "run-1";
+  a.model = "Qwen2.5-7B";
+  a.params = 7'615'616'512;
+  a.method = Method::lora;
+  a.peak_pool_bytes = 30ull << 30;
+  a.seq = 4096;
+  a.batch = 2;
+  const std::string text = anchor_to_jsonl(a) + "\n\n" + R"({"model":"Llama-3.1-8B","method":"qlora","peak_pool_bytes":1})";
+  const auto parsed = parse_anchors_jsonl(text, "anchors.jsonl");
+  ASSERT_TRUE(parsed) << parsed.error().detail;
+  ASSERT_EQ(parsed->size(), 2u);
+  EXPECT_EQ((*parsed)[0].peak_pool_bytes, 30ull << 30);
+  EXPECT_EQ((*parsed)[0].seq, 4096u);
+  EXPECT_EQ((*parsed)[1].params, 8'030'261'248u);  // from the catalogue
+  const auto bad = parse_anchors_jsonl("{}\n{\"method\":", "f.jsonl");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().detail.find("f.jsonl:1"), std::string::npos);
+}
+
+TEST(ResolveModel, ParamsWithoutShapeNamesTheAssumedShape) {
+  ModelRef ref;
+  ref.params = 70'000'000'000;
+  const auto m = resolve_model(ref, HfCacheEnv{});
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->shape.params.total, 70'000'000'000u);
+  ASSERT_EQ(m->notes.size(), 1u);
+  EXPECT_NE(m->notes[0].find("Llama-3.1-70B"), std::string::npos);
+  ref.name = "Llama-3.1-8B";
+  EXPECT_FALSE(resolve_model(ref, HfCacheEnv{}));  // MODEL and --params contradict
+  ModelRef unknown;
+  unknown.name = "NoSuchModel-9B";
+  EXPECT_NE(resolve_model(unknown, HfCacheEnv{}).error().detail.find("unknown model"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sparkops::plan

@@ -1,0 +1,129 @@
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "safetensors_writer.hpp"
+#include "support/test_support.hpp"
+
+namespace sparkops::plan {
+namespace {
+
+using test::run_sparkops;
+
+std::string root() { return test::fixture("plan/root-spark").string(); }
+
+TEST(PlanCli, JsonCarriesEveryRequiredKey) {
+  const auto r = run_sparkops({"--root", root(), "plan", "Llama-3.1-8B", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* key : {"params", "trainable_params", "terms", "train_peak_allocated_bytes",
+                          "train_peak_pool_bytes", "load_peak_pool_bytes", "budget_bytes", "verdict",
+                          "anchor", "advice"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_EQ(j["params"], 8'030'261'248u);
+  EXPECT_EQ(j["verdict"], "fits");
+  // Budget: MemAvailable 110 GiB - 4 GiB default overhead.
+  EXPECT_EQ(j["budget_bytes"], 106ull << 30);
+  for (const char* term : {"weights", "adapter", "gradients", "optimizer", "master", "activations",
+                           "logits", "cuda_context", "allocator_reserve"}) {
+    EXPECT_TRUE(j["terms"].contains(term)) << term;
+  }
+}
+
+TEST(PlanCli, TableIsPinned) {
+  const auto r = run_sparkops({"--root", root(), "plan", "Llama-3.1-70B", "--method", "qlora", "--seq", "512"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  test::expect_golden("golden/plan/llama70b-qlora.txt", r.out);
+}
+
+TEST(PlanCli, WontFitExitsOneWithTheLadder) {
+  const auto r = run_sparkops({"plan", "Llama-3.1-70B", "--method", "full", "--budget", "100", "--json"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["verdict"], "wont_fit");
+  ASSERT_EQ(j["advice"].size(), 2u);
+  EXPECT_EQ(j["advice"][0]["kind"], "method_down");
+  EXPECT_EQ(j["advice"][1]["run"]["method"], "qlora");
+  EXPECT_EQ(j["advice"][1]["fits"], true);
+  test::expect_golden("golden/plan/llama70b-full-100.json", r.out);
+}
+
+TEST(PlanCli, TightExitsThree) {
+  const auto fits = nlohmann::json::parse(
+      run_sparkops({"plan", "Qwen2.5-7B", "--budget", "1000", "--json"}).out);
+  const double peak = std::max(fits["train_peak_pool_bytes"].get<double>(),
+                               fits["load_peak_pool_bytes"].get<double>());
+  const auto budget = std::to_string(static_cast<long long>(peak / 0.95 / 1e9 * 1e9)) ;
+  const auto r = run_sparkops({"plan", "Qwen2.5-7B", "--budget", budget + "B"});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+}
+
+TEST(PlanCli, FitMatrix) {
+  const auto r = run_sparkops({"plan", "Llama-3.1-8B", "--seq", "1024,2048,4096", "--batch", "1,2,4",
+                               "--budget", "40"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  test::expect_golden("golden/plan/matrix.txt", r.out);
+}
+
+TEST(PlanCli, ListPrintsTheCatalogue) {
+  const auto r = run_sparkops({"plan", "--list", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out).size(), 33u);
+  const auto t = run_sparkops({"plan", "--list"});
+  EXPECT_NE(t.out.find("gpt-oss-120b"), std::string::npos);
+}
+
+TEST(PlanCli, BadInputIsOneLineAndExitTwo) {
+  const std::vector<std::vector<std::string>> cases = {
+      {"plan", "NoSuchModel-9B"},
+      {"plan", "Llama-3.1-8B", "--batch", "0"},
+      {"plan", "Llama-3.1-8B", "--seq", "-5"},
+      {"plan", "Llama-3.1-8B", "--method", "dpo"},
+      {"plan", "Llama-3.1-8B", "--kbit-prep"},
+      {"plan", "Llama-3.1-8B", "--params", "8B"},
+      {"plan", "Llama-3.1-8B", "--budget", "lots"},
+      {"plan", "--hidden", "4096"},
+      {"plan", "./no/such/dir"},
+  };
+  for (const auto& args : cases) {
+    const auto r = run_sparkops(args);
+    EXPECT_EQ(r.exit_code, 2) << args[1] << " " << r.out;
+    EXPECT_EQ(r.err.rfind("sparkops: ", 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
+
+TEST(PlanCli, ModelDirectoryAndBadSafetensors) {
+  test::TempDir tmp;
+  const auto cfg = test::fixture("plan/configs/Qwen2.5-7B/config.json");
+  std::filesystem::copy_file(cfg, tmp / "config.json");
+  testing::write_raw_safetensors(tmp / "model.safetensors", 1ull << 40, "{}", 0);
+  const auto r = run_sparkops({"plan", tmp.path().string(), "--budget", "100"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("100 MB"), std::string::npos) << r.err;
+  std::filesystem::remove(tmp / "model.safetensors");
+  const auto ok = run_sparkops({"plan", tmp.path().string(), "--budget", "100", "--json"});
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_EQ(nlohmann::json::parse(ok.out)["params"], 7'615'616'512u);
+}
+
+TEST(PlanCli, HfCacheRepoIdAndUserAnchors) {
+  test::TempDir tmp;
+  const auto snap = tmp / "hub" / "models--Qwen--Qwen2.5-7B" / "snapshots" / "abc";
+  std::filesystem::create_directories(snap);
+  std::filesystem::copy_file(test::fixture("plan/configs/Qwen2.5-7B/config.json"), snap / "config.json");
+  std::filesystem::create_directories(tmp / "data" / "sparkops");
+  test::write_text(tmp / "data" / "sparkops" / "anchors.jsonl",
+                   R"({"id":"mine","model":"Qwen2.5-7B","method":"lora","peak_pool_bytes":26000000000,"seq":2048})"
+                   "\n");
+  const auto r = run_sparkops({"plan", "Qwen/Qwen2.5-7B", "--budget", "100", "--json"},
+                              {{"HF_HUB_CACHE", (tmp / "hub").string()},
+                               {"XDG_DATA_HOME", (tmp / "data").string()}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["model"]["source"], "hf_cache");
+  EXPECT_EQ(j["anchor"]["id"], "mine");
+}
+
+}  // namespace
+}  // namespace sparkops::plan
