@@ -1,0 +1,98 @@
+#include "cli/analyze_render.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "base/time_format.hpp"
+#include "report/analysis_json.hpp"
+
+namespace sparkops::cli {
+
+namespace {
+
+std::string when(const std::optional<SystemTime>& t) {
+  return t ? format_iso8601_utc_ms(*t) : std::string("-");
+}
+
+std::string seconds_text(std::optional<double> s) {
+  if (!s) return "n/a";
+  if (*s >= 100) return fmt::format("{:.1f}", *s);
+  if (*s >= 1) return fmt::format("{:.2f}", *s);
+  return fmt::format("{:.4f}", *s);
+}
+
+struct Event {
+  std::size_t order;  // record index, for log order
+  int rank;           // tie-break: pauses and starts before ends
+  std::string text;
+};
+
+}  // namespace
+
+std::string render_analysis_text(std::string_view log_name, const trainlog::StepSeries& series,
+                                 const diagnose::Diagnosis& d, std::string_view thermal_name,
+                                 const diagnose::ThermalLog* thermal) {
+  std::string out;
+  const auto& steps = series.steps;
+  out += fmt::format("Log        {} ({})\n", log_name, trainlog::format_name(series.format));
+  if (steps.empty()) {
+    out += "Steps      0\n";
+  } else {
+    out += fmt::format("Steps      {} (step {} to {}{})\n", steps.size(), steps.front().step, steps.back().step,
+                       series.total_steps ? fmt::format(" of {}", *series.total_steps) : "");
+  }
+  out += fmt::format("Baseline   {} s/step (median after {} warm-up measurement(s)); overall median {} s/step\n",
+                     seconds_text(d.baseline_seconds), d.warmup_skipped,
+                     seconds_text(trainlog::median_seconds(series)));
+  out += fmt::format("Times      {}{}\n", trainlog::time_basis_name(series.time_basis),
+                     series.times_approximate ? " (approximate)" : "");
+  if (thermal) {
+    out += fmt::format("Thermal    {} ({}, {} samples)\n", thermal_name,
+                       diagnose::thermal_format_name(thermal->format), thermal->samples.size());
+  } else {
+    out += "Thermal    none (--thermal FILE correlates slowdowns with temperature and power)\n";
+  }
+  out += fmt::format("Slowdowns  {}\n", d.slowdowns.size());
+  for (const auto& s : d.slowdowns) {
+    out += fmt::format("  steps {}-{}  {} to {}  {:.2f}x{}  {} (confidence {:.2f}): {}\n", s.start_step,
+                       s.end_step, when(s.start_time), when(s.end_time), s.ratio, s.doubled ? " doubled" : "",
+                       diagnose::cause_name(s.cause), s.confidence, s.explanation);
+    if (!s.evidence.empty()) {
+      std::string ev;
+      for (const auto& [k, v] : s.evidence) ev += fmt::format(" {}={}", k, v);
+      out += fmt::format("    evidence:{}\n", ev);
+    }
+  }
+  out += fmt::format("Pauses     {}\n", d.pauses.size());
+  for (const auto& n : report::analysis_notes(series, d, thermal)) out += fmt::format("Note       {}\n", n);
+
+  std::vector<Event> events;
+  for (const auto& s : d.slowdowns) {
+    events.push_back({s.first_index, 1,
+                      fmt::format("event {} slowdown_start step={} ratio={:.2f}{} cause={}", when(s.start_time),
+                                  s.start_step, s.ratio, s.doubled ? " doubled" : "",
+                                  diagnose::cause_name(s.cause))});
+    events.push_back({s.last_index, 2,
+                      fmt::format("event {} slowdown_end step={}", when(s.end_time), s.end_step)});
+  }
+  std::size_t cursor = 0;
+  for (const auto& p : d.pauses) {
+    if (p.step) {
+      std::size_t i = cursor;
+      while (i < steps.size() && steps[i].step != *p.step) ++i;
+      if (i < steps.size()) cursor = i;
+    }
+    events.push_back({cursor, 0,
+                      fmt::format("event {} {} step={}{}", when(p.time), trainlog::marker_kind_name(p.kind),
+                                  p.step ? std::to_string(*p.step) : "-",
+                                  p.duration_seconds ? fmt::format(" duration={:.1f}s", *p.duration_seconds) : "")});
+  }
+  std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
+    return a.order != b.order ? a.order < b.order : a.rank < b.rank;
+  });
+  for (const auto& e : events) out += e.text + "\n";
+  return out;
+}
+
+}  // namespace sparkops::cli

@@ -1,0 +1,166 @@
+// sparkops analyze: per-step timing from a training log, slowdowns and their causes from the thermal
+// samples, as text, JSON or a self-contained HTML report.
+
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "base/file_io.hpp"
+#include "base/text.hpp"
+#include "base/time_format.hpp"
+#include "cli/analyze_render.hpp"
+#include "cli/commands.hpp"
+#include "diagnose/diagnosis.hpp"
+#include "diagnose/thermal_log.hpp"
+#include "report/analysis_json.hpp"
+#include "report/html_report.hpp"
+#include "trainlog/parse_log.hpp"
+
+namespace sparkops::cli {
+
+namespace {
+
+struct AnalyzeFlags {
+  std::string log;
+  std::string thermal;
+  std::string html;
+  std::string start;
+  std::string times;
+  std::string format;
+  std::string tz_offset;
+  std::optional<double> slowdown_factor;
+  std::optional<std::int64_t> sustain_steps;
+  std::optional<std::int64_t> warmup_steps;
+  bool json = false;
+};
+
+// "+01:00", "-0530", "+2", "0" -> seconds east of UTC.
+std::optional<std::chrono::seconds> parse_tz_offset(std::string_view text) {
+  std::string_view s = trim(text);
+  if (s.empty()) return std::nullopt;
+  int sign = 1;
+  if (s[0] == '+' || s[0] == '-') {
+    sign = s[0] == '-' ? -1 : 1;
+    s.remove_prefix(1);
+  }
+  std::int64_t hours = 0, minutes = 0;
+  if (const auto colon = s.find(':'); colon != std::string_view::npos) {
+    const auto h = parse_i64(s.substr(0, colon));
+    const auto m = parse_i64(s.substr(colon + 1));
+    if (!h || !m) return std::nullopt;
+    hours = *h;
+    minutes = *m;
+  } else if (s.size() == 4) {
+    const auto h = parse_i64(s.substr(0, 2));
+    const auto m = parse_i64(s.substr(2));
+    if (!h || !m) return std::nullopt;
+    hours = *h;
+    minutes = *m;
+  } else {
+    const auto h = parse_i64(s);
+    if (!h) return std::nullopt;
+    hours = *h;
+  }
+  if (hours > 14 || minutes > 59 || hours < 0 || minutes < 0) return std::nullopt;
+  return std::chrono::seconds(sign * (hours * 3600 + minutes * 60));
+}
+
+void run_analyze(const AnalyzeFlags& f, AppContext& ctx) {
+  const auto bad = [&](const std::string& message) {
+    print_error(ctx, message);
+    ctx.exit_code = kExitBadInput;
+  };
+  trainlog::ParseOptions po;
+  if (!f.format.empty()) {
+    po.format = trainlog::format_from_name(f.format);
+    if (!po.format) {
+      return bad(fmt::format("--format {}: unknown format (known formats: {})", f.format,
+                             trainlog::known_formats_list()));
+    }
+  }
+  if (!f.start.empty()) {
+    po.start = parse_timestamp(f.start);
+    if (!po.start) return bad(fmt::format("--start {}: not a timestamp (use 2025-11-09T09:26:12Z)", f.start));
+  }
+  if (!f.times.empty()) po.sidecar = f.times;
+  diagnose::ThermalReadOptions to;
+  if (!f.tz_offset.empty()) {
+    const auto off = parse_tz_offset(f.tz_offset);
+    if (!off) return bad(fmt::format("--tz-offset {}: expected +HH:MM or -HH:MM", f.tz_offset));
+    to.tz_offset = *off;
+  }
+  if (f.slowdown_factor) ctx.config.set_from_flag("analyze.slowdown_factor", fmt::format("{}", *f.slowdown_factor));
+  if (f.sustain_steps) ctx.config.set_from_flag("analyze.sustain_steps", std::to_string(*f.sustain_steps));
+  if (f.warmup_steps) ctx.config.set_from_flag("analyze.warmup_steps", std::to_string(*f.warmup_steps));
+  diagnose::DiagnoseOptions o;
+  o.slowdown_factor = ctx.config.get_number("analyze.slowdown_factor");
+  o.sustain_steps = ctx.config.get_integer("analyze.sustain_steps");
+  o.warmup_steps = ctx.config.get_integer("analyze.warmup_steps");
+  o.rated_watts = ctx.config.get_number("thermal.rated_watts");
+  o.ceiling_watts = ctx.config.get_number("thermal.ceiling_watts");
+  o.ceiling_band_watts = ctx.config.get_number("thermal.ceiling_band_watts");
+  o.hot_celsius = ctx.config.get_number("thermal.hot_celsius");
+  o.low_clock_ratio = ctx.config.get_number("thermal.low_clock_ratio");
+  if (o.slowdown_factor <= 1.0) return bad("analyze.slowdown_factor must be above 1");
+  if (o.sustain_steps < 1) return bad("analyze.sustain_steps must be at least 1");
+
+  auto series = trainlog::parse_log_file(f.log, po);
+  if (!series) return bad(series.error().detail);
+  std::optional<diagnose::ThermalLog> thermal;
+  if (!f.thermal.empty()) {
+    auto t = diagnose::read_thermal_log(f.thermal, to);
+    if (!t) return bad(t.error().detail);
+    thermal = std::move(*t);
+  }
+  const diagnose::ThermalLog* tp = thermal ? &*thermal : nullptr;
+  const auto diagnosis = diagnose::diagnose(*series, tp, o);
+  if (!f.html.empty()) {
+    const std::string html = report::render_html_report(f.log, *series, diagnosis, tp);
+    if (auto st = write_file_atomic(f.html, html); !st) {
+      print_error(ctx, st.error().detail);
+      ctx.exit_code = kExitFailure;
+      return;
+    }
+  }
+  if (f.json) {
+    const auto j = report::analysis_to_json(f.log, *series, diagnosis, tp);
+    fmt::print(ctx.out, "{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+  } else {
+    fmt::print(ctx.out, "{}", render_analysis_text(f.log, *series, diagnosis, f.thermal, tp));
+    if (!f.html.empty()) fmt::print(ctx.out, "Report     {}\n", f.html);
+  }
+}
+
+}  // namespace
+
+void add_analyze_command(CLI::App& app, AppContext& ctx) {
+  auto flags = std::make_shared<AnalyzeFlags>();
+  auto* cmd = app.add_subcommand("analyze", "Step times from a training log, slowdowns and their causes");
+  cmd->add_option("--log", flags->log, "Training log (tqdm, HF Trainer/TRL, trainer_state.json, LLaMA-Factory, "
+                                       "axolotl, Megatron, DeepSpeed, Lightning/NeMo, torchtune, MLX-LM, llama.cpp)")
+      ->required()
+      ->type_name("FILE");
+  cmd->add_option("--thermal", flags->thermal,
+                  "Thermal samples: nvidia-smi CSV, sparkops extended CSV or JSONL (see docs/csv-format.md)")
+      ->type_name("FILE");
+  cmd->add_flag("--json", flags->json, "Print JSON instead of text");
+  cmd->add_option("--html", flags->html, "Write a self-contained HTML report with charts")->type_name("FILE");
+  cmd->add_option("--start", flags->start, "When the run started (UTC), to date tqdm's elapsed times")
+      ->type_name("TIME");
+  cmd->add_option("--times", flags->times, "Timestamp sidecar written by `sparkops watch` (default: LOG.times)")
+      ->type_name("FILE");
+  cmd->add_option("--format", flags->format, "Skip detection: " + trainlog::known_formats_list())
+      ->type_name("NAME");
+  cmd->add_option("--tz-offset", flags->tz_offset,
+                  "UTC offset of the machine that wrote nvidia-smi timestamps (e.g. +01:00)")
+      ->type_name("OFFSET");
+  cmd->add_option("--slowdown-factor", flags->slowdown_factor, "Overrides analyze.slowdown_factor")
+      ->type_name("X");
+  cmd->add_option("--sustain-steps", flags->sustain_steps, "Overrides analyze.sustain_steps")->type_name("N");
+  cmd->add_option("--warmup-steps", flags->warmup_steps, "Overrides analyze.warmup_steps")->type_name("N");
+  cmd->callback([flags, &ctx] { run_analyze(*flags, ctx); });
+}
+
+}  // namespace sparkops::cli
