@@ -131,8 +131,7 @@ std::string render_procs_table(const ProcsReport& r) {
   }
   if (r.verdict) {
     for (const auto& o : r.verdict->orphans) {
-      out += fmt::format("Orphan: {} ({}) {}; its API server is gone: `kill {}` frees it\n", o.pid, o.label,
-                         o.reason, o.pid);
+      out += fmt::format("Orphan: {} ({}): {}; `kill {}` frees it\n", o.pid, o.label, o.reason, o.pid);
     }
     out += fmt::format("Verdict: {}\n", r.verdict->summary);
   }

@@ -137,7 +137,7 @@ void judge(Workload& w, const ScanOptions& options) {
     w.heavy_reason = fmt::format("uncapped: holds {}", format_bytes(w.actual_bytes));
   }
   if (w.orphan) {
-    w.heavy_reason = w.heavy_reason.empty() ? "orphan: API server gone" : "orphan, " + w.heavy_reason;
+    w.heavy_reason = w.heavy_reason.empty() ? "orphan: API server gone" : "orphan (API server gone), " + w.heavy_reason;
   }
 }
 

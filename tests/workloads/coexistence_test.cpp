@@ -53,7 +53,7 @@ TEST(Coexistence, UncappedVllmMustBeStoppedFirst) {
   EXPECT_EQ(v.stop[1].pid, 5000u);
   EXPECT_EQ(v.stop[1].reason, "uncapped: claims 107.7 GiB at default 0.9");
   ASSERT_EQ(v.orphans.size(), 1u);
-  EXPECT_EQ(v.summary.rfind("stop 6100 (vLLM EngineCore, orphan, uncapped: holds 50.0 GiB), then 5000 (vLLM, "
+  EXPECT_EQ(v.summary.rfind("stop 6100 (vLLM EngineCore, orphan (API server gone), uncapped: holds 50.0 GiB), then 5000 (vLLM, "
                             "uncapped: claims 107.7 GiB at default 0.9) first",
                             0),
             0u)

@@ -83,7 +83,7 @@ TEST(ScanFixture, UncappedVllmIsHeavyAndOrphanedEngineIsFlagged) {
   EXPECT_TRUE(orphan->orphan);
   EXPECT_TRUE(orphan->heavy);
   EXPECT_EQ(orphan->processes.size(), 3u);
-  EXPECT_EQ(orphan->heavy_reason, "orphan, uncapped: holds 50.0 GiB");
+  EXPECT_EQ(orphan->heavy_reason, "orphan (API server gone), uncapped: holds 50.0 GiB");
   ASSERT_EQ(scan.gpu_outside.size(), 1u);
   EXPECT_EQ(scan.gpu_outside[0].pid, 77777u);
   EXPECT_FALSE(trainer_running(scan));
