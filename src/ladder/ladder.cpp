@@ -65,7 +65,7 @@ Status check_can_record(const LadderState& state, LadderStep s, const LadderCont
     if (earlier == s) break;
     if (!step_applies(earlier, ctx) || state.tried(earlier)) continue;
     return fail(Errc::conflict,
-                fmt::format("refusing to record step {} ({}): step {} ({}) has not been tried, and "
+                fmt::format("refusing to record step {} ({}): step {} ({}) has not been tried: "
                             "{}. Try it, record it with `sparkops oom --done {}`, or pass --force",
                             step_id(s), step_title(s), step_id(earlier), step_title(earlier),
                             step_reason(earlier), step_id(earlier)));
