@@ -97,6 +97,19 @@ Diagnosis diagnose(const StepSeries& series, const ThermalLog* thermal, const Di
     base.push_back(*steps[measured[k]].seconds);
   }
   if (base.empty()) {
+    // Every measurement follows a pause (DeepSpeed timing a save every print interval): use them all.
+    for (std::size_t i = 0; i < n; ++i) {
+      if (steps[i].seconds && *steps[i].seconds > 0) base.push_back(*steps[i].seconds);
+    }
+    if (!base.empty()) {
+      d.notes.push_back("every measurement follows a pause: the baseline includes the pauses");
+      d.baseline_seconds = median(base);
+      d.baseline_samples = base.size();
+      collect_pauses(series, d.baseline_seconds, d);
+      return d;
+    }
+  }
+  if (base.empty()) {
     if (series.train_runtime_seconds && n > 0 && steps.back().step > 0) {
       d.baseline_seconds = *series.train_runtime_seconds / static_cast<double>(steps.back().step);
       d.notes.push_back("the log has no per-step times; the baseline is train_runtime / steps");
