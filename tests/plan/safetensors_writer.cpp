@@ -78,11 +78,12 @@ void write_sharded_model(const std::filesystem::path& dir, const std::vector<Fak
   nlohmann::json index;
   index["metadata"] = {{"total_size", 0}};
   index["weight_map"] = nlohmann::json::object();
-  const std::size_t per = (tensors.size() + shards - 1) / shards;
+  // Shard s holds tensors [s·n/shards, (s+1)·n/shards): every shard non-empty when n >= shards.
+  const std::size_t n = tensors.size();
   for (std::size_t s = 0; s < shards; ++s) {
     const std::string name = fmt::format("model-{:05}-of-{:05}.safetensors", s + 1, shards);
     std::vector<FakeTensor> part;
-    for (std::size_t i = s * per; i < std::min(tensors.size(), (s + 1) * per); ++i) {
+    for (std::size_t i = s * n / shards; i < (s + 1) * n / shards; ++i) {
       part.push_back(tensors[i]);
       index["weight_map"][tensors[i].name] = name;
     }
