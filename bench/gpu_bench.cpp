@@ -49,8 +49,7 @@ void BM_ParseSmiTable(benchmark::State& state) {
 BENCHMARK(BM_ParseSmiTable);
 
 void BM_NvmlSnapshotFakeGb10(benchmark::State& state) {
-  const std::string scenario =
-      std::string(SPARKOPS_BENCH_SOURCE_DIR) + "/tests/fixtures/nvml/gb10";
+  const std::string scenario = std::string(SPARKOPS_BENCH_SOURCE_DIR) + "/tests/fixtures/nvml/gb10";
   ::setenv("FAKE_NVML_SCENARIO", scenario.c_str(), 1);
   auto src = sparkops::make_nvml_gpu_source(SPARKOPS_BENCH_FAKE_NVML);
   for (auto _ : state) {

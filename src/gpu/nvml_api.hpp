@@ -67,10 +67,11 @@ inline constexpr int NVML_VALUE_TYPE_UNSIGNED_SHORT = 6;
 
 // Field ids of the cumulative clocks-event-reason counters (nanoseconds).
 // 74 and 76 are NVML_FI_DEV_PERF_POLICY_POWER / _SYNC_BOOST, aliased by nvml.h as
-// NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_POWER_CAP / _SYNC_BOOST; 75 is NVML_FI_DEV_PERF_POLICY_THERMAL.
-// The three slowdown counters moved between releases: the r580 driver (nvidia-smi 580.x, what
-// GB10 ships) answers them at 251/252/253, while the newer header (CUDA 13.x) puts them at
-// 269/270/271, where r580 keeps power-smoothing fields. See counter_field_ids_for_driver().
+// NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_POWER_CAP / _SYNC_BOOST; 75 is
+// NVML_FI_DEV_PERF_POLICY_THERMAL. The three slowdown counters moved between releases: the r580
+// driver (nvidia-smi 580.x, what GB10 ships) answers them at 251/252/253, while the newer header
+// (CUDA 13.x) puts them at 269/270/271, where r580 keeps power-smoothing fields. See
+// counter_field_ids_for_driver().
 inline constexpr unsigned NVML_FI_DEV_PERF_POLICY_POWER = 74;
 inline constexpr unsigned NVML_FI_DEV_PERF_POLICY_THERMAL = 75;
 inline constexpr unsigned NVML_FI_DEV_PERF_POLICY_SYNC_BOOST = 76;
@@ -157,7 +158,7 @@ typedef nvmlReturn_t (*nvmlDeviceGetUUID_fn)(nvmlDevice_t, char*, unsigned int);
 typedef nvmlReturn_t (*nvmlDeviceGetPciInfo_fn)(nvmlDevice_t, nvmlPciInfo_t*);
 typedef nvmlReturn_t (*nvmlDeviceGetTemperature_fn)(nvmlDevice_t, int, unsigned int*);
 typedef nvmlReturn_t (*nvmlDeviceGetMarginTemperature_fn)(nvmlDevice_t,
-                                                           nvmlMarginTemperature_v1_t*);
+                                                          nvmlMarginTemperature_v1_t*);
 typedef nvmlReturn_t (*nvmlDeviceGetPowerUsage_fn)(nvmlDevice_t, unsigned int*);
 typedef nvmlReturn_t (*nvmlDeviceGetTotalEnergyConsumption_fn)(nvmlDevice_t, unsigned long long*);
 typedef nvmlReturn_t (*nvmlDeviceGetEnforcedPowerLimit_fn)(nvmlDevice_t, unsigned int*);

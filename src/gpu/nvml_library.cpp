@@ -55,8 +55,7 @@ Result<Library> Library::open(const std::string& path) {
                 fmt::format("{}: not an NVML library (nvmlInit/nvmlDeviceGetCount missing)", path));
   }
   s.error_string = resolve<nvmlErrorString_fn>(handle, {"nvmlErrorString"});
-  s.driver_version =
-      resolve<nvmlSystemGetDriverVersion_fn>(handle, {"nvmlSystemGetDriverVersion"});
+  s.driver_version = resolve<nvmlSystemGetDriverVersion_fn>(handle, {"nvmlSystemGetDriverVersion"});
   s.name = resolve<nvmlDeviceGetName_fn>(handle, {"nvmlDeviceGetName"});
   s.uuid = resolve<nvmlDeviceGetUUID_fn>(handle, {"nvmlDeviceGetUUID"});
   s.pci_info = resolve<nvmlDeviceGetPciInfo_fn>(
@@ -79,8 +78,7 @@ Result<Library> Library::open(const std::string& path) {
       handle,
       {"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"});
   s.field_values = resolve<nvmlDeviceGetFieldValues_fn>(handle, {"nvmlDeviceGetFieldValues"});
-  s.memory_info_v2 =
-      resolve<nvmlDeviceGetMemoryInfo_v2_fn>(handle, {"nvmlDeviceGetMemoryInfo_v2"});
+  s.memory_info_v2 = resolve<nvmlDeviceGetMemoryInfo_v2_fn>(handle, {"nvmlDeviceGetMemoryInfo_v2"});
   s.memory_info = resolve<nvmlDeviceGetMemoryInfo_fn>(handle, {"nvmlDeviceGetMemoryInfo"});
   s.compute_processes = resolve<nvmlDeviceGetComputeRunningProcesses_fn>(
       handle,

@@ -12,9 +12,9 @@ namespace sparkops::nvml {
 
 struct Symbols {
   // Required: without these the library is unusable.
-  nvmlInit_fn init = nullptr;                              // nvmlInit_v2 | nvmlInit
-  nvmlShutdown_fn shutdown = nullptr;                      // nvmlShutdown
-  nvmlDeviceGetCount_fn device_count = nullptr;            // nvmlDeviceGetCount_v2 | _GetCount
+  nvmlInit_fn init = nullptr;                               // nvmlInit_v2 | nvmlInit
+  nvmlShutdown_fn shutdown = nullptr;                       // nvmlShutdown
+  nvmlDeviceGetCount_fn device_count = nullptr;             // nvmlDeviceGetCount_v2 | _GetCount
   nvmlDeviceGetHandleByIndex_fn handle_by_index = nullptr;  // _v2 | unversioned
   // Optional.
   nvmlErrorString_fn error_string = nullptr;

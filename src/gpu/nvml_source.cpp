@@ -41,8 +41,7 @@ class DeviceReader {
     if (unsigned long long mj = 0; fn_.total_energy && ok(fn_.total_energy(handle_, &mj))) {
       s.energy_microjoules = static_cast<std::uint64_t>(mj) * 1000;
     }
-    if (unsigned mw = 0;
-        fn_.enforced_power_limit && ok(fn_.enforced_power_limit(handle_, &mw))) {
+    if (unsigned mw = 0; fn_.enforced_power_limit && ok(fn_.enforced_power_limit(handle_, &mw))) {
       s.power_limit_microwatts = static_cast<std::uint64_t>(mw) * 1000;
     }
     s.sm_clock_mhz = clock(fn_.clock_info, NVML_CLOCK_SM);
@@ -100,8 +99,9 @@ class DeviceReader {
     if (!fn_.field_values) return;
     // The fifth entry is the older SW thermal id, used when the versioned one is declined.
     nvmlFieldValue_t v[6]{};
-    const unsigned ids[6] = {ids_.sw_power_cap, ids_.sync_boost,     ids_.sw_thermal,
-                             ids_.hw_thermal,   ids_.hw_power_brake, NVML_FI_DEV_PERF_POLICY_THERMAL};
+    const unsigned ids[6] = {ids_.sw_power_cap,   ids_.sync_boost,
+                             ids_.sw_thermal,     ids_.hw_thermal,
+                             ids_.hw_power_brake, NVML_FI_DEV_PERF_POLICY_THERMAL};
     for (int i = 0; i < 6; ++i) v[i].fieldId = ids[i];
     if (!ok(fn_.field_values(handle_, 6, v))) return;
     for (const auto& f : v) ok(f.nvmlReturn);
@@ -145,7 +145,8 @@ class DeviceReader {
       for (unsigned i = 0; i < count && i < buf.size(); ++i) {
         GpuProcess p;
         p.pid = buf[i].pid;
-        if (buf[i].usedGpuMemory != NVML_VALUE_NOT_AVAILABLE_ULL) p.used_bytes = buf[i].usedGpuMemory;
+        if (buf[i].usedGpuMemory != NVML_VALUE_NOT_AVAILABLE_ULL)
+          p.used_bytes = buf[i].usedGpuMemory;
         out.push_back(std::move(p));
       }
       return out;

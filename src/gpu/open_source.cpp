@@ -33,9 +33,9 @@ namespace {
 std::unique_ptr<GpuSource> open_smi(const GpuOpenOptions& options, std::string_view nvml_why) {
   const auto exe = find_on_path("nvidia-smi", options.path_env);
   if (!exe) {
-    std::string why = nvml_why.empty()
-                          ? std::string("no nvidia-smi on PATH")
-                          : fmt::format("no NVIDIA GPU driver: {}; no nvidia-smi on PATH", nvml_why);
+    std::string why =
+        nvml_why.empty() ? std::string("no nvidia-smi on PATH")
+                         : fmt::format("no NVIDIA GPU driver: {}; no nvidia-smi on PATH", nvml_why);
     return make_null_gpu_source(GpuState::no_library, std::move(why));
   }
   SmiSourceOptions smi;

@@ -11,12 +11,24 @@
 namespace sparkops {
 
 const std::vector<std::string> kSmiQueryGpuFields = {
-    "index",           "name",          "uuid",
-    "pci.bus_id",      "driver_version", "temperature.gpu",
-    "power.draw",      "power.limit",   "clocks.sm",
-    "clocks.max.sm",   "clocks.mem",    "clocks.max.mem",
-    "utilization.gpu", "utilization.memory", "pstate",
-    std::string(kSmiReasonsField), "memory.total", "memory.used",
+    "index",
+    "name",
+    "uuid",
+    "pci.bus_id",
+    "driver_version",
+    "temperature.gpu",
+    "power.draw",
+    "power.limit",
+    "clocks.sm",
+    "clocks.max.sm",
+    "clocks.mem",
+    "clocks.max.mem",
+    "utilization.gpu",
+    "utilization.memory",
+    "pstate",
+    std::string(kSmiReasonsField),
+    "memory.total",
+    "memory.used",
     "memory.free",
 };
 
@@ -57,7 +69,8 @@ namespace {
 // "memory.total [MiB]" -> "memory.total"
 std::string_view strip_header_unit(std::string_view cell) {
   cell = trim(cell);
-  if (const auto bracket = cell.find(" ["); bracket != std::string_view::npos && cell.ends_with("]")) {
+  if (const auto bracket = cell.find(" [");
+      bracket != std::string_view::npos && cell.ends_with("]")) {
     cell = trim(cell.substr(0, bracket));
   }
   return cell;
@@ -170,7 +183,8 @@ Result<std::vector<SmiGpuRecord>> parse_smi_query_gpu(std::string_view text,
       if (name == "index") {
         const auto idx = parse_u64(v);
         if (!idx || *idx > 1024) {
-          return fail(Errc::malformed, fmt::format("nvidia-smi csv: bad index {}", quote_for_message(v)));
+          return fail(Errc::malformed,
+                      fmt::format("nvidia-smi csv: bad index {}", quote_for_message(v)));
         }
         rec.device.index = static_cast<unsigned>(*idx);
       } else if (name == "name") {
@@ -218,9 +232,9 @@ Result<std::vector<SmiGpuRecord>> parse_smi_query_gpu(std::string_view text,
       const double used = mem_used ? *mem_used : *mem_total - *mem_free;
       const double free = mem_free ? *mem_free : *mem_total - *mem_used;
       const auto mib = static_cast<double>(kMiB);
-      rec.snapshot.memory = GpuMemory{scaled_u64(mem_total, mib).value_or(0),
-                                      scaled_u64(free, mib).value_or(0),
-                                      scaled_u64(used, mib).value_or(0)};
+      rec.snapshot.memory =
+          GpuMemory{scaled_u64(mem_total, mib).value_or(0), scaled_u64(free, mib).value_or(0),
+                    scaled_u64(used, mib).value_or(0)};
     }
     rec.snapshot.index = rec.device.index;
     out.push_back(std::move(rec));

@@ -75,8 +75,8 @@ struct SmiTableProcess {
 struct SmiTable {
   std::optional<std::string> driver_version;
   std::optional<std::string> cuda_version;
-  std::vector<SmiGpuRecord> gpus;            // snapshot: temp, pstate, power, limit, util, memory
-  std::vector<SmiTableProcess> processes;    // empty when the table is absent or cut
+  std::vector<SmiGpuRecord> gpus;          // snapshot: temp, pstate, power, limit, util, memory
+  std::vector<SmiTableProcess> processes;  // empty when the table is absent or cut
 };
 // malformed when no GPU block is found.
 Result<SmiTable> parse_smi_table(std::string_view text);
@@ -84,7 +84,7 @@ Result<SmiTable> parse_smi_table(std::string_view text);
 // `nvidia-smi -q` (any -d subset): one entry per "GPU <bus id>" section; sections before the
 // first GPU (FB Memory Usage quoted alone) make one GPU with an empty bus id.
 struct SmiQueryGpu {
-  SmiGpuRecord record;  // snapshot.counters from "Clocks Event Reasons Counters" (us -> ns)
+  SmiGpuRecord record;        // snapshot.counters from "Clocks Event Reasons Counters" (us -> ns)
   bool fb_memory_na = false;  // "FB Memory Usage" present with Total N/A (unified memory)
   std::optional<std::int64_t> shutdown_margin_millicelsius;  // "GPU Shutdown T.Limit Temp"
   std::optional<std::int64_t> slowdown_margin_millicelsius;  // "GPU Slowdown T.Limit Temp"

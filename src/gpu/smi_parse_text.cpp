@@ -96,7 +96,8 @@ void parse_gpu_second_line(const std::vector<std::string_view>& cells, SmiGpuRec
   const std::string_view first = cells[0];
   for (auto tok : split_ws(first)) {
     if (tok.size() >= 2 && tok.back() == 'C' && !s.temp_millicelsius) {
-      if (auto t = parse_double(tok.substr(0, tok.size() - 1))) s.temp_millicelsius = to_millicelsius(t);
+      if (auto t = parse_double(tok.substr(0, tok.size() - 1)))
+        s.temp_millicelsius = to_millicelsius(t);
     } else if (auto p = pstate_of(tok); p && !s.pstate) {
       s.pstate = p;
     }
@@ -118,9 +119,9 @@ void parse_gpu_second_line(const std::vector<std::string_view>& cells, SmiGpuRec
       const auto total = smi_number(mem.substr(slash + 1));
       if (used && total && *total >= *used) {
         const auto mib = static_cast<double>(kMiB);
-        s.memory = GpuMemory{to_scaled(total, mib).value_or(0),
-                             to_scaled(*total - *used, mib).value_or(0),
-                             to_scaled(used, mib).value_or(0)};
+        s.memory =
+            GpuMemory{to_scaled(total, mib).value_or(0), to_scaled(*total - *used, mib).value_or(0),
+                      to_scaled(used, mib).value_or(0)};
       }
     }
   }
@@ -233,22 +234,31 @@ bool apply_q_value(std::string_view section, std::string_view key, std::string_v
   }
   if (section == "Clocks Event Reasons Counters" || section == "Clocks Throttle Reasons Counters") {
     ThrottleCounters& c = s.counters;
-    if (key == "SW Power Capping") c.sw_power_cap = micros(value);
-    else if (key == "Sync Boost") c.sync_boost = micros(value);
-    else if (key == "SW Thermal Slowdown") c.sw_thermal = micros(value);
-    else if (key == "HW Thermal Slowdown") c.hw_thermal = micros(value);
-    else if (key == "HW Power Braking") c.hw_power_brake = micros(value);
-    else return false;
+    if (key == "SW Power Capping")
+      c.sw_power_cap = micros(value);
+    else if (key == "Sync Boost")
+      c.sync_boost = micros(value);
+    else if (key == "SW Thermal Slowdown")
+      c.sw_thermal = micros(value);
+    else if (key == "HW Thermal Slowdown")
+      c.hw_thermal = micros(value);
+    else if (key == "HW Power Braking")
+      c.hw_power_brake = micros(value);
+    else
+      return false;
     return true;
   }
   if (section == "Temperature") {
-    if (key == "GPU Current Temp") s.temp_millicelsius = to_millicelsius(smi_number(value));
-    else if (key == "GPU T.Limit Temp") s.margin_temp_millicelsius = to_millicelsius(smi_number(value));
+    if (key == "GPU Current Temp")
+      s.temp_millicelsius = to_millicelsius(smi_number(value));
+    else if (key == "GPU T.Limit Temp")
+      s.margin_temp_millicelsius = to_millicelsius(smi_number(value));
     else if (key == "GPU Shutdown T.Limit Temp")
       gpu.shutdown_margin_millicelsius = to_millicelsius(smi_number(value));
     else if (key == "GPU Slowdown T.Limit Temp")
       gpu.slowdown_margin_millicelsius = to_millicelsius(smi_number(value));
-    else return false;
+    else
+      return false;
     return true;
   }
   if (section == "FB Memory Usage") {
@@ -276,22 +286,32 @@ bool apply_q_value(std::string_view section, std::string_view key, std::string_v
   }
   if (section == "Clocks" || section == "Max Clocks") {
     const bool max = section == "Max Clocks";
-    if (key == "SM") (max ? s.sm_clock_max_mhz : s.sm_clock_mhz) = to_u32(smi_number(value));
-    else if (key == "Memory") (max ? s.mem_clock_max_mhz : s.mem_clock_mhz) = to_u32(smi_number(value));
-    else return false;
+    if (key == "SM")
+      (max ? s.sm_clock_max_mhz : s.sm_clock_mhz) = to_u32(smi_number(value));
+    else if (key == "Memory")
+      (max ? s.mem_clock_max_mhz : s.mem_clock_mhz) = to_u32(smi_number(value));
+    else
+      return false;
     return true;
   }
   if (section == "Utilization") {
-    if (key == "Gpu" || key == "GPU") s.util_gpu_percent = to_u32(smi_number(value));
-    else if (key == "Memory") s.util_mem_percent = to_u32(smi_number(value));
-    else return false;
+    if (key == "Gpu" || key == "GPU")
+      s.util_gpu_percent = to_u32(smi_number(value));
+    else if (key == "Memory")
+      s.util_mem_percent = to_u32(smi_number(value));
+    else
+      return false;
     return true;
   }
   if (section.empty()) {
-    if (key == "Performance State") s.pstate = pstate_of(value);
-    else if (key == "Product Name") gpu.record.device.name = std::string(value);
-    else if (key == "GPU UUID") gpu.record.device.uuid = std::string(value);
-    else return false;
+    if (key == "Performance State")
+      s.pstate = pstate_of(value);
+    else if (key == "Product Name")
+      gpu.record.device.name = std::string(value);
+    else if (key == "GPU UUID")
+      gpu.record.device.uuid = std::string(value);
+    else
+      return false;
     return true;
   }
   return false;
@@ -348,9 +368,20 @@ Result<SmiQuery> parse_smi_q(std::string_view text) {
     const std::string_view key = trim(line.substr(0, colon));
     const std::string_view value = trim(line.substr(colon + 2));
     if (!gpu) {
-      if (key == "Driver Version") { q.driver_version = std::string(value); ++recognised; continue; }
-      if (key == "CUDA Version") { q.cuda_version = std::string(value); ++recognised; continue; }
-      if (key == "Timestamp" || key == "Attached GPUs") { ++recognised; continue; }
+      if (key == "Driver Version") {
+        q.driver_version = std::string(value);
+        ++recognised;
+        continue;
+      }
+      if (key == "CUDA Version") {
+        q.cuda_version = std::string(value);
+        ++recognised;
+        continue;
+      }
+      if (key == "Timestamp" || key == "Attached GPUs") {
+        ++recognised;
+        continue;
+      }
       if (stack.empty()) continue;
       auto sections = stack;
       new_gpu("");  // a section quoted without its "GPU <bus id>" header

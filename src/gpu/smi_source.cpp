@@ -21,7 +21,8 @@ std::string first_line(const CapturedOutput& out) {
 }
 
 bool says_gpu_lost(const CapturedOutput& out) {
-  return out.exit_code == 15 || icontains(out.out, "GPU is lost") || icontains(out.err, "GPU is lost");
+  return out.exit_code == 15 || icontains(out.out, "GPU is lost") ||
+         icontains(out.err, "GPU is lost");
 }
 
 bool rejects_field(const CapturedOutput& out, std::string_view field) {

@@ -86,7 +86,8 @@ Result<CapturedOutput> run_captured(const std::vector<std::string>& argv,
   pid_t pid = -1;
   const int rc = ::posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) return fail(Errc::io, fmt::format("{}: cannot start: {}", argv[0], std::strerror(rc)));
+  if (rc != 0)
+    return fail(Errc::io, fmt::format("{}: cannot start: {}", argv[0], std::strerror(rc)));
   out_w.reset();
   err_w.reset();
 
@@ -102,7 +103,8 @@ Result<CapturedOutput> run_captured(const std::vector<std::string>& argv,
       problem = Error{Errc::io, fmt::format("{}: timed out after {} ms", argv[0], timeout.count())};
       break;
     }
-    pollfd fds[2] = {{out_open ? out_r.get() : -1, POLLIN, 0}, {err_open ? err_r.get() : -1, POLLIN, 0}};
+    pollfd fds[2] = {{out_open ? out_r.get() : -1, POLLIN, 0},
+                     {err_open ? err_r.get() : -1, POLLIN, 0}};
     const int n = ::poll(fds, 2, static_cast<int>(left.count()));
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -120,8 +122,8 @@ Result<CapturedOutput> run_captured(const std::vector<std::string>& argv,
       std::string& sink = i == 0 ? result.out : result.err;
       sink.append(buf, static_cast<std::size_t>(got));
       if (sink.size() > max_bytes) {
-        problem = Error{Errc::too_large,
-                        fmt::format("{}: wrote more than {} bytes", argv[0], max_bytes)};
+        problem =
+            Error{Errc::too_large, fmt::format("{}: wrote more than {} bytes", argv[0], max_bytes)};
       }
     }
   }

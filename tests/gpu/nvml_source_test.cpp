@@ -202,10 +202,10 @@ TEST(NvmlSource, OldApiFallsBackToOlderSymbols) {
   ASSERT_TRUE(snap);
   const GpuSnapshot& s = (*snap)[0];
   EXPECT_FALSE(s.margin_temp_millicelsius.has_value());  // no nvmlDeviceGetMarginTemperature
-  EXPECT_EQ(s.clocks_event_reasons, 0U);                  // ...ThrottleReasons answered
-  ASSERT_TRUE(s.processes.has_value());                   // _v2 answered
+  EXPECT_EQ(s.clocks_event_reasons, 0U);                 // ...ThrottleReasons answered
+  ASSERT_TRUE(s.processes.has_value());                  // _v2 answered
   EXPECT_EQ(s.processes->size(), 2U);
-  EXPECT_FALSE(s.memory.has_value());                     // v1 NOT_SUPPORTED
+  EXPECT_FALSE(s.memory.has_value());  // v1 NOT_SUPPORTED
 }
 
 TEST(NvmlSource, OldApiReadsMemoryThroughV1) {

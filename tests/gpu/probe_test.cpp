@@ -8,9 +8,10 @@ namespace sparkops {
 namespace {
 
 std::map<std::string, std::string> fake_env(std::string_view scenario) {
-  return {{"SPARKOPS_NVML_LIB", FAKE_NVML_LIB},
-          {"FAKE_NVML_SCENARIO", test::fixture(std::string("nvml/") + std::string(scenario)).string()},
-          {"SPARKOPS_GPU_BACKEND", ""}};
+  return {
+      {"SPARKOPS_NVML_LIB", FAKE_NVML_LIB},
+      {"FAKE_NVML_SCENARIO", test::fixture(std::string("nvml/") + std::string(scenario)).string()},
+      {"SPARKOPS_GPU_BACKEND", ""}};
 }
 
 TEST(GpuProbe, PrintsEveryFigureAndNamesTheAbsentOnes) {

@@ -17,7 +17,8 @@ using namespace std::chrono_literals;
 // or bare "nvidia-smi ..."), up to the next command line; or the
 // whole file without its "# source/what" comment lines when `command` is empty.
 std::string corpus_output(std::string_view file, std::string_view command = {}) {
-  const std::string text = test::slurp(test::fixture(std::string("nvidia-smi/corpus/") + std::string(file)));
+  const std::string text =
+      test::slurp(test::fixture(std::string("nvidia-smi/corpus/") + std::string(file)));
   std::string out;
   bool on = command.empty();
   for (std::string_view line : split_lines(text)) {
@@ -38,7 +39,8 @@ std::string corpus_output(std::string_view file, std::string_view command = {}) 
 
 // The field list of the "--query-gpu=" or "--query-compute-apps=" flag quoted in the file.
 std::vector<std::string> quoted_fields(std::string_view file, std::string_view flag) {
-  const std::string text = test::slurp(test::fixture(std::string("nvidia-smi/corpus/") + std::string(file)));
+  const std::string text =
+      test::slurp(test::fixture(std::string("nvidia-smi/corpus/") + std::string(file)));
   const auto at = text.find(flag);
   EXPECT_NE(at, std::string::npos) << file;
   std::string_view rest = std::string_view(text).substr(at + flag.size());
@@ -50,7 +52,8 @@ std::vector<std::string> quoted_fields(std::string_view file, std::string_view f
 
 TEST(SmiCorpus, QueryGpuMemoryNoheaderNounitsIsAbsent) {
   const char* file = "query-gpu-memory-csv-noheader-nounits.txt";
-  auto recs = parse_smi_query_gpu(corpus_output(file, "nvidia-smi"), quoted_fields(file, "--query-gpu="));
+  auto recs =
+      parse_smi_query_gpu(corpus_output(file, "nvidia-smi"), quoted_fields(file, "--query-gpu="));
   ASSERT_TRUE(recs) << recs.error().detail;
   ASSERT_EQ(recs->size(), 1U);
   EXPECT_EQ((*recs)[0].device.index, 0U);
@@ -102,7 +105,8 @@ TEST(SmiCorpus, ComputeAppsGiveProcessMemory) {
 
 TEST(SmiCorpus, NameMemUtilTempNoheaderNounits) {
   const char* file = "query-gpu-name-mem-util-temp-noheader-nounits.txt";
-  auto recs = parse_smi_query_gpu(corpus_output(file, "nvidia-smi"), quoted_fields(file, "--query-gpu="));
+  auto recs =
+      parse_smi_query_gpu(corpus_output(file, "nvidia-smi"), quoted_fields(file, "--query-gpu="));
   ASSERT_TRUE(recs) << recs.error().detail;
   const auto& s = (*recs)[0].snapshot;
   EXPECT_EQ((*recs)[0].device.name, "NVIDIA GB10");
@@ -159,13 +163,14 @@ TEST_P(SmiCorpusTable, Gb10BlockParses) {
 
 INSTANTIATE_TEST_SUITE_P(
     Corpus, SmiCorpusTable,
-    ::testing::Values(
-        TableCase{"nvidia-smi-default-idle-580.126.09.txt", "580.126.09", 36'000, 8, 3'000'000, 0, 0},
-        TableCase{"nvidia-smi-default-idle-580.95.05-k8s.txt", "580.95.05", 40'000, 8, 4'000'000, 0, 0},
-        TableCase{"nvidia-smi-default-idle-desktop-580.95.05.txt", "580.95.05", 45'000, 0, 11'000'000,
-                  10, 3},
-        TableCase{"nvidia-smi-default-plus-llmfit-ram-580.126.09.txt", "580.126.09", 37'000, 0,
-                  11'000'000, 0, 0}));
+    ::testing::Values(TableCase{"nvidia-smi-default-idle-580.126.09.txt", "580.126.09", 36'000, 8,
+                                3'000'000, 0, 0},
+                      TableCase{"nvidia-smi-default-idle-580.95.05-k8s.txt", "580.95.05", 40'000, 8,
+                                4'000'000, 0, 0},
+                      TableCase{"nvidia-smi-default-idle-desktop-580.95.05.txt", "580.95.05",
+                                45'000, 0, 11'000'000, 10, 3},
+                      TableCase{"nvidia-smi-default-plus-llmfit-ram-580.126.09.txt", "580.126.09",
+                                37'000, 0, 11'000'000, 0, 0}));
 
 TEST(SmiCorpus, DesktopTableProcessesKeepTheirMemory) {
   auto table = parse_smi_table(corpus_output("nvidia-smi-default-idle-desktop-580.95.05.txt"));
@@ -222,7 +227,8 @@ namespace {
 TEST(SmiCorpus, EveryCorpusFileIsCoveredOrListed) {
   const auto dir = test::shared_corpus("nvidia-smi");
   if (!std::filesystem::is_directory(dir)) GTEST_SKIP() << "no shared corpus at " << dir;
-  const std::string doc = test::slurp(std::filesystem::path(SPARKOPS_SOURCE_DIR) / "docs" / "gpu.md");
+  const std::string doc =
+      test::slurp(std::filesystem::path(SPARKOPS_SOURCE_DIR) / "docs" / "gpu.md");
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     const std::string name = entry.path().filename().string();
     const bool copied = std::filesystem::exists(test::fixture("nvidia-smi/corpus/" + name));

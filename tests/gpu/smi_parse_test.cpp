@@ -52,7 +52,8 @@ TEST(SmiCsv, WholeQueryNaGivesADeviceWithNoFigures) {
 TEST(SmiCsv, HeaderWithUnitsInCells) {
   // The skill's sampler format: header, then rows with units.
   auto recs = parse_smi_query_gpu(
-      "index, temperature.gpu, power.draw [W], utilization.gpu [%], pstate, clocks_throttle_reasons.active\n"
+      "index, temperature.gpu, power.draw [W], utilization.gpu [%], pstate, "
+      "clocks_throttle_reasons.active\n"
       "0, 45, 11.23 W, 0 %, P8, 0x0000000000000024\n",
       {});
   ASSERT_TRUE(recs) << recs.error().detail;
@@ -65,7 +66,8 @@ TEST(SmiCsv, HeaderWithUnitsInCells) {
 }
 
 TEST(SmiCsv, DiscreteMemoryInMiB) {
-  auto recs = parse_smi_query_gpu("143771, 604, 142645\n", {"memory.total", "memory.used", "memory.free"});
+  auto recs =
+      parse_smi_query_gpu("143771, 604, 142645\n", {"memory.total", "memory.used", "memory.free"});
   ASSERT_TRUE(recs);
   ASSERT_TRUE((*recs)[0].snapshot.memory.has_value());
   EXPECT_EQ((*recs)[0].snapshot.memory->total_bytes, 143771ULL << 20);
@@ -92,9 +94,12 @@ TEST(SmiComputeApps, UnknownMemoryIsAbsent) {
 
 TEST(SmiTable, DiscreteGpuBlockWithMemoryAndCap) {
   const char* text =
-      "| NVIDIA-SMI 570.172.08             Driver Version: 570.172.08     CUDA Version: 12.8     |\n"
-      "|   0  NVIDIA H200                    On  |   00000000:19:00.0 Off |                    0 |\n"
-      "| N/A   34C    P0             76W /  700W |     604MiB / 143771MiB |      0%      Default |\n";
+      "| NVIDIA-SMI 570.172.08             Driver Version: 570.172.08     CUDA Version: 12.8     "
+      "|\n"
+      "|   0  NVIDIA H200                    On  |   00000000:19:00.0 Off |                    0 "
+      "|\n"
+      "| N/A   34C    P0             76W /  700W |     604MiB / 143771MiB |      0%      Default "
+      "|\n";
   auto table = parse_smi_table(text);
   ASSERT_TRUE(table) << table.error().detail;
   const auto& s = table->gpus[0].snapshot;
@@ -133,7 +138,8 @@ TEST(SmiQ, ActiveReasonsSetTheirBits) {
 }
 
 TEST(SmiQ, OlderThrottleReasonsSectionName) {
-  auto q = parse_smi_q("GPU 00000000:19:00.0\n    Clocks Throttle Reasons\n        Idle : Active\n");
+  auto q =
+      parse_smi_q("GPU 00000000:19:00.0\n    Clocks Throttle Reasons\n        Idle : Active\n");
   ASSERT_TRUE(q);
   EXPECT_EQ(q->gpus[0].record.snapshot.clocks_event_reasons, kReasonGpuIdle);
 }

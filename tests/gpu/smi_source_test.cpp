@@ -21,7 +21,8 @@ constexpr std::string_view kFakePath = FAKE_SMI_BIN_DIR ":/usr/bin:/bin";
 class SmiReplay {
  public:
   explicit SmiReplay(std::string_view scenario) {
-    const std::string dir = test::fixture(std::string("nvidia-smi/replay/") + std::string(scenario)).string();
+    const std::string dir =
+        test::fixture(std::string("nvidia-smi/replay/") + std::string(scenario)).string();
     ::setenv("FAKE_SMI_DIR", dir.c_str(), 1);
     ::setenv("FAKE_SMI_LOG", log_path().c_str(), 1);
   }
@@ -135,7 +136,8 @@ TEST(SmiSource, DriverNotLoadedIsInitFailedWithItsMessage) {
   SmiReplay replay("driver-not-loaded");
   auto src = open_smi();
   EXPECT_EQ(src->state(), GpuState::init_failed);
-  EXPECT_NE(src->state_detail().find("couldn't communicate with the NVIDIA driver"), std::string::npos);
+  EXPECT_NE(src->state_detail().find("couldn't communicate with the NVIDIA driver"),
+            std::string::npos);
   auto snap = src->snapshot();
   ASSERT_TRUE(snap);
   EXPECT_TRUE(snap->empty());

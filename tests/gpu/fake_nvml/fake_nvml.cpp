@@ -26,7 +26,7 @@
 namespace {
 
 struct FakeDevice {
-  std::map<std::string, std::string> kv;         // "temperature_c" -> "45"
+  std::map<std::string, std::string> kv;                    // "temperature_c" -> "45"
   std::vector<std::pair<unsigned, std::string>> processes;  // pid, bytes or "unknown"
   unsigned long long ticks = 0;
 };
@@ -223,11 +223,17 @@ nvmlReturn_t processes_impl(nvmlDevice_t h, unsigned int* count, nvmlProcessInfo
 }  // namespace
 
 // Test hook: forget the loaded scenario and every counter (the next nvmlInit reads the file again).
-FAKE_EXPORT void fake_nvml_reset(void) { state() = FakeState{}; }
+FAKE_EXPORT void fake_nvml_reset(void) {
+  state() = FakeState{};
+}
 
 #ifdef FAKE_NVML_OLD_API
-FAKE_EXPORT nvmlReturn_t nvmlInit(void) { return init_impl(); }
-FAKE_EXPORT nvmlReturn_t nvmlDeviceGetCount(unsigned int* c) { return count_impl(c); }
+FAKE_EXPORT nvmlReturn_t nvmlInit(void) {
+  return init_impl();
+}
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetCount(unsigned int* c) {
+  return count_impl(c);
+}
 FAKE_EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned int i, nvmlDevice_t* h) {
   return handle_impl(i, h);
 }
@@ -240,8 +246,12 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t 
   return lookup_as(h, "clocks_event_reasons", r);
 }
 #else
-FAKE_EXPORT nvmlReturn_t nvmlInit_v2(void) { return init_impl(); }
-FAKE_EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* c) { return count_impl(c); }
+FAKE_EXPORT nvmlReturn_t nvmlInit_v2(void) {
+  return init_impl();
+}
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* c) {
+  return count_impl(c);
+}
 FAKE_EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int i, nvmlDevice_t* h) {
   return handle_impl(i, h);
 }
@@ -278,15 +288,24 @@ FAKE_EXPORT nvmlReturn_t nvmlShutdown(void) {
 
 FAKE_EXPORT const char* nvmlErrorString(nvmlReturn_t rc) {
   switch (rc) {
-    case NVML_SUCCESS: return "Success";
-    case NVML_ERROR_UNINITIALIZED: return "Uninitialized";
-    case NVML_ERROR_INVALID_ARGUMENT: return "Invalid Argument";
-    case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
-    case NVML_ERROR_NO_PERMISSION: return "Insufficient Permissions";
-    case NVML_ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
-    case NVML_ERROR_GPU_IS_LOST: return "GPU is lost";
-    case NVML_ERROR_LIB_RM_VERSION_MISMATCH: return "RM has detected an NVML/RM version mismatch.";
-    default: return "Unknown Error";
+    case NVML_SUCCESS:
+      return "Success";
+    case NVML_ERROR_UNINITIALIZED:
+      return "Uninitialized";
+    case NVML_ERROR_INVALID_ARGUMENT:
+      return "Invalid Argument";
+    case NVML_ERROR_NOT_SUPPORTED:
+      return "Not Supported";
+    case NVML_ERROR_NO_PERMISSION:
+      return "Insufficient Permissions";
+    case NVML_ERROR_DRIVER_NOT_LOADED:
+      return "Driver Not Loaded";
+    case NVML_ERROR_GPU_IS_LOST:
+      return "GPU is lost";
+    case NVML_ERROR_LIB_RM_VERSION_MISMATCH:
+      return "RM has detected an NVML/RM version mismatch.";
+    default:
+      return "Unknown Error";
   }
 }
 
@@ -333,10 +352,14 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t h, unsigne
 namespace {
 const char* clock_key(int type, bool max) {
   switch (type) {
-    case NVML_CLOCK_SM: return max ? "clock_max_sm_mhz" : "clock_sm_mhz";
-    case NVML_CLOCK_MEM: return max ? "clock_max_mem_mhz" : "clock_mem_mhz";
-    case NVML_CLOCK_GRAPHICS: return max ? "clock_max_graphics_mhz" : "clock_graphics_mhz";
-    default: return "clock_unknown";
+    case NVML_CLOCK_SM:
+      return max ? "clock_max_sm_mhz" : "clock_sm_mhz";
+    case NVML_CLOCK_MEM:
+      return max ? "clock_max_mem_mhz" : "clock_mem_mhz";
+    case NVML_CLOCK_GRAPHICS:
+      return max ? "clock_max_graphics_mhz" : "clock_graphics_mhz";
+    default:
+      return "clock_unknown";
   }
 }
 }  // namespace

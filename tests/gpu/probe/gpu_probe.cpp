@@ -76,7 +76,8 @@ void print_snapshot(const GpuSnapshot& s) {
   } else {
     absent.emplace_back("processes");
   }
-  fmt::print("    absent: {}\n", absent.empty() ? std::string("none") : fmt::format("{}", fmt::join(absent, " ")));
+  fmt::print("    absent: {}\n",
+             absent.empty() ? std::string("none") : fmt::format("{}", fmt::join(absent, " ")));
 }
 
 }  // namespace
@@ -89,7 +90,8 @@ int main(int argc, char** argv) {
              src->backend(), sparkops::gpu_state_name(src->state()), src->state_detail(),
              src->driver_version().value_or("absent"), src->devices().size());
   for (const auto& d : src->devices()) {
-    fmt::print("device {}: name \"{}\" uuid \"{}\" pci \"{}\"\n", d.index, d.name, d.uuid, d.pci_bus_id);
+    fmt::print("device {}: name \"{}\" uuid \"{}\" pci \"{}\"\n", d.index, d.name, d.uuid,
+               d.pci_bus_id);
   }
   for (int i = 1; i <= snapshots; ++i) {
     auto snap = src->snapshot();

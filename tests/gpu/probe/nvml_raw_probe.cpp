@@ -22,7 +22,9 @@ Fn sym(const char* name) {
   return reinterpret_cast<Fn>(p);
 }
 
-const char* err(nvmlErrorString_fn es, nvmlReturn_t rc) { return es ? es(rc) : "?"; }
+const char* err(nvmlErrorString_fn es, nvmlReturn_t rc) {
+  return es ? es(rc) : "?";
+}
 
 }  // namespace
 
@@ -48,7 +50,8 @@ int main(int argc, char** argv) {
   auto margin = sym<nvmlDeviceGetMarginTemperature_fn>("nvmlDeviceGetMarginTemperature");
   auto reasons = sym<nvmlDeviceGetClocksEventReasons_fn>("nvmlDeviceGetCurrentClocksEventReasons");
   sym<nvmlDeviceGetClocksEventReasons_fn>("nvmlDeviceGetCurrentClocksThrottleReasons");
-  auto procs3 = sym<nvmlDeviceGetComputeRunningProcesses_fn>("nvmlDeviceGetComputeRunningProcesses_v3");
+  auto procs3 =
+      sym<nvmlDeviceGetComputeRunningProcesses_fn>("nvmlDeviceGetComputeRunningProcesses_v3");
   sym<nvmlDeviceGetComputeRunningProcesses_fn>("nvmlDeviceGetComputeRunningProcesses_v2");
   auto limit = sym<nvmlDeviceGetEnforcedPowerLimit_fn>("nvmlDeviceGetEnforcedPowerLimit");
   auto energy = sym<nvmlDeviceGetTotalEnergyConsumption_fn>("nvmlDeviceGetTotalEnergyConsumption");
