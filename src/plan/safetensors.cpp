@@ -194,7 +194,7 @@ Result<ResolvedModel> read_model_dir(const fs::path& dir) {
   if (elements != m.shape.params.total) {
     m.notes.push_back(fmt::format(
         "safetensors headers hold {} elements, config.json gives {} parameters (quantized or "
-        "packed tensors, or extra modules); the headers are used for weights and load",
+        "packed tensors, or extra modules); training terms use config.json, the load transient uses the shard sizes",
         elements, m.shape.params.total));
   }
   return m;
