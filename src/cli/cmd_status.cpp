@@ -1,5 +1,7 @@
 #include <cstdlib>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include "base/units.hpp"
@@ -36,8 +38,11 @@ void run_status(const StatusFlags& flags, AppContext& ctx) {
   }
   StatusOptions options;
   options.pool = pool_options_from_config(ctx.config);
+  const HostRoot root = ctx.host_root();
+  const long hz = root.is_live() ? ::sysconf(_SC_CLK_TCK) : 100;
+  options.ticks_per_second = hz > 0 ? static_cast<std::uint64_t>(hz) : 100;
   SystemClock clock;
-  const StatusReport report = collect_status(ctx.host_root(), **gpu, clock, options);
+  const StatusReport report = collect_status(root, **gpu, clock, options);
   if (flags.json) {
     fmt::print(ctx.out, "{}\n", status_to_json(report).dump(2));
   } else {

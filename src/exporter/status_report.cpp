@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include "base/units.hpp"
 #include "base/version.hpp"
+#include "workloads/coexistence.hpp"
+#include "workloads/scan.hpp"
 
 namespace sparkops {
 
@@ -27,6 +30,49 @@ void collect_gpu(GpuSource& gpu, StatusReport& report) {
     for (const auto& p : *snap.processes) sum += p.used_bytes.value_or(0);
     g.process_memory_bytes = sum;
   }
+}
+
+// The one-heavy-job rule in one line: who must stop before a trainer starts, else how much room a
+// new run has beside what is running (DOMAIN.md; src/workloads/coexistence.hpp).
+std::string coexistence_line(const CoexistenceVerdict& v) {
+  if (!v.stop.empty()) {
+    const StopAdvice& s = v.stop.front();
+    return fmt::format("one heavy job at a time: stop PID {} ({}, {}) before starting a trainer", s.pid,
+                       s.label, s.reason);
+  }
+  return fmt::format("a new run can take up to {} beside what is running", format_bytes(v.room_bytes));
+}
+
+void collect_workloads(const HostRoot& root, const StatusOptions& options, StatusReport& report) {
+  ScanOptions scan_options;
+  scan_options.ticks_per_second = options.ticks_per_second;
+  for (const auto& snap : report.gpu.snapshots) {
+    if (snap.memory && scan_options.device_total_bytes == 0) {
+      scan_options.device_total_bytes = snap.memory->total_bytes;
+    }
+  }
+  // On a unified-memory GPU the device total is the pool (DOMAIN.md: vLLM's fraction is of it).
+  if (scan_options.device_total_bytes == 0 && report.pool) {
+    scan_options.device_total_bytes = report.pool->total_bytes;
+  }
+  auto scan = scan_workloads(root, gpu_processes_of(report.gpu.snapshots), scan_options);
+  if (!scan) {
+    report.notes.push_back(fmt::format("workloads: {}", scan.error().detail));
+    return;
+  }
+  std::vector<WorkloadLine> lines;
+  for (const auto& w : scan->workloads) {
+    WorkloadLine line;
+    line.pid = w.pid;
+    line.kind = std::string(engine_name(w.kind.engine));
+    line.name = w.processes.empty() ? std::string() : w.processes.front().comm;
+    line.claim_bytes = w.claim_bytes;
+    line.actual_bytes = w.actual_bytes;
+    line.heavy = w.heavy;
+    lines.push_back(std::move(line));
+  }
+  report.workloads = std::move(lines);
+  if (report.pool) report.coexistence = coexistence_line(coexistence_verdict(*scan, 0, *report.pool));
 }
 
 }  // namespace
@@ -60,6 +106,7 @@ StatusReport collect_status(const HostRoot& root, GpuSource& gpu, const Clock& c
   }
 
   collect_gpu(gpu, report);
+  if (options.scan_workloads) collect_workloads(root, options, report);
   return report;
 }
 

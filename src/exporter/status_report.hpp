@@ -57,6 +57,7 @@ struct StatusReport {
 struct StatusOptions {
   PoolOptions pool;
   bool scan_workloads = true;
+  std::uint64_t ticks_per_second = 100;  // USER_HZ for process ages; the CLI passes sysconf(_SC_CLK_TCK)
 };
 
 // Reads the machine once through `root` and `gpu`. Never fails: what cannot be read becomes absent
