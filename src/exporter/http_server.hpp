@@ -28,7 +28,7 @@ namespace sparkops {
 struct HttpOptions {
   ListenAddress listen;
   std::optional<std::string> token;          // required on every request when set
-  std::size_t worker_threads = 4;            // concurrent connections being served
+  std::size_t worker_threads = 8;            // concurrent connections being served
   std::size_t max_queued_connections = 32;   // accepted and waiting; beyond it accept() waits
   std::size_t max_request_bytes = 8 * 1024;  // request body bound (GET has none)
   std::chrono::seconds read_timeout{5};
