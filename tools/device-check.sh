@@ -68,7 +68,11 @@ fi
 # 2. Build sparkops (release preset) when the toolchain and -dev packages are there.
 SPARKOPS=""
 BUILD=""
-if [ -n "${DEVICE_CHECK_SKIP_BUILD:-}" ]; then
+if [ -n "${SPARKOPS_BIN:-}" ]; then
+  # A binary built elsewhere and carried here (tools/device-bundle.sh): no toolchain needed.
+  SPARKOPS=$SPARKOPS_BIN
+  say "build: using prebuilt $SPARKOPS_BIN"
+elif [ -n "${DEVICE_CHECK_SKIP_BUILD:-}" ]; then
   say "build: skipped (DEVICE_CHECK_SKIP_BUILD set)"
 elif have cmake && have g++ && [ -f "$REPO/CMakePresets.json" ]; then
   BUILD=$REPO/build/release
