@@ -44,7 +44,7 @@ HostReading read_host_reading(const HostRoot& root) {
 }
 
 Collector::Collector(const HostRoot& root, GpuSource* gpu, BackoffOptions backoff)
-    : root_(root), gpu_(gpu), backoff_(backoff) {}
+    : host_(root), gpu_(gpu), backoff_(backoff) {}
 
 void Collector::collect_gpu(Sample& sample, SteadyTime steady) {
   if (gpu_ == nullptr) {
@@ -86,7 +86,7 @@ Sample Collector::collect(std::uint64_t tick, SteadyTime steady, SystemTime wall
   sample.tick = tick;
   sample.steady_time = steady;
   sample.wall_time = wall;
-  sample.host = read_host_reading(root_);
+  sample.host = host_.read();
   collect_gpu(sample, steady);
   compute_deltas(previous_ ? &*previous_ : nullptr, sample);
   previous_ = sample;

@@ -12,11 +12,13 @@
 #include "base/clock.hpp"
 #include "gpu/gpu_source.hpp"
 #include "host/host_root.hpp"
+#include "sampling/host_probe.hpp"
 #include "sampling/sample.hpp"
 
 namespace sparkops {
 
-// The host half of a Sample. Every field absent when its file is missing or unreadable.
+// The host half of a Sample, walking every sensor (HostProbe gives the same answer cheaply).
+// Every field absent when its file is missing or unreadable.
 HostReading read_host_reading(const HostRoot& root);
 
 struct BackoffOptions {
@@ -26,7 +28,7 @@ struct BackoffOptions {
 
 class Collector {
  public:
-  // `gpu` may be null (no GPU source at all). Both must outlive the collector.
+  // `gpu` may be null (no GPU source at all); it must outlive the collector.
   Collector(const HostRoot& root, GpuSource* gpu, BackoffOptions backoff = {});
 
   // Reads one Sample stamped with `wall`, scheduled as tick `tick`, and fills its deltas against
@@ -39,7 +41,7 @@ class Collector {
  private:
   void collect_gpu(Sample& sample, SteadyTime steady);
 
-  const HostRoot& root_;
+  HostProbe host_;
   GpuSource* gpu_;
   BackoffOptions backoff_;
   unsigned gpu_failures_ = 0;

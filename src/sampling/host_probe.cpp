@@ -1,0 +1,141 @@
+#include "sampling/host_probe.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include "host/hwmon.hpp"
+#include "host/meminfo.hpp"
+#include "host/pressure.hpp"
+#include "host/sensors.hpp"
+#include "host/thermal_zone.hpp"
+#include "host/vmstat.hpp"
+
+namespace sparkops {
+
+namespace {
+
+// hottest_sensor()'s plausibility range (host/sensors.hpp: -40..150 C).
+bool plausible(std::int64_t millicelsius) { return millicelsius >= -40000 && millicelsius <= 150000; }
+
+std::string hwmon_file(const HostRoot& root, const std::string& dir, const std::string& file) {
+  std::string path = "/sys/class/hwmon/" + dir + "/" + file;
+  if (!root.exists(path)) path = "/sys/class/hwmon/" + dir + "/device/" + file;
+  return path;
+}
+
+}  // namespace
+
+HostProbe::HostProbe(HostRoot root, std::uint64_t rediscover_every)
+    : root_(std::move(root)), rediscover_every_(rediscover_every) {}
+
+void HostProbe::discover() {
+  temps_.clear();
+  rails_.clear();
+  std::vector<HwmonChip> chips;
+  if (auto c = read_hwmon_chips(root_)) chips = std::move(*c);
+  std::vector<ThermalZone> zones;
+  if (auto z = read_thermal_zones(root_)) zones = std::move(*z);
+  // Which channels hottest_sensor() considers, and under what name: ask it one channel at a time,
+  // so its rules (skipped channels, naming) stay in one place.
+  for (const HwmonChip& chip : chips) {
+    for (const HwmonTemp& t : chip.temps) {
+      HwmonChip one;
+      one.dir = chip.dir;
+      one.name = chip.name;
+      HwmonTemp probe = t;
+      probe.input_millicelsius = 20000;  // any plausible value: we ask about the channel, not the reading
+      one.temps.push_back(probe);
+      if (auto s = hottest_sensor({one}, {})) {
+        temps_.push_back({hwmon_file(root_, chip.dir, "temp" + std::to_string(t.index) + "_input"), s->name});
+      }
+    }
+  }
+  for (const ThermalZone& z : zones) {
+    ThermalZone one = z;
+    one.temp_millicelsius = 20000;
+    if (auto s = hottest_sensor({}, {one})) temps_.push_back({"/sys/class/thermal/" + z.zone + "/temp", s->name});
+  }
+  if (const HwmonChip* spbm = find_chip(chips, "spbm")) {
+    const std::pair<const char*, Rail> wanted[] = {{"sys_total", Rail::sys_total}, {"soc_pkg", Rail::soc_pkg},
+                                                   {"cpu_gpu", Rail::cpu_gpu},     {"gpu", Rail::gpu},
+                                                   {"dc_input", Rail::dc_input}};
+    const auto rails = spbm_rails(chips);
+    for (const auto& [label, rail] : wanted) {
+      bool listed = false;
+      for (const PowerRail& r : rails) listed = listed || r.name == label;
+      const HwmonPower* p = spbm->power_by_label(label);
+      if (!listed || p == nullptr) continue;
+      const std::string file = "power" + std::to_string(p->index) + (p->input_microwatts ? "_input" : "_average");
+      rails_.push_back({hwmon_file(root_, spbm->dir, file), rail});
+    }
+  }
+  discovered_ = true;
+  reads_since_discovery_ = 0;
+  const std::size_t count = temps_.size() + rails_.size();
+  if (count < best_count_) {
+    next_discovery_after_ = next_discovery_after_ == 0 || next_discovery_after_ >= rediscover_every_
+                                ? 1
+                                : std::min(next_discovery_after_ * 2, rediscover_every_);
+  } else {
+    best_count_ = count;
+    next_discovery_after_ = rediscover_every_;
+  }
+}
+
+HostReading HostProbe::read() {
+  if (!discovered_ || (next_discovery_after_ != 0 && reads_since_discovery_ >= next_discovery_after_)) discover();
+  ++reads_since_discovery_;
+  HostReading h;
+  if (auto mem = read_meminfo(root_)) {
+    h.mem_total_bytes = mem->mem_total_bytes;
+    h.mem_free_bytes = mem->mem_free_bytes;
+    h.mem_available_bytes = mem->mem_available_bytes;
+    h.cached_bytes = mem->cached_bytes;
+  }
+  if (auto psi = read_psi(root_, PsiResource::memory); psi && *psi) {
+    h.psi_mem_some_total_us = (*psi)->some.total_us;
+    if ((*psi)->full) h.psi_mem_full_total_us = (*psi)->full->total_us;
+  }
+  if (auto vm = read_vmstat(root_); vm && *vm) h.major_faults_total = (*vm)->pgmajfault;
+
+  bool lost_one = false;
+  for (const TempFile& t : temps_) {
+    auto text = root_.read(t.path, 64);
+    std::optional<std::int64_t> value;
+    if (text) {
+      if (auto v = parse_hwmon_value(*text, t.path)) value = *v;
+    }
+    if (!value) {
+      lost_one = true;
+      continue;
+    }
+    if (!plausible(*value)) continue;
+    if (!h.hottest_millicelsius || *value > *h.hottest_millicelsius) {
+      h.hottest_millicelsius = *value;
+      h.hottest_sensor = t.name;
+    }
+  }
+  for (const RailFile& r : rails_) {
+    auto text = root_.read(r.path, 64);
+    std::optional<std::int64_t> value;
+    if (text) {
+      if (auto v = parse_hwmon_value(*text, r.path); v && *v >= 0) value = *v;
+    }
+    if (!value) {
+      lost_one = true;
+      continue;
+    }
+    const auto uw = static_cast<std::uint64_t>(*value);
+    switch (r.rail) {
+      case Rail::sys_total: h.spbm_sys_total_microwatts = uw; break;
+      case Rail::soc_pkg: h.spbm_soc_pkg_microwatts = uw; break;
+      case Rail::cpu_gpu: h.spbm_cpu_gpu_microwatts = uw; break;
+      case Rail::gpu: h.spbm_gpu_microwatts = uw; break;
+      case Rail::dc_input: h.spbm_dc_input_microwatts = uw; break;
+    }
+  }
+  if (lost_one) discovered_ = false;  // look again next tick: a sensor vanished or moved
+  return h;
+}
+
+}  // namespace sparkops
