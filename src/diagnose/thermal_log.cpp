@@ -138,8 +138,11 @@ class Accumulator {
 
   void add(const ThermalSample& s) {
     if (s.gpu_index) {
-      if (!gpu_) gpu_ = s.gpu_index;
-      if (*s.gpu_index != *gpu_) {
+      if (!gpu_set_) {
+        gpu_ = *s.gpu_index;
+        gpu_set_ = true;
+      }
+      if (*s.gpu_index != gpu_) {
         ++log_.other_gpu_rows;
         return;
       }
@@ -158,7 +161,8 @@ class Accumulator {
  private:
   ThermalLog& log_;
   const ThermalReadOptions& options_;
-  std::optional<std::int64_t> gpu_;
+  std::int64_t gpu_ = 0;  // the first GPU index seen (gpu_set_)
+  bool gpu_set_ = false;
 };
 
 bool parse_json_row(std::string_view line, ThermalSample& s, const ThermalReadOptions& options) {
