@@ -24,18 +24,6 @@ struct SampleFlags {
   GpuFlags gpu;
 };
 
-DetectorConfig detector_from_config(const Config& c) {
-  DetectorConfig d;
-  d.rated_watts = c.get_number("thermal.rated_watts");
-  d.ceiling_watts = c.get_number("thermal.ceiling_watts");
-  d.ceiling_band_watts = c.get_number("thermal.ceiling_band_watts");
-  d.hot_celsius = c.get_number("thermal.hot_celsius");
-  d.busy_util_percent = c.get_number("thermal.busy_util_percent");
-  d.low_clock_ratio = c.get_number("thermal.low_clock_ratio");
-  d.low_power_ratio = c.get_number("thermal.low_power_ratio");
-  return d;
-}
-
 void run_sample_command(AppContext& ctx, const SampleFlags& flags) {
   SampleOptions options;
   const auto bad = [&](std::string_view message) {

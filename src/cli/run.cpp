@@ -38,6 +38,7 @@ int run(int argc, char** argv) {
   add_analyze_command(app, ctx);
   add_oom_command(app, ctx);
   add_flush_command(app, ctx);
+  add_watch_command(app, ctx);
 
   try {
     app.parse(argc, argv);

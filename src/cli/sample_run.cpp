@@ -57,6 +57,15 @@ class AppendReporter {
   bool drop_said_ = false;
 };
 
+void say_opened(const AppContext& ctx, const std::string& path, const OpenReport& r) {
+  if (r.torn_bytes_cut > 0 && !r.created) {
+    print_error(ctx, fmt::format("{}: cut {} bytes of an incomplete last line (a crash mid-write)",
+                                 path, r.torn_bytes_cut));
+  }
+}
+
+}  // namespace
+
 Result<DurableAppender> open_sample_file(const SampleOptions& options, const FileMeta& meta,
                                          OpenReport* report) {
   const std::string path = options.out;
@@ -75,14 +84,17 @@ Result<DurableAppender> open_events_file(const std::string& path, const SampleOp
       [path](std::string_view head) { return check_events_header(head, path); }, events_options, report);
 }
 
-void say_opened(const AppContext& ctx, const std::string& path, const OpenReport& r) {
-  if (r.torn_bytes_cut > 0 && !r.created) {
-    print_error(ctx, fmt::format("{}: cut {} bytes of an incomplete last line (a crash mid-write)",
-                                 path, r.torn_bytes_cut));
-  }
+DetectorConfig detector_from_config(const Config& c) {
+  DetectorConfig d;
+  d.rated_watts = c.get_number("thermal.rated_watts");
+  d.ceiling_watts = c.get_number("thermal.ceiling_watts");
+  d.ceiling_band_watts = c.get_number("thermal.ceiling_band_watts");
+  d.hot_celsius = c.get_number("thermal.hot_celsius");
+  d.busy_util_percent = c.get_number("thermal.busy_util_percent");
+  d.low_clock_ratio = c.get_number("thermal.low_clock_ratio");
+  d.low_power_ratio = c.get_number("thermal.low_power_ratio");
+  return d;
 }
-
-}  // namespace
 
 std::string default_events_path(const std::string& out) {
   if (out == "-") return {};

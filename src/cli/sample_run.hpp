@@ -28,6 +28,17 @@ struct SampleOptions {
 // "<out>.events", or empty when rows go to stdout.
 std::string default_events_path(const std::string& out);
 
+// The thermal.* detector thresholds from the effective config.
+DetectorConfig detector_from_config(const Config& config);
+
+// Opens (creating or appending to) the sample file options.out with the header rules of
+// check_existing_header; used by `sample` and `watch`.
+Result<DurableAppender> open_sample_file(const SampleOptions& options, const FileMeta& meta,
+                                         OpenReport* report);
+// Opens the throttle events file (fsync on every line; its header is checked when appending).
+Result<DurableAppender> open_events_file(const std::string& path, const SampleOptions& options,
+                                         OpenReport* report);
+
 // Runs until a limit or a stop signal. Returns the exit code: 0, kExitBadInput when a file cannot
 // be used (different header, not writable), kExitFailure when rows were still unwritten at exit.
 int run_sample(AppContext& ctx, const SampleOptions& options, GpuSource* gpu, Clock& clock,

@@ -1,0 +1,228 @@
+#include "cli/watch_finish.hpp"
+
+#include <signal.h>
+
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "base/time_format.hpp"
+#include "base/units.hpp"
+#include "cli/oom_render.hpp"
+#include "cli/watch_summary.hpp"
+#include "diagnose/thermal_log.hpp"
+#include "host/kernel_log.hpp"
+#include "host/meminfo.hpp"
+#include "ladder/ladder_advice.hpp"
+#include "ladder/oom_classifier.hpp"
+#include "trainlog/parse_log.hpp"
+
+namespace sparkops::cli {
+
+namespace {
+
+std::string env_or_empty(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? std::string() : std::string(v);
+}
+
+std::chrono::seconds local_utc_offset(SystemTime t) {
+  const std::time_t tt = std::chrono::system_clock::to_time_t(t);
+  std::tm local{};
+  ::localtime_r(&tt, &local);
+  return std::chrono::seconds{local.tm_gmtoff};
+}
+
+// The series as `analyze` reads it back (the log and its sidecar), else the live parse.
+std::optional<trainlog::StepSeries> final_series(const WatchOptions& o, const WatchOutcome& out) {
+  if (!out.files_failed) {
+    trainlog::ParseOptions p;
+    if (auto s = trainlog::parse_log_file(o.log, p)) return std::move(*s);
+  }
+  return out.series;
+}
+
+std::optional<diagnose::Diagnosis> diagnose_run(const AppContext& ctx, const WatchOptions& o, const WatchOutcome& out,
+                                                const std::optional<trainlog::StepSeries>& series) {
+  if (!series || series->steps.empty()) return std::nullopt;
+  diagnose::DiagnoseOptions d;
+  d.slowdown_factor = ctx.config.get_number("analyze.slowdown_factor");
+  d.sustain_steps = ctx.config.get_integer("analyze.sustain_steps");
+  d.warmup_steps = ctx.config.get_integer("analyze.warmup_steps");
+  d.rated_watts = ctx.config.get_number("thermal.rated_watts");
+  d.ceiling_watts = ctx.config.get_number("thermal.ceiling_watts");
+  d.ceiling_band_watts = ctx.config.get_number("thermal.ceiling_band_watts");
+  d.hot_celsius = ctx.config.get_number("thermal.hot_celsius");
+  d.low_clock_ratio = ctx.config.get_number("thermal.low_clock_ratio");
+  diagnose::ThermalReadOptions read;
+  read.tz_offset = local_utc_offset(out.started);
+  auto thermal = diagnose::read_thermal_log(o.dir / "thermal.log", read);
+  return diagnose::diagnose(*series, thermal && !thermal->samples.empty() ? &*thermal : nullptr, d);
+}
+
+std::optional<LadderContext> ladder_context(const FinishInput& in) {
+  LadderContext c;
+  if (in.plan != nullptr) {
+    c.method = in.plan->run.method;
+    c.batch = in.plan->run.batch;
+  }
+  return c;
+}
+
+std::optional<PlannedRun> planned_run(const FinishInput& in) {
+  if (in.plan == nullptr) return std::nullopt;
+  PlannedRun p;
+  p.model_arg = in.plan_flags->model.empty() ? fmt::format("--params {}", in.plan_flags->params) : in.plan_flags->model;
+  p.shape = in.plan->model.shape;
+  p.run = in.plan->run;
+  p.budget_bytes = in.plan->budget_bytes;
+  if (!in.plan->model.shards.empty()) p.largest_shard_bytes = in.plan->estimate.largest_shard_bytes;
+  p.estimate = in.plan->estimate;
+  return p;
+}
+
+}  // namespace
+
+std::filesystem::path user_anchor_file() {
+  const std::string xdg = env_or_empty("XDG_DATA_HOME");
+  if (!xdg.empty()) return std::filesystem::path(xdg) / "sparkops" / "anchors.jsonl";
+  const std::string home = env_or_empty("HOME");
+  if (home.empty()) return {};
+  return std::filesystem::path(home) / ".local" / "share" / "sparkops" / "anchors.jsonl";
+}
+
+std::vector<std::string> preflight_warnings(const StatusReport& report) {
+  std::vector<std::string> out;
+  if (report.pool && report.pool->flush_suggested) {
+    out.push_back(fmt::format("warning: free now ({}) is far below available ({}): the page cache holds {}; "
+                              "flush it before a big load: sudo sparkops flush",
+                              format_bytes(report.pool->free_now_bytes), format_bytes(report.pool->available_bytes),
+                              format_bytes(report.pool->reclaimable_bytes)));
+  }
+  if (report.workloads) {
+    for (const auto& w : *report.workloads) {
+      if (!w.heavy || w.claim_bytes) continue;
+      out.push_back(fmt::format("warning: heavy uncapped GPU workload running: PID {} {} ({}{}); one heavy job at a "
+                                "time — stop it or cap it first (sparkops procs)",
+                                w.pid, w.kind, w.name,
+                                w.actual_bytes ? fmt::format(", holds {}", format_bytes(*w.actual_bytes)) : std::string()));
+    }
+  }
+  return out;
+}
+
+std::optional<OomReport> oom_verdict(const WatchOutcome& outcome, const HostRoot& root) {
+  std::optional<OomReport> report;
+  if (!outcome.tail.empty()) {
+    OomClassifier classifier;
+    classifier.feed(outcome.tail);
+    if (auto r = classifier.finish(); r && r->kind != OomKind::not_oom) report = *r;
+  }
+  const bool sigkill = outcome.term_signal == SIGKILL && !outcome.killed_by_watch;
+  if (report || !sigkill) return report;
+  OomReport inferred;
+  inferred.kind = OomKind::host_oom_killer;
+  inferred.evidence = Evidence::inferred;
+  inferred.evidence_text = "exit 137 (SIGKILL), no OOM message in the output";
+  inferred.process_pid = static_cast<std::uint32_t>(outcome.pid);
+  if (auto log = read_kernel_log(root, 1 << 20); log && *log) {
+    std::string text;
+    for (const auto& r : (*log)->records) {
+      text += r.message;
+      text += '\n';
+    }
+    OomClassifier kernel;
+    kernel.feed(text);
+    if (auto r = kernel.finish(); r && r->process_pid && *r->process_pid == static_cast<std::uint32_t>(outcome.pid) &&
+                                  (r->kind == OomKind::host_oom_killer || r->kind == OomKind::cgroup_oom_killer)) {
+      return *r;
+    }
+  }
+  return inferred;
+}
+
+std::optional<plan::Anchor> measured_anchor(const plan::PlanResult& plan, const WatchOutcome& outcome, std::size_t steps,
+                                            SystemTime now) {
+  const auto peak = outcome.peak_over_launch_bytes();
+  if (!peak || *peak == 0) return std::nullopt;
+  plan::Anchor a;
+  a.id = fmt::format("watch-{}", format_compact_utc(now));
+  a.model = plan.model.shape.name;
+  a.params = plan.estimate.params;
+  a.method = plan.run.method;
+  a.kind = plan::AnchorKind::measured_peak;
+  a.peak_pool_bytes = peak;
+  a.batch = plan.run.batch;
+  a.seq = plan.run.seq;
+  a.source = "watch";
+  a.note = fmt::format("sparkops watch: peak pool use over launch, exit {}, {} step(s)", outcome.exit_code,
+                       steps);
+  return a;
+}
+
+void finish_watch(AppContext& ctx, const FinishInput& in) {
+  const WatchOutcome& out = *in.outcome;
+  WatchSummaryView view;
+  view.command = in.options->command;
+  view.dir = in.options->dir.string();
+  view.log = in.options->log.string();
+  view.outcome = &out;
+  view.series = final_series(*in.options, out);
+  view.diagnosis = diagnose_run(ctx, *in.options, out, view.series);
+  if (in.plan != nullptr) view.plan_peak_bytes = in.plan->estimate.peak_pool_bytes();
+  view.oom = oom_verdict(out, ctx.host_root());
+
+  std::optional<std::string> advice_text;
+  if (view.oom) {
+    OomView ov;
+    ov.report = view.oom;
+    ov.state_path = in.ladder_state;
+    if (auto loaded = load_ladder_state(in.ladder_state)) {
+      ov.state = std::move(*loaded);
+      ov.state_saved = true;
+    } else {
+      ov.state.created = out.ended;
+    }
+    ov.ctx = *ladder_context(in);
+    AdviceInput ai;
+    ai.report = ov.report;
+    ai.state = ov.state;
+    ai.ctx = ov.ctx;
+    ai.planned = planned_run(in);
+    if (auto m = read_meminfo(ctx.host_root())) {
+      if (auto pool = compute_pool(*m, std::nullopt, PoolOptions{})) ai.pool = *pool;
+    }
+    ov.advice = advise_oom(ai);
+    view.next_step = ov.advice.next;
+    advice_text = render_oom_text(ov);
+  }
+
+  if (in.plan != nullptr && !view.oom) {
+    if (auto anchor = measured_anchor(*in.plan, out, view.series ? view.series->steps.size() : 0, out.ended)) {
+      const auto path = user_anchor_file();
+      std::error_code ec;
+      if (!path.empty()) std::filesystem::create_directories(path.parent_path(), ec);
+      std::ofstream f(path, std::ios::app);
+      if (!path.empty() && f) {
+        f << plan::anchor_to_jsonl(*anchor) << '\n';
+        f.flush();
+        if (f) view.anchor_file = path.string();
+      }
+      if (!view.anchor_file) print_error(ctx, fmt::format("{}: could not append the measured anchor", path.string()));
+    }
+  }
+
+  const auto json = watch_summary_json(view);
+  std::ofstream(in.options->dir / "summary.json") << json.dump(2) << '\n';
+  if (advice_text) fmt::print(ctx.err, "sparkops: the job died of an OOM; the ladder's next step:\n{}", *advice_text);
+  if (in.json) {
+    fmt::print(ctx.err, "{}\n", json.dump(2));
+  } else {
+    fmt::print(ctx.err, "{}", render_watch_summary_text(view));
+  }
+  std::fflush(ctx.err);
+}
+
+}  // namespace sparkops::cli

@@ -1,0 +1,50 @@
+#pragma once
+// What `sparkops watch` does around the run: the pre-flight warnings, and at the end the diagnosis,
+// the OOM check with the ladder's next step, the measured anchor and the summary.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/app_context.hpp"
+#include "cli/plan_flags.hpp"
+#include "cli/watch_session.hpp"
+#include "exporter/status_report.hpp"
+#include "ladder/oom_report.hpp"
+#include "plan/anchors.hpp"
+#include "plan/plan.hpp"
+
+namespace sparkops::cli {
+
+// ~/.local/share/sparkops/anchors.jsonl ($XDG_DATA_HOME/sparkops/anchors.jsonl when set); empty
+// when neither variable is set.
+std::filesystem::path user_anchor_file();
+
+// Pre-flight warnings from the status report: free-now far below available (with the flush
+// command) and each heavy GPU workload without a cap.
+std::vector<std::string> preflight_warnings(const StatusReport& report);
+
+// The OOM verdict for a finished job: the classifier over the output's tail; a SIGKILL the watcher
+// did not send counts as the kernel's OOM killer (inferred), confirmed (stated) by a kernel-log
+// record naming the job's PID when the kernel log is readable. nullopt when it was not an OOM.
+std::optional<OomReport> oom_verdict(const WatchOutcome& outcome, const HostRoot& root);
+
+// The anchor a run measured: the plan's model and run with the peak pool use over the launch
+// baseline. nullopt when no peak was measured.
+std::optional<plan::Anchor> measured_anchor(const plan::PlanResult& plan, const WatchOutcome& outcome,
+                                            std::size_t steps, SystemTime now);
+
+struct FinishInput {
+  const WatchOptions* options = nullptr;
+  const WatchOutcome* outcome = nullptr;
+  const plan::PlanResult* plan = nullptr;  // null: no plan flags
+  const PlanFlags* plan_flags = nullptr;
+  std::string ladder_state;
+  bool json = false;
+};
+
+// Prints the summary (and the OOM advice) on stderr, writes summary.json, appends the anchor.
+void finish_watch(AppContext& ctx, const FinishInput& in);
+
+}  // namespace sparkops::cli

@@ -1,0 +1,73 @@
+#pragma once
+// One `sparkops watch` run: launch the job, pump its output (terminal, log, sidecar, parsers),
+// sample on schedule, print events as they happen, forward signals, and report what happened.
+// The pre-flight, the summary, the anchor and the OOM advice are the caller's (cmd_watch.cpp).
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/clock.hpp"
+#include "base/result.hpp"
+#include "cli/app_context.hpp"
+#include "cli/watch_signals.hpp"
+#include "diagnose/live_slowdown.hpp"
+#include "gpu/gpu_source.hpp"
+#include "sampling/appender.hpp"
+#include "sampling/throttle_detector.hpp"
+#include "sampling/writers.hpp"
+#include "trainlog/step_series.hpp"
+
+namespace sparkops::cli {
+
+struct WatchOptions {
+  std::vector<std::string> command;
+  std::filesystem::path dir;      // run folder: thermal.log, events.log
+  std::filesystem::path log;      // the job's output (sidecar: <log>.times)
+  std::chrono::nanoseconds interval{std::chrono::seconds{30}};
+  SampleFormat format = SampleFormat::nvidia_smi;
+  DetectorConfig detector;
+  AppenderOptions appender;
+  diagnose::LiveSlowdownOptions slowdown;
+  double pressure_psi_share = 0.10;       // PSI memory "some" over the interval that counts
+  double pressure_available_share = 0.05;  // MemAvailable below this share of MemTotal counts
+  std::chrono::milliseconds drain_idle{250};  // after the job exits: stop after this long quiet...
+  std::chrono::milliseconds drain_max{2000};  // ...or this long in all (daemons holding the pipe)
+  std::size_t tail_bytes = 256 << 10;         // output kept for the OOM classifier
+};
+
+struct WatchOutcome {
+  int exit_code = 0;       // the job's status, 128 + n when killed by signal n
+  std::optional<int> term_signal;
+  bool killed_by_watch = false;   // the second Ctrl-C/SIGTERM sent SIGKILL
+  std::optional<int> forwarded_signal;
+  pid_t pid = -1;
+  SystemTime started{};
+  SystemTime ended{};
+  std::uint64_t output_bytes = 0;
+  bool files_failed = false;
+  std::optional<trainlog::StepSeries> series;
+  std::optional<double> live_baseline_seconds;
+  std::optional<double> last_seconds;
+  std::string tail;  // the last tail_bytes of the output (both streams)
+  std::uint64_t samples = 0;
+  std::uint64_t throttle_episodes = 0;  // start edges
+  std::uint64_t slowdown_events = 0;
+  std::uint64_t pressure_events = 0;
+  // Pool use = MemTotal - MemAvailable; GPU-resident = the sum of per-process GPU memory.
+  std::optional<std::uint64_t> launch_used_bytes;
+  std::optional<std::uint64_t> peak_used_bytes;
+  std::optional<std::uint64_t> launch_gpu_process_bytes;
+  std::optional<std::uint64_t> peak_gpu_process_bytes;
+  std::optional<std::uint64_t> peak_over_launch_bytes() const;
+};
+
+// Errors: the run folder's files cannot be opened, or CMD cannot be started (not_found /
+// permission_denied when exec failed).
+Result<WatchOutcome> run_watch_session(AppContext& ctx, const WatchOptions& options, GpuSource* gpu,
+                                       Clock& clock, WatchSignalFlags& flags);
+
+}  // namespace sparkops::cli
