@@ -2,7 +2,8 @@
 # Whole-process cost of sampling once a second: `sparkops sample` (fixture root + the fake
 # libnvidia-ml, so it runs on any box) against a thermal-sample.sh-style shell loop that reads the
 # same sysfs/procfs files with cat/awk each second (nvidia-smi itself cannot run here).
-# CPU = user + sys of the whole process tree (GNU time), RSS = peak resident set.
+# CPU = user + sys of the whole process tree (getrusage), RSS = peak resident set of the largest
+# process in the tree.
 # Usage: bench/sample_vs_shell.sh [BUILD_DIR] [SECONDS]   (defaults: build/sample-rel, 10)
 # The issue asks for 60 s; 10 s at 1 Hz gives the same per-sample figures, scale CPU x6 for 60 s.
 set -euo pipefail
@@ -16,12 +17,20 @@ root=$PWD/tests/fixtures/roots/gb10-finetune
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-measure() {  # label, command...
+measure() {  # label, command...  (getrusage of the child tree: finer than GNU time's 10 ms)
   local label=$1; shift
-  /usr/bin/time -f "%U %S %M" -o "$tmp/time" "$@" >/dev/null 2>&1
-  read -r user sys rss <"$tmp/time"
-  awk -v l="$label" -v u="$user" -v s="$sys" -v r="$rss" -v n="$secs" 'BEGIN {
-    cpu = u + s; printf "| %s | %d | %.2f | %.0f | %.1f |\n", l, n, cpu, cpu / n * 1e6, r / 1024 }'
+  python3 - "$label" "$secs" "$@" <<'PY'
+import resource, subprocess, sys
+label, n, cmd = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+import tempfile
+with tempfile.NamedTemporaryFile() as t:
+    subprocess.run(["/usr/bin/time", "-f", "%M", "-o", t.name] + cmd, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, check=True)
+    rss_kib = int(open(t.name).read().split()[-1])
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+cpu = r.ru_utime + r.ru_stime
+print(f"| {label} | {n} | {cpu:.3f} | {cpu / n * 1e6:.0f} | {rss_kib / 1024:.1f} |")
+PY
 }
 
 shell_loop() {
@@ -54,3 +63,7 @@ SPARKOPS_NVML_LIB=$nvml FAKE_NVML_SCENARIO=$PWD/tests/fixtures/nvml/gb10-counter
 measure "sparkops sample --format extended --gpu none" \
   "$bin" --root "$root" sample --interval 1 --count "$secs" --format extended --gpu none --out "$tmp/c.csv"
 measure "shell loop: date + cat/awk of the same files" bash -c shell_loop
+# Start-up alone (one sample): subtract to get the steady per-sample cost of a long run.
+secs=1 SPARKOPS_NVML_LIB=$nvml FAKE_NVML_SCENARIO=$PWD/tests/fixtures/nvml/gb10-counters-advancing \
+  measure "sparkops sample --format extended (fake NVML), start-up + 1 sample" \
+  "$bin" --root "$root" sample --interval 1 --count 1 --format extended --out "$tmp/d.csv"
