@@ -1,0 +1,305 @@
+// `sparkops watch` end to end: the real binary running real child processes (tests/fixtures/watch
+// shell scripts), a fixture root and the fake libnvidia-ml, so no value comes from this machine.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "base/text.hpp"
+#include "support/test_support.hpp"
+
+extern char** environ;
+
+namespace sparkops {
+namespace {
+
+std::string script(std::string_view name) { return test::fixture(std::string("watch/") + std::string(name)).string(); }
+
+// sparkops watch started in the background with stdout/stderr in files (100 MB must not sit in a
+// pipe nobody reads).
+class Watch {
+ public:
+  Watch(std::vector<std::string> args, const test::TempDir& dir, std::string_view root = "roots/gb10-idle") : dir_(dir) {
+    std::vector<std::string> argv{test::sparkops_binary(), "--root", test::fixture(root).string(), "watch"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<std::string> env;
+    for (char** e = environ; *e != nullptr; ++e) {
+      const std::string_view kv(*e);
+      if (starts_with(kv, "HOME=") || starts_with(kv, "XDG_") || starts_with(kv, "SPARKOPS_") ||
+          starts_with(kv, "FAKE_NVML")) {
+        continue;
+      }
+      env.emplace_back(kv);
+    }
+    env.push_back("HOME=" + (dir.path() / "home").string());
+#ifdef FAKE_NVML_LIB
+    env.push_back(std::string("SPARKOPS_NVML_LIB=") + FAKE_NVML_LIB);
+    env.push_back("FAKE_NVML_SCENARIO=" + test::fixture("nvml/gb10-counters-advancing").string());
+#endif
+    std::vector<char*> argp, envp;
+    for (auto& s : argv) argp.push_back(s.data());
+    argp.push_back(nullptr);
+    for (auto& s : env) envp.push_back(s.data());
+    envp.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addchdir_np(&actions, dir.path().c_str());
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, (dir.path() / "stdout").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, 2, (dir.path() / "stderr").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    EXPECT_EQ(posix_spawn(&pid_, argp[0], &actions, nullptr, argp.data(), envp.data()), 0);
+    posix_spawn_file_actions_destroy(&actions);
+  }
+  ~Watch() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      wait();
+    }
+  }
+  void signal(int sig) const { ::kill(pid_, sig); }
+  int wait() {
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  std::string out() const { return test::slurp(dir_.path() / "stdout"); }
+  std::string err() const { return test::slurp(dir_.path() / "stderr"); }
+
+ private:
+  const test::TempDir& dir_;
+  pid_t pid_ = -1;
+};
+
+// Polls (does not time anything): waits until `pred` holds, up to a generous bound.
+template <class Pred>
+bool eventually(Pred pred) {
+  for (int i = 0; i < 2000; ++i) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds{5});
+  }
+  return false;
+}
+
+bool file_contains(const std::filesystem::path& p, std::string_view needle) {
+  std::ifstream f(p);
+  const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  return text.find(needle) != std::string::npos;
+}
+
+nlohmann::json summary(const test::TempDir& dir) {
+  return nlohmann::json::parse(test::slurp(dir / "run/summary.json"));
+}
+
+TEST(WatchCli, CorpusOutputPassesThroughByteForByteAndIntoTheLog) {
+  test::TempDir dir;
+  const auto log = test::fixture("watch/hf_trainer_head.log");
+  Watch w({"--dir", "run", "--interval", "0.2", "--no-preflight", "--", script("emit_file.sh"), log.string()}, dir);
+  ASSERT_EQ(w.wait(), 0) << w.err();
+  EXPECT_EQ(w.out(), test::slurp(log));
+  EXPECT_NE(w.err().find("a line on stderr\n"), std::string::npos);
+  const std::string logged = test::slurp(dir / "run/train.log");
+  EXPECT_NE(logged.find(test::slurp(log)), std::string::npos);
+  EXPECT_NE(logged.find("a line on stderr\n"), std::string::npos);
+  // The sidecar is in the trainlog format: "<ISO ms>\t<offset>", offsets non-decreasing.
+  const std::string times = test::slurp(dir / "run/train.log.times");  // outlives the views below
+  const auto lines = split_lines(times);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_TRUE(ends_with(split(lines[0], '\t')[0], "Z")) << lines[0];
+  EXPECT_EQ(split(lines[0], '\t')[1], "0");
+}
+
+TEST(WatchCli, ExitStatusIsPassedThrough) {
+  test::TempDir dir;
+  Watch w({"--dir", "run", "--no-preflight", "--", script("exit3.sh")}, dir);
+  EXPECT_EQ(w.wait(), 3);
+  EXPECT_EQ(w.out(), "working\n");
+  EXPECT_NE(w.err().find("exit        3 (exited with status 3)"), std::string::npos) << w.err();
+  EXPECT_EQ(summary(dir)["exit_code"], 3);
+}
+
+TEST(WatchCli, MissingCommandExits127WithOneLine) {
+  test::TempDir dir;
+  Watch w({"--dir", "run", "--no-preflight", "--", "/nonexistent/train.py"}, dir);
+  EXPECT_EQ(w.wait(), 127);
+  EXPECT_NE(w.err().find("sparkops: /nonexistent/train.py: No such file or directory"), std::string::npos) << w.err();
+}
+
+TEST(WatchCli, NoCommandIsBadInput) {
+  test::TempDir dir;
+  Watch w({"--dir", "run", "--no-preflight"}, dir);
+  EXPECT_EQ(w.wait(), 2);
+}
+
+TEST(WatchCli, FakeSlowdownPrintsAnEventWithTheThermalSampleAndTheSummary) {
+  test::TempDir dir;
+  Watch w({"--dir", "run", "--interval", "0.2", "--no-preflight", "--", script("slowdown.sh")}, dir);
+  ASSERT_EQ(w.wait(), 0) << w.err();
+  const std::string err = w.err();
+  EXPECT_NE(err.find("sparkops: event "), std::string::npos) << err;
+  EXPECT_NE(err.find("start cause=slowdown step=25 first_step=21 seconds=0.500 baseline_s=0.100 ratio=5.00"),
+            std::string::npos) << err;
+#ifdef FAKE_NVML_LIB
+  EXPECT_NE(err.find("gpu_temp_c="), std::string::npos) << err;
+#endif
+  EXPECT_TRUE(file_contains(dir / "run/events.log", "cause=slowdown step=25"));
+  EXPECT_NE(err.find("steps       40 (tqdm format)"), std::string::npos) << err;
+  EXPECT_NE(err.find("baseline 0.100 s/step, final 0.500 s/step"), std::string::npos) << err;
+  const auto j = summary(dir);
+  EXPECT_EQ(j["steps"], 40);
+  ASSERT_EQ(j["slowdowns"].size(), 1U);
+  EXPECT_EQ(j["slowdowns"][0]["start_step"], 21);
+  EXPECT_GE(j["samples"].get<int>(), 1);
+  // thermal.log is the sample command's file, in its default format.
+  const std::string thermal = test::slurp(dir / "run/thermal.log");
+  EXPECT_EQ(split_lines(thermal)[0], "timestamp,temperature.gpu,power.draw");
+}
+
+#ifdef FAKE_NVML_LIB
+TEST(WatchCli, ThrottleEpisodesFromTheSamplerAreEvents) {
+  test::TempDir dir;
+  Watch w({"--dir", "run", "--interval", "0.05", "--no-preflight", "--", script("slowdown.sh")}, dir);
+  ASSERT_EQ(w.wait(), 0) << w.err();
+  EXPECT_NE(w.err().find("start cause=sw_thermal gpu=0"), std::string::npos) << w.err();
+  EXPECT_TRUE(file_contains(dir / "run/events.log", "start cause=sw_thermal gpu=0"));
+  EXPECT_GE(summary(dir)["throttle_episodes"].get<int>(), 1);
+}
+#endif
+
+TEST(WatchCli, SigkilledChildExits137WithLadderAdvice) {
+  test::TempDir dir;
+  Watch w({"--dir", "run", "--no-preflight", "--ladder-state", (dir / "ladder.json").string(), "--",
+           script("sigkill_self.sh")},
+          dir);
+  EXPECT_EQ(w.wait(), 137);
+  const std::string err = w.err();
+  EXPECT_NE(err.find("killed by signal 9 (SIGKILL)"), std::string::npos) << err;
+  EXPECT_NE(err.find("the job died of an OOM"), std::string::npos) << err;
+  EXPECT_NE(err.find("host_oom_killer"), std::string::npos) << err;
+  const auto j = summary(dir);
+  EXPECT_EQ(j["oom"]["evidence"], "inferred");
+  EXPECT_EQ(j["next_step"]["id"], "1");  // nothing tried yet: flush first, never batch
+}
+
+TEST(WatchCli, CudaOomInTheOutputIsClassifiedAndGetsTheNextStep) {
+  test::TempDir dir;
+  Watch w({"--dir", "run", "--no-preflight", "--ladder-state", (dir / "ladder.json").string(), "--",
+           script("cuda_oom.sh")},
+          dir);
+  EXPECT_EQ(w.wait(), 1);
+  const auto j = summary(dir);
+  EXPECT_EQ(j["oom"]["kind"], "cuda_allocator");
+  EXPECT_EQ(j["oom"]["phase"], "step");
+  EXPECT_EQ(j["next_step"]["id"], "1");
+}
+
+TEST(WatchCli, SigtermIsForwardedToTheJob) {
+  test::TempDir dir;
+  Watch w({"--dir", "run", "--no-preflight", "--", script("term_ok.sh")}, dir);
+  ASSERT_TRUE(eventually([&] { return w.out().find("ready") != std::string::npos; }));
+  w.signal(SIGTERM);
+  EXPECT_EQ(w.wait(), 143);
+  EXPECT_NE(w.out().find("got TERM"), std::string::npos);
+  EXPECT_NE(w.err().find("forwarded SIGTERM to the job"), std::string::npos) << w.err();
+}
+
+TEST(WatchCli, JobIgnoringSigtermIsKilledByTheSecondSignal) {
+  test::TempDir dir;
+  Watch w({"--dir", "run", "--no-preflight", "--", script("ignore_term.sh")}, dir);
+  ASSERT_TRUE(eventually([&] { return w.out().find("ready") != std::string::npos; }));
+  w.signal(SIGINT);
+  ASSERT_TRUE(eventually([&] { return w.err().find("forwarded SIGINT") != std::string::npos; }));
+  w.signal(SIGINT);
+  EXPECT_EQ(w.wait(), 137);
+  EXPECT_NE(w.err().find("sent by sparkops after the second Ctrl-C"), std::string::npos) << w.err();
+  EXPECT_TRUE(summary(dir)["oom"].is_null());  // our own SIGKILL is not an OOM
+}
+
+TEST(WatchCli, DaemonHoldingThePipeDoesNotHangWatch) {
+  test::TempDir dir;
+  Watch w({"--dir", "run", "--no-preflight", "--", script("daemon.sh")}, dir);
+  EXPECT_EQ(w.wait(), 0);  // returns long before the 20 s daemon ends
+  EXPECT_EQ(w.out(), "parent done\n");
+}
+
+TEST(WatchCli, DiskFullLogKeepsTheTerminalOutput) {
+  test::TempDir dir;
+  std::filesystem::create_directories(dir / "run");
+  std::filesystem::create_symlink("/dev/full", dir / "run/train.log");
+  const auto log = test::fixture("watch/hf_trainer_head.log");
+  Watch w({"--dir", "run", "--no-preflight", "--", script("emit_file.sh"), log.string()}, dir);
+  ASSERT_EQ(w.wait(), 0) << w.err();
+  EXPECT_EQ(w.out(), test::slurp(log));
+  const std::string err = w.err();
+  EXPECT_NE(err.find("No space left on device; the job keeps running"), std::string::npos) << err;
+  EXPECT_EQ(err.find("No space left on device; the job keeps running"),
+            err.rfind("No space left on device; the job keeps running"));  // said once
+  EXPECT_TRUE(summary(dir)["files_failed"].get<bool>());
+}
+
+TEST(WatchCli, PreflightShowsStatusAndPlanAndAppendsAMeasuredAnchor) {
+  test::TempDir dir;
+  Watch w({"--dir", "run", "--interval", "0.05", "--model", "Llama-3.1-8B", "--method", "lora", "--", script("slowdown.sh")},
+          dir, "roots/gb10-finetune");
+  ASSERT_EQ(w.wait(), 0) << w.err();
+  const std::string err = w.err();
+  EXPECT_NE(err.find("POOL"), std::string::npos) << err;
+  EXPECT_NE(err.find("Llama-3.1-8B"), std::string::npos) << err;
+  const auto j = summary(dir);
+  ASSERT_FALSE(j["plan_peak_bytes"].is_null());
+  // A static fixture root: pool use never rises over the launch baseline, so no anchor is made.
+  EXPECT_EQ(j["peak_over_launch_bytes"], 0);
+  EXPECT_TRUE(j["anchor_file"].is_null());
+}
+
+TEST(WatchCli, WontFitPlanRefusesToLaunchUnlessForced) {
+  test::TempDir dir;
+  Watch w({"--dir", "run", "--model", "Llama-3.1-70B", "--method", "full", "--", script("exit3.sh")}, dir);
+  EXPECT_EQ(w.wait(), 1);
+  EXPECT_EQ(w.out(), "");  // never launched
+  EXPECT_NE(w.err().find("won't fit; not launching"), std::string::npos) << w.err();
+  test::TempDir dir2;
+  Watch forced({"--dir", "run", "--force", "--model", "Llama-3.1-70B", "--method", "full", "--", script("exit3.sh")}, dir2);
+  EXPECT_EQ(forced.wait(), 3);
+}
+
+TEST(WatchCli, HundredMegabytesPassThroughByteForByte) {
+  test::TempDir dir;
+  const auto input = dir / "big.bin";
+  {
+    std::ofstream f(input, std::ios::binary);
+    std::string block(1 << 20, '\0');
+    std::uint64_t x = 0x9E3779B97F4A7C15ULL;
+    for (int mb = 0; mb < 100; ++mb) {
+      for (auto& c : block) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        c = (x & 0x3F) == 0 ? '\n' : static_cast<char>(x);
+      }
+      f.write(block.data(), static_cast<std::streamsize>(block.size()));
+    }
+  }
+  Watch w({"--dir", "run", "--no-preflight", "--", "cat", input.string()}, dir);
+  ASSERT_EQ(w.wait(), 0) << w.err();
+  const auto size = std::filesystem::file_size(input);
+  ASSERT_EQ(std::filesystem::file_size(dir / "stdout"), size);
+  ASSERT_EQ(std::filesystem::file_size(dir / "run/train.log"), size);
+  const auto same = [&](const std::filesystem::path& p) {
+    return test::run_process({"/usr/bin/cmp", "-s", input.string(), p.string()}).exit_code == 0;
+  };
+  EXPECT_TRUE(same(dir / "stdout"));
+  EXPECT_TRUE(same(dir / "run/train.log"));
+}
+
+}  // namespace
+}  // namespace sparkops

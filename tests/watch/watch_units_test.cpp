@@ -1,0 +1,205 @@
+// The pure pieces of `sparkops watch`: live step tracking, live slowdown edges, record splitting,
+// the sidecar written beside the log, memory pressure events, the summary and the anchor.
+#include <fmt/format.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "base/text.hpp"
+#include "cli/watch_events.hpp"
+#include "cli/watch_output.hpp"
+#include "cli/watch_summary.hpp"
+#include "diagnose/live_slowdown.hpp"
+#include "support/test_support.hpp"
+#include "trainlog/parse_log.hpp"
+#include "trainlog/live_tracker.hpp"
+#include "trainlog/sidecar.hpp"
+
+namespace sparkops {
+namespace {
+
+const SystemTime kT0{std::chrono::seconds{1762680372}};
+
+TEST(LiveTracker, TqdmStepsAreReportedAsTheyArriveWithTheirRate) {
+  trainlog::LiveTracker t;
+  std::vector<trainlog::LiveStep> out;
+  for (int i = 1; i <= 30; ++i) {
+    const std::string rec = fmt::format(" {}/100 [00:{:02d}<01:00,  0.50s/it]", i, i);
+    t.feed(rec, static_cast<std::uint64_t>(i * 40), kT0 + std::chrono::seconds{i}, out);
+  }
+  ASSERT_EQ(t.format(), trainlog::LogFormat::tqdm);
+  ASSERT_EQ(out.size(), 30U);  // the held records are replayed once detection decided
+  EXPECT_EQ(out.back().step, 30);
+  EXPECT_DOUBLE_EQ(*out.back().seconds, 0.5);
+  EXPECT_EQ(out.back().time, kT0 + std::chrono::seconds{30});
+  const auto series = t.finish();
+  ASSERT_TRUE(series);
+  EXPECT_EQ(series->steps.size(), 30U);
+  EXPECT_EQ(series->time_basis, trainlog::TimeBasis::sidecar);
+}
+
+TEST(LiveTracker, MegatronStepsComeFromTheParser) {
+  trainlog::LiveTracker t;
+  std::vector<trainlog::LiveStep> out;
+  for (int i = 1; i <= 25; ++i) {
+    const std::string rec = fmt::format(
+        " iteration       {:>3}/     100 | consumed samples:          {} | elapsed time per iteration (ms): 250.0 |",
+        i, i * 8);
+    t.feed(rec, static_cast<std::uint64_t>(i * 120), kT0, out);
+  }
+  ASSERT_EQ(t.format(), trainlog::LogFormat::megatron);
+  ASSERT_FALSE(out.empty());
+  EXPECT_DOUBLE_EQ(*out.back().seconds, 0.25);
+}
+
+TEST(LiveTracker, UnrecognisedOutputGivesUpAndFinishesEmpty) {
+  trainlog::LiveTrackerOptions o;
+  o.max_detect_bytes = 1000;
+  trainlog::LiveTracker t(o);
+  std::vector<trainlog::LiveStep> out;
+  for (int i = 0; i < 100; ++i) t.feed("just some program output", 0, kT0, out);
+  EXPECT_TRUE(t.gave_up());
+  EXPECT_TRUE(out.empty());
+  EXPECT_FALSE(t.finish());
+}
+
+TEST(LiveSlowdown, BaselineThenSustainedSlowStepsStartAndCalmStepsEnd) {
+  diagnose::LiveSlowdownOptions o;
+  o.warmup_steps = 2;
+  o.baseline_samples = 4;
+  o.sustain_steps = 3;
+  diagnose::LiveSlowdownDetector d(o);
+  std::int64_t step = 0;
+  std::vector<diagnose::LiveSlowdownEvent> events;
+  const auto feed = [&](double s, int n) {
+    for (int i = 0; i < n; ++i) {
+      if (auto e = d.feed(++step, s, std::nullopt)) events.push_back(*e);
+    }
+  };
+  feed(5.0, 2);  // warm-up: not part of the baseline
+  feed(1.0, 4);
+  EXPECT_EQ(d.baseline_seconds(), 1.0);
+  feed(2.0, 2);  // not sustained
+  feed(1.0, 1);
+  feed(2.0, 3);
+  ASSERT_EQ(events.size(), 1U);
+  EXPECT_EQ(events[0].edge, diagnose::SlowdownEdge::start);
+  EXPECT_EQ(events[0].first_step, 10);
+  EXPECT_DOUBLE_EQ(events[0].ratio, 2.0);
+  feed(1.0, 3);
+  ASSERT_EQ(events.size(), 2U);
+  EXPECT_EQ(events[1].edge, diagnose::SlowdownEdge::end);
+  EXPECT_EQ(d.slowdowns(), 1U);
+}
+
+TEST(RecordSplitter, SplitsOnNewlineAndCarriageReturnAcrossChunks) {
+  cli::RecordSplitter s(8);
+  std::vector<std::pair<std::string, std::uint64_t>> got;
+  const auto sink = [&](std::string_view r, std::uint64_t o) { got.emplace_back(std::string(r), o); };
+  s.feed("ab\r", 0, sink);
+  s.feed("cd", 3, sink);
+  s.feed("e\n\nf", 5, sink);
+  s.feed("0123456789", 9, sink);  // "f0123456" passes on at the cap
+  s.finish(sink);
+  ASSERT_EQ(got.size(), 4U);
+  EXPECT_EQ(got[0], std::make_pair(std::string("ab"), std::uint64_t{0}));
+  EXPECT_EQ(got[1], std::make_pair(std::string("cde"), std::uint64_t{3}));
+  EXPECT_EQ(got[2], std::make_pair(std::string("f0123456"), std::uint64_t{8}));
+  EXPECT_EQ(got[3], std::make_pair(std::string("789"), std::uint64_t{16}));
+}
+
+TEST(OutputSink, SidecarStampsRecordStartsAndAnalyzeReadsIt) {
+  test::TempDir dir;
+  const auto log = dir / "train.log";
+  auto sidecar = log;
+  sidecar += ".times";
+  const int saved = ::dup(STDOUT_FILENO);  // the terminal half goes to /dev/null here
+  const int null_fd = ::open("/dev/null", O_WRONLY);
+  ::dup2(null_fd, STDOUT_FILENO);
+  {
+    auto sink = cli::OutputSink::open(log, sidecar);
+    ASSERT_TRUE(sink) << sink.error().detail;
+    for (int i = 1; i <= 30; ++i) {
+      const std::string text = fmt::format(" {}/30 [00:{:02d}<00:30,  1.00s/it]\r", i, i);
+      sink->forward(1, text, kT0 + std::chrono::seconds{i});
+    }
+    sink->flush_sidecar();
+  }
+  ::dup2(saved, STDOUT_FILENO);
+  ::close(saved);
+  ::close(null_fd);
+  const std::string sidecar_text = test::slurp(sidecar);
+  const auto lines = split_lines(sidecar_text);
+  ASSERT_EQ(lines.size(), 30U);
+  EXPECT_EQ(lines[0], "2025-11-09T09:26:13.000Z\t0");
+  const auto series = trainlog::parse_log_file(log, {});
+  ASSERT_TRUE(series) << series.error().detail;
+  EXPECT_EQ(series->time_basis, trainlog::TimeBasis::sidecar);
+  ASSERT_EQ(series->steps.size(), 30U);
+  EXPECT_EQ(series->steps.back().time, kT0 + std::chrono::seconds{30});
+}
+
+TEST(PressureTracker, LowAvailableStartsAnEpisodeAndRecoveryEndsIt) {
+  cli::PressureTracker p({0.10, 0.05});
+  Sample s;
+  s.wall_time = kT0;
+  s.host.mem_total_bytes = 100ULL << 30;
+  s.host.mem_available_bytes = 50ULL << 30;
+  EXPECT_FALSE(p.feed(s));
+  s.host.mem_available_bytes = 2ULL << 30;
+  const auto start = p.feed(s);
+  ASSERT_TRUE(start);
+  EXPECT_EQ(*start, "2025-11-09T09:26:12.000Z start cause=memory_pressure mem_available_gib=2.0 mem_total_gib=100.0\n");
+  EXPECT_FALSE(p.feed(s));
+  s.interval = std::chrono::seconds{1};
+  s.host_deltas.psi_mem_some_us = 500'000;  // half the interval stalled
+  s.host.mem_available_bytes = 50ULL << 30;
+  EXPECT_FALSE(p.feed(s));  // still on: PSI
+  s.host_deltas.psi_mem_some_us = 0;
+  const auto end = p.feed(s);
+  ASSERT_TRUE(end);
+  EXPECT_TRUE(starts_with(*end, "2025-11-09T09:26:12.000Z end cause=memory_pressure psi_some_share=0.000"));
+}
+
+TEST(WatchEvents, SlowdownLineCarriesTheThermalSample) {
+  diagnose::LiveSlowdownEvent e;
+  e.step = 120;
+  e.first_step = 116;
+  e.time = kT0;
+  e.seconds = 0.5;
+  e.baseline_seconds = 0.1;
+  e.ratio = 5.0;
+  Sample s;
+  GpuReading g;
+  g.snapshot.temp_millicelsius = 81000;
+  g.snapshot.power_microwatts = 11170000;
+  s.gpus.push_back(g);
+  EXPECT_EQ(cli::format_slowdown_event(e, kT0, &s),
+            "2025-11-09T09:26:12.000Z start cause=slowdown step=120 first_step=116 seconds=0.500 "
+            "baseline_s=0.100 ratio=5.00 gpu_temp_c=81 power_w=11.17\n");
+}
+
+TEST(WatchSummary, TextNamesExitDurationStepsAndMemory) {
+  cli::WatchOutcome o;
+  o.exit_code = 137;
+  o.term_signal = 9;
+  o.started = kT0;
+  o.ended = kT0 + std::chrono::seconds{90};
+  o.output_bytes = 1234;
+  o.live_baseline_seconds = 0.1;
+  o.last_seconds = 0.5;
+  o.launch_used_bytes = 10ULL << 30;
+  o.peak_used_bytes = 30ULL << 30;
+  cli::WatchSummaryView v;
+  v.command = {"python", "train.py"};
+  v.dir = "run";
+  v.log = "run/train.log";
+  v.outcome = &o;
+  v.plan_peak_bytes = 25ULL << 30;
+  test::expect_golden("golden/watch/summary.txt", cli::render_watch_summary_text(v));
+  test::expect_golden("golden/watch/summary.json", cli::watch_summary_json(v).dump(2) + "\n");
+}
+
+}  // namespace
+}  // namespace sparkops
