@@ -132,6 +132,34 @@ bool apply(const Field& f, std::string_view cell, ThermalSample& s, bool& has_ti
   return true;
 }
 
+// One CSV row, RFC 4180 quoting (sparkops quotes a host sensor name holding ',' or '"').
+void split_csv(std::string_view row, std::vector<std::string>& out) {
+  out.clear();
+  std::string cell;
+  bool quoted = false;
+  for (std::size_t i = 0; i < row.size(); ++i) {
+    const char c = row[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < row.size() && row[i + 1] == '"') {
+        cell += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        cell += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      out.push_back(std::move(cell));
+      cell.clear();
+    } else {
+      cell += c;
+    }
+  }
+  out.push_back(std::move(cell));
+}
+
 class Accumulator {
  public:
   Accumulator(ThermalLog& log, const ThermalReadOptions& options) : log_(log), options_(options) {}
@@ -203,6 +231,7 @@ Result<ThermalLog> parse_thermal_log(std::string_view text, const ThermalReadOpt
   auto reader = trainlog::RecordReader::from_text(text);
   trainlog::LogLine line;
   std::vector<Field> columns;
+  std::vector<std::string> cells;
   bool header_seen = false;
   bool jsonl = false;
   const bool ends_clean = !text.empty() && (text.back() == '\n' || text.back() == '\r');
@@ -217,9 +246,9 @@ Result<ThermalLog> parse_thermal_log(std::string_view text, const ThermalReadOpt
         jsonl = true;
         log.format = ThermalFormat::jsonl;
       } else {
-        const auto cells = split(t, ',');
+        split_csv(t, cells);
         bool has_time = false;
-        for (const auto cell : cells) {
+        for (const auto& cell : cells) {
           const Field f = lookup(column_name(cell));
           has_time = has_time || f.kind == FieldKind::time_local || f.kind == FieldKind::time_utc;
           columns.push_back(f);
@@ -248,7 +277,7 @@ Result<ThermalLog> parse_thermal_log(std::string_view text, const ThermalReadOpt
     if (jsonl) {
       ok = parse_json_row(t, s, options);
     } else {
-      const auto cells = split(t, ',');
+      split_csv(t, cells);
       if (cells.size() != columns.size()) {
         ok = false;
       } else {

@@ -46,6 +46,17 @@ TEST(ThermalLog, ExtendedCsvByColumnNameInAnyOrder) {
   EXPECT_FALSE(log->samples[0].mem_available_bytes);  // empty cell = absent
 }
 
+TEST(ThermalLog, QuotedSensorNameWithCommaKeepsColumnsAligned) {
+  const auto log = parse_thermal_log(
+      "timestamp_utc,host_hottest_sensor,host_hottest_c,power_w\n"
+      "2025-11-09T09:26:12.345Z,\"acpitz/temp1, \"\"zone\"\"\",55,97.5\n",
+      ThermalReadOptions{});
+  ASSERT_TRUE(log.has_value());
+  ASSERT_EQ(log->samples.size(), 1u);
+  EXPECT_EQ(*log->samples[0].host_hottest_c, 55);
+  EXPECT_EQ(*log->samples[0].power_w, 97.5);
+}
+
 TEST(ThermalLog, JsonlWithNullsAndATornLastLine) {
   const auto log = parse_thermal_log(
       "{\"timestamp_utc\":\"2025-11-09T09:26:12.345Z\",\"gpu_index\":0,\"gpu_temp_c\":61,\"power_w\":null}\n"
