@@ -27,8 +27,10 @@ std::string script(std::string_view name) { return test::fixture(std::string("wa
 // pipe nobody reads).
 class Watch {
  public:
-  Watch(std::vector<std::string> args, const test::TempDir& dir, std::string_view root = "roots/gb10-idle") : dir_(dir) {
-    std::vector<std::string> argv{test::sparkops_binary(), "--root", test::fixture(root).string(), "watch"};
+  Watch(std::vector<std::string> args, const test::TempDir& dir, std::string_view root = "roots/gb10-idle")
+      : Watch(std::move(args), dir, test::fixture(root)) {}
+  Watch(std::vector<std::string> args, const test::TempDir& dir, const std::filesystem::path& root) : dir_(dir) {
+    std::vector<std::string> argv{test::sparkops_binary(), "--root", root.string(), "watch"};
     argv.insert(argv.end(), args.begin(), args.end());
     std::vector<std::string> env;
     for (char** e = environ; *e != nullptr; ++e) {
@@ -246,10 +248,10 @@ TEST(WatchCli, DiskFullLogKeepsTheTerminalOutput) {
   EXPECT_TRUE(summary(dir)["files_failed"].get<bool>());
 }
 
-TEST(WatchCli, PreflightShowsStatusAndPlanAndAppendsAMeasuredAnchor) {
+TEST(WatchCli, PreflightShowsStatusAndPlanWithoutAnchorWhenNothingWasMeasured) {
   test::TempDir dir;
   Watch w({"--dir", "run", "--interval", "0.05", "--model", "Llama-3.1-8B", "--method", "lora", "--", script("slowdown.sh")},
-          dir, "roots/gb10-finetune");
+          dir, test::fixture("roots/gb10-finetune"));
   ASSERT_EQ(w.wait(), 0) << w.err();
   const std::string err = w.err();
   EXPECT_NE(err.find("POOL"), std::string::npos) << err;
@@ -259,6 +261,33 @@ TEST(WatchCli, PreflightShowsStatusAndPlanAndAppendsAMeasuredAnchor) {
   // A static fixture root: pool use never rises over the launch baseline, so no anchor is made.
   EXPECT_EQ(j["peak_over_launch_bytes"], 0);
   EXPECT_TRUE(j["anchor_file"].is_null());
+}
+
+TEST(WatchCli, MeasuredPeakIsAppendedAsAnAnchorTheNextPlanReads) {
+  test::TempDir dir;
+  const auto root = dir / "root";
+  std::filesystem::copy(test::fixture("roots/gb10-idle"), root, std::filesystem::copy_options::recursive);
+  Watch w({"--dir", "run", "--interval", "0.05", "--no-preflight", "--model", "Llama-3.1-8B", "--method", "lora",
+           "--batch", "2", "--seq", "4096", "--", script("grow_pool.sh"), root.string()},
+          dir, root);
+  ASSERT_EQ(w.wait(), 0) << w.err();
+  const auto anchors = dir / "home/.local/share/sparkops/anchors.jsonl";
+  const std::string text = test::slurp(anchors);
+  const auto lines = split_lines(text);
+  ASSERT_EQ(lines.size(), 1U) << text;
+  const auto a = nlohmann::json::parse(lines[0]);
+  EXPECT_EQ(a["model"], "Llama-3.1-8B");
+  EXPECT_EQ(a["method"], "lora");
+  EXPECT_EQ(a["kind"], "measured_peak");
+  EXPECT_EQ(a["peak_pool_bytes"], 20971520ULL * 1024);  // 118566368 kB - 97594848 kB
+  EXPECT_EQ(a["batch"], 2);
+  EXPECT_EQ(a["seq"], 4096);
+  EXPECT_EQ(a["source"], "watch");
+  EXPECT_NE(w.err().find("anchor      measured peak appended to"), std::string::npos) << w.err();
+  // The plan command reads it back as a user anchor.
+  const auto plan = test::run_sparkops({"--root", root.string(), "plan", "Llama-3.1-8B", "--json"},
+                                       {{"HOME", (dir / "home").string()}});
+  EXPECT_NE(plan.out.find("watch-"), std::string::npos) << plan.out << plan.err;
 }
 
 TEST(WatchCli, WontFitPlanRefusesToLaunchUnlessForced) {
