@@ -7,7 +7,8 @@ build_pkgs=(cmake ninja-build g++ pkg-config libcli11-dev libfmt-dev nlohmann-js
   libtomlplusplus-dev libexpected-dev libcpp-httplib-dev)
 test_pkgs=(libgtest-dev libgmock-dev libbenchmark-dev chromium prometheus)
 # npm is needed at build time: the HTML report inlines uPlot from node_modules (see package.json).
-build_pkgs+=(nodejs npm)
+# A machine that already has node and npm (from any source) keeps them.
+if ! command -v npm >/dev/null 2>&1; then build_pkgs+=(nodejs npm); fi
 
 want=("${build_pkgs[@]}")
 if [[ "${1:-}" == "--test" ]]; then

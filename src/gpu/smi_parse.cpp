@@ -91,7 +91,10 @@ bool known_field(std::string_view s) {
   for (const auto& f : kSmiQueryAppsFields) {
     if (f == s) return true;
   }
-  return s == "pid" || s == "timestamp" || s == kSmiReasonsFieldOld;
+  // --query-compute-apps headers name some columns differently from the query:
+  //   "pid, process_name, used_gpu_memory [MiB]"
+  return s == "pid" || s == "timestamp" || s == kSmiReasonsFieldOld || s == "used_gpu_memory" ||
+         s == "gpu_name" || s == "gpu_bus_id";
 }
 
 bool looks_like_header(const std::vector<std::string_view>& cells) {
