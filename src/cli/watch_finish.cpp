@@ -103,10 +103,11 @@ std::vector<std::string> preflight_warnings(const StatusReport& report) {
   }
   if (report.workloads) {
     for (const auto& w : *report.workloads) {
-      if (!w.heavy || w.claim_bytes) continue;
-      out.push_back(fmt::format("warning: heavy uncapped GPU workload running: PID {} {} ({}{}); one heavy job at a "
+      if (!w.heavy) continue;  // heavy = uncapped or near capacity (workloads/scan.hpp)
+      out.push_back(fmt::format("warning: heavy GPU workload running: PID {} {} ({}, {}{}); one heavy job at a "
                                 "time — stop it or cap it first (sparkops procs)",
                                 w.pid, w.kind, w.name,
+                                w.claim_bytes ? fmt::format("claims {}", format_bytes(*w.claim_bytes)) : std::string("uncapped"),
                                 w.actual_bytes ? fmt::format(", holds {}", format_bytes(*w.actual_bytes)) : std::string()));
     }
   }

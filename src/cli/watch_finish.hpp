@@ -22,7 +22,7 @@ namespace sparkops::cli {
 std::filesystem::path user_anchor_file();
 
 // Pre-flight warnings from the status report: free-now far below available (with the flush
-// command) and each heavy GPU workload without a cap.
+// command) and each heavy GPU workload (uncapped or near capacity).
 std::vector<std::string> preflight_warnings(const StatusReport& report);
 
 // The OOM verdict for a finished job: the classifier over the output's tail; a SIGKILL the watcher

@@ -290,6 +290,28 @@ TEST(WatchCli, MeasuredPeakIsAppendedAsAnAnchorTheNextPlanReads) {
   EXPECT_NE(plan.out.find("watch-"), std::string::npos) << plan.out << plan.err;
 }
 
+TEST(WatchCli, MemoryPressureIsAnEvent) {
+  test::TempDir dir;
+  const auto root = dir / "root";
+  std::filesystem::copy(test::fixture("roots/gb10-idle"), root, std::filesystem::copy_options::recursive);
+  Watch w({"--dir", "run", "--interval", "0.05", "--no-preflight", "--", script("grow_pool.sh"), root.string(), "2000000"},
+          dir, root);
+  ASSERT_EQ(w.wait(), 0) << w.err();
+  const std::string err = w.err();
+  const auto at = err.find("start cause=memory_pressure");
+  ASSERT_NE(at, std::string::npos) << err;
+  EXPECT_NE(err.find("mem_available_gib=1.9 mem_total_gib=121.7", at), std::string::npos) << err;
+  EXPECT_TRUE(file_contains(dir / "run/events.log", "end cause=memory_pressure reason=run_ended"));
+  EXPECT_EQ(summary(dir)["memory_pressure_episodes"], 1);
+}
+
+TEST(WatchCli, PreflightNamesAHeavyWorkloadAlreadyRunning) {
+  test::TempDir dir;
+  Watch w({"--dir", "run", "--gpu", "none", "--", script("exit3.sh")}, dir, test::fixture("procs/vllm_uncapped_orphan"));
+  EXPECT_EQ(w.wait(), 3);
+  EXPECT_NE(w.err().find("warning: heavy GPU workload running: PID 5000 vllm"), std::string::npos) << w.err();
+}
+
 TEST(WatchCli, WontFitPlanRefusesToLaunchUnlessForced) {
   test::TempDir dir;
   Watch w({"--dir", "run", "--model", "Llama-3.1-70B", "--method", "full", "--", script("exit3.sh")}, dir);
