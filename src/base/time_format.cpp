@@ -77,6 +77,9 @@ std::optional<SystemTime> parse_timestamp(std::string_view text) {
              se = num(17, 2);
   if (!y || !mo || !d || !h || !mi || !se) return std::nullopt;
   if (*mo < 1 || *mo > 12 || *d < 1 || *d > 31 || *h > 23 || *mi > 59 || *se > 60) return std::nullopt;
+  // SystemTime counts int64 nanoseconds (years 1678-2262): a year outside 1900-2200 ("-999",
+  // "9999", found by fuzz/trainlog_detect) would overflow the conversion, and is no log timestamp.
+  if (*y < 1900 || *y > 2200 || *h < 0 || *mi < 0 || *se < 0) return std::nullopt;
   std::size_t pos = 19;
   std::int64_t nanos = 0;
   if (pos < s.size() && (s[pos] == '.' || s[pos] == ',')) {

@@ -56,8 +56,9 @@ Result<SafetensorsHeader> parse_safetensors_header(std::string_view text, std::u
   h.header_bytes = text.size();
   for (const auto& [name, t] : root.items()) {
     if (name == "__metadata__") continue;
+    const std::string& tensor_name = name;  // clang 14 cannot capture a structured binding
     const auto bad = [&](std::string_view what) {
-      return fail(Errc::malformed, fmt::format("{}: tensor {}: {}", source, quote_for_message(name), what));
+      return fail(Errc::malformed, fmt::format("{}: tensor {}: {}", source, quote_for_message(tensor_name), what));
     };
     if (!t.is_object()) return bad("not an object");
     const auto dt = t.find("dtype");

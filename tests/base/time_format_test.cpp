@@ -24,4 +24,12 @@ TEST(TimeFormat, RoundTripsIso) {
   EXPECT_EQ(parse_timestamp(format_iso8601_utc_ms(t)), t);
 }
 
+// Found by fuzz/trainlog_detect and fuzz/thermal_csv (UBSan: int64 overflow in duration_cast).
+TEST(TimeFormat, YearsOutsideTheNanosecondRangeAreNotTimestamps) {
+  EXPECT_EQ(parse_timestamp("-999-08-16 11:59:58"), std::nullopt);
+  EXPECT_EQ(parse_timestamp("9999-08-16 11:59:58"), std::nullopt);
+  EXPECT_EQ(parse_timestamp("2023-08-16 -1:59:58"), std::nullopt);
+  EXPECT_NE(parse_timestamp("2200-01-01 00:00:00"), std::nullopt);
+}
+
 }  // namespace sparkops

@@ -1,0 +1,149 @@
+// Injected faults and what each must not lose (docs/reliability.md): the GPU falling off the bus
+// (fake NVML GPU_IS_LOST), the disk filling up under the sample file, a sensor directory vanishing
+// mid-run. SIGKILL of the sampler is covered by tests/sampling (SigkillAtRandomMomentsLosesNoCompletedRow)
+// and the wall clock jumping by tests/sampling/scheduler_test.cpp.
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "base/text.hpp"
+#include "support/test_support.hpp"
+
+namespace sparkops {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  for (std::size_t at = 0; at < text.size();) {
+    const auto nl = text.find('\n', at);
+    if (nl == std::string::npos) {
+      out.push_back(text.substr(at));  // a torn last line
+      break;
+    }
+    out.push_back(text.substr(at, nl - at));
+    at = nl + 1;
+  }
+  return out;
+}
+
+// Data rows (not '#' comments, not the header) and whether every one has the header's cell count.
+struct Rows {
+  std::size_t count = 0;
+  bool all_complete = true;
+};
+Rows check_rows(const std::string& text) {
+  Rows r;
+  const auto lines = lines_of(text);
+  std::size_t header_commas = 0;
+  bool have_header = false;
+  for (const auto& l : lines) {
+    if (l.empty() || l[0] == '#') continue;
+    const auto commas = static_cast<std::size_t>(std::count(l.begin(), l.end(), ','));
+    if (!have_header) {
+      header_commas = commas;
+      have_header = true;
+      continue;
+    }
+    ++r.count;
+    if (commas != header_commas) r.all_complete = false;
+  }
+  if (!text.empty() && text.back() != '\n') r.all_complete = false;
+  return r;
+}
+
+#ifdef SPARKOPS_FAKE_NVML
+// GPU_IS_LOST on ticks 3 and 4: every tick still writes a row (host columns kept), the loss is an
+// event, and the process exits normally when the count is reached.
+TEST(Faults, GpuLostKeepsEveryRowAndRecordsTheEvent) {
+  const test::TempDir tmp;
+  const auto out = tmp / "thermal.csv";
+  const auto r = test::run_sparkops(
+      {"--root", test::fixture("roots/gb10-finetune").string(), "sample", "--gpu", "nvml", "--count", "6",
+       "--interval", "0.01", "--format", "extended", "--out", out.string()},
+      {{"SPARKOPS_NVML_LIB", SPARKOPS_FAKE_NVML},
+       {"FAKE_NVML_SCENARIO", test::fixture("nvml/lost-after-2").string()},
+       {"TZ", "UTC"}});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto rows = check_rows(test::slurp(out));
+  EXPECT_EQ(rows.count, 6u);
+  EXPECT_TRUE(rows.all_complete);
+  EXPECT_NE(test::slurp(fs::path(out.string() + ".events")).find("cause=gpu_lost"), std::string::npos);
+}
+#endif
+
+// A 64 KiB tmpfs fills up under the sample file: the sampler stops with one line naming the file,
+// a code below 128, and every row already in the file stays whole (no torn row).
+TEST(Faults, DiskFullStopsCleanlyWithoutTornRows) {
+  if (::geteuid() != 0) GTEST_SKIP() << "mounting a tmpfs needs root";
+  const test::TempDir tmp;
+  const auto mnt = tmp / "full";
+  fs::create_directories(mnt);
+  if (::mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=64k") != 0) {
+    GTEST_SKIP() << "mount -t tmpfs not permitted here (container without CAP_SYS_ADMIN)";
+  }
+  const auto out = mnt / "thermal.csv";
+  const auto r = test::run_sparkops({"--root", test::fixture("roots/gb10-finetune").string(), "sample", "--gpu",
+                                     "none", "--count", "100000", "--interval", "0.001", "--format", "extended",
+                                     "--out", out.string()},
+                                    {{"TZ", "UTC"}});
+  const std::string text = fs::exists(out) ? test::slurp(out) : std::string();
+  ::umount2(mnt.c_str(), MNT_DETACH);
+  EXPECT_LT(r.exit_code, 128) << r.err;
+  EXPECT_NE(r.exit_code, 0) << "a full disk is not success";
+  EXPECT_NE(r.err.find(out.string()), std::string::npos) << r.err;
+  const auto rows = check_rows(text);
+  EXPECT_GT(rows.count, 0u);
+  EXPECT_TRUE(rows.all_complete) << "last bytes: " << text.substr(text.size() > 200 ? text.size() - 200 : 0);
+}
+
+// The hwmon directory disappears (driver unloaded) while the sampler runs: it keeps sampling,
+// writes every row and exits normally.
+TEST(Faults, SensorDirectoryVanishingMidRunKeepsSampling) {
+  const test::TempDir tmp;
+  fs::copy(test::fixture("roots/gb10-finetune"), tmp / "root", fs::copy_options::recursive);
+  const auto out = tmp / "thermal.csv";
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const std::string bin = test::sparkops_binary();
+    const std::string root = (tmp / "root").string();
+    const std::string file = out.string();
+    const int devnull = ::open("/dev/null", O_WRONLY);
+    ::dup2(devnull, 1);
+    ::dup2(devnull, 2);
+    ::setenv("HOME", tmp.path().c_str(), 1);
+    ::unsetenv("SPARKOPS_CONFIG");
+    ::execl(bin.c_str(), bin.c_str(), "--root", root.c_str(), "sample", "--gpu", "none", "--count", "8",
+            "--interval", "0.2", "--format", "extended", "--out", file.c_str(), static_cast<char*>(nullptr));
+    ::_exit(98);
+  }
+  // Wait (bounded) for the first rows, then pull the sensors away.
+  for (int i = 0; i < 600 && (!fs::exists(out) || check_rows(test::slurp(out)).count < 2); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::error_code ec;
+  fs::remove_all(tmp / "root/sys/class/hwmon", ec);
+  fs::remove_all(tmp / "root/sys/class/thermal", ec);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  const auto rows = check_rows(test::slurp(out));
+  EXPECT_EQ(rows.count, 8u);
+  EXPECT_TRUE(rows.all_complete);
+}
+
+}  // namespace
+}  // namespace sparkops
