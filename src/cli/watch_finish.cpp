@@ -35,8 +35,10 @@ std::chrono::seconds local_utc_offset(SystemTime t) {
   return std::chrono::seconds{local.tm_gmtoff};
 }
 
-// The series as `analyze` reads it back (the log and its sidecar), else the live parse.
+// The series as `analyze` reads it back (the log and its sidecar), else the live parse. When the
+// live parse recognised no format, reading the log again would not either (and costs a pass).
 std::optional<trainlog::StepSeries> final_series(const WatchOptions& o, const WatchOutcome& out) {
+  if (!out.series) return std::nullopt;
   if (!out.files_failed) {
     trainlog::ParseOptions p;
     if (auto s = trainlog::parse_log_file(o.log, p)) return std::move(*s);
