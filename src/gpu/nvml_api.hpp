@@ -68,10 +68,10 @@ inline constexpr int NVML_VALUE_TYPE_UNSIGNED_SHORT = 6;
 // Field ids of the cumulative clocks-event-reason counters (nanoseconds).
 // 74 and 76 are NVML_FI_DEV_PERF_POLICY_POWER / _SYNC_BOOST, aliased by nvml.h as
 // NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_POWER_CAP / _SYNC_BOOST; 75 is
-// NVML_FI_DEV_PERF_POLICY_THERMAL. The three slowdown counters moved between releases: the r580
-// driver (nvidia-smi 580.x, what GB10 ships) answers them at 251/252/253, while the newer header
-// (CUDA 13.x) puts them at 269/270/271, where r580 keeps power-smoothing fields. See
-// counter_field_ids_for_driver().
+// NVML_FI_DEV_PERF_POLICY_THERMAL. The three slowdown counters moved between releases: public test
+// suites pin them at 251/252/253 for driver 580.65.06 (where 269-271 are power-smoothing fields),
+// while driver 580.159.04 (measured on an H200, docs/gpu.md "Device check") declines 251-253 and
+// answers 269/270/271, the ids of the current nvml.h. See choose_slowdown_ids().
 inline constexpr unsigned NVML_FI_DEV_PERF_POLICY_POWER = 74;
 inline constexpr unsigned NVML_FI_DEV_PERF_POLICY_THERMAL = 75;
 inline constexpr unsigned NVML_FI_DEV_PERF_POLICY_SYNC_BOOST = 76;
@@ -192,17 +192,13 @@ static_assert(sizeof(nvmlValue_t) == 8);
 static_assert(sizeof(nvmlFieldValue_t) == 40);
 
 // The field ids of the five throttle counters for a driver version string ("580.95.05").
-struct CounterFieldIds {
-  unsigned sw_power_cap = NVML_FI_DEV_PERF_POLICY_POWER;
-  unsigned sync_boost = NVML_FI_DEV_PERF_POLICY_SYNC_BOOST;
-  unsigned sw_thermal = NVML_FI_R580_SW_THERM_SLOWDOWN;
-  unsigned hw_thermal = NVML_FI_R580_HW_THERM_SLOWDOWN;
-  unsigned hw_power_brake = NVML_FI_R580_HW_POWER_BRAKE_SLOWDOWN;
+enum class SlowdownIdSet {
+  header_269,     // 269 SW thermal, 270 HW thermal, 271 HW power brake (nvml.h, r580.159+)
+  early_r580_251  // 251, 252, 253 (early r580 releases)
 };
 
-// r580 and older answer the slowdown counters at 251-253 (older drivers decline both sets, so the
-// figure is absent); drivers from r590 on use the header's 269-271. An unparsable version string
-// keeps the r580 ids: GB10 ships r580.
-CounterFieldIds counter_field_ids_for_driver(std::string_view driver_version);
+// Both sets are requested in one nvmlDeviceGetFieldValues call; the early set wins only when the
+// driver answers its SW-thermal id, because on those drivers 269-271 mean something else.
+SlowdownIdSet choose_slowdown_ids(nvmlReturn_t sw_thermal_251_result);
 
 }  // namespace sparkops::nvml

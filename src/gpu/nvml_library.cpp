@@ -22,17 +22,9 @@ Fn resolve(void* handle, std::initializer_list<const char*> names) {
 
 }  // namespace
 
-CounterFieldIds counter_field_ids_for_driver(std::string_view driver_version) {
-  CounterFieldIds ids;
-  unsigned major = 0;
-  const auto* end = driver_version.data() + driver_version.size();
-  const auto [ptr, ec] = std::from_chars(driver_version.data(), end, major);
-  if (ec == std::errc{} && ptr != driver_version.data() && major >= 590) {
-    ids.sw_thermal = NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_THERM_SLOWDOWN;
-    ids.hw_thermal = NVML_FI_DEV_CLOCKS_EVENT_REASON_HW_THERM_SLOWDOWN;
-    ids.hw_power_brake = NVML_FI_DEV_CLOCKS_EVENT_REASON_HW_POWER_BRAKE_SLOWDOWN;
-  }
-  return ids;
+SlowdownIdSet choose_slowdown_ids(nvmlReturn_t sw_thermal_251_result) {
+  return sw_thermal_251_result == NVML_SUCCESS ? SlowdownIdSet::early_r580_251
+                                               : SlowdownIdSet::header_269;
 }
 
 Result<Library> Library::open(const std::string& path) {

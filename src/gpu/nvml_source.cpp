@@ -16,8 +16,7 @@ namespace {
 // only that figure absent.
 class DeviceReader {
  public:
-  DeviceReader(const nvml::Symbols& fn, nvmlDevice_t handle, const nvml::CounterFieldIds& ids)
-      : fn_(fn), handle_(handle), ids_(ids) {}
+  DeviceReader(const nvml::Symbols& fn, nvmlDevice_t handle) : fn_(fn), handle_(handle) {}
 
   std::optional<nvmlReturn_t> lost_code() const { return lost_; }
 
@@ -97,20 +96,28 @@ class DeviceReader {
 
   void read_counters(ThrottleCounters& c) {
     if (!fn_.field_values) return;
-    // The fifth entry is the older SW thermal id, used when the versioned one is declined.
-    nvmlFieldValue_t v[6]{};
-    const unsigned ids[6] = {ids_.sw_power_cap,   ids_.sync_boost,
-                             ids_.sw_thermal,     ids_.hw_thermal,
-                             ids_.hw_power_brake, NVML_FI_DEV_PERF_POLICY_THERMAL};
-    for (int i = 0; i < 6; ++i) v[i].fieldId = ids[i];
-    if (!ok(fn_.field_values(handle_, 6, v))) return;
+    // Both numberings of the slowdown counters in one call (nvml_api.hpp); the last entry is the
+    // older SW thermal policy id, used when neither set answers it.
+    constexpr unsigned kIds[9] = {NVML_FI_DEV_PERF_POLICY_POWER,
+                                  NVML_FI_DEV_PERF_POLICY_SYNC_BOOST,
+                                  NVML_FI_R580_SW_THERM_SLOWDOWN,
+                                  NVML_FI_R580_HW_THERM_SLOWDOWN,
+                                  NVML_FI_R580_HW_POWER_BRAKE_SLOWDOWN,
+                                  NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_THERM_SLOWDOWN,
+                                  NVML_FI_DEV_CLOCKS_EVENT_REASON_HW_THERM_SLOWDOWN,
+                                  NVML_FI_DEV_CLOCKS_EVENT_REASON_HW_POWER_BRAKE_SLOWDOWN,
+                                  NVML_FI_DEV_PERF_POLICY_THERMAL};
+    nvmlFieldValue_t v[9]{};
+    for (int i = 0; i < 9; ++i) v[i].fieldId = kIds[i];
+    if (!ok(fn_.field_values(handle_, 9, v))) return;
     for (const auto& f : v) ok(f.nvmlReturn);
     c.sw_power_cap = counter_value(v[0]);
     c.sync_boost = counter_value(v[1]);
-    c.sw_thermal = counter_value(v[2]);
-    if (!c.sw_thermal) c.sw_thermal = counter_value(v[5]);
-    c.hw_thermal = counter_value(v[3]);
-    c.hw_power_brake = counter_value(v[4]);
+    const int first = nvml::choose_slowdown_ids(v[2].nvmlReturn) == nvml::SlowdownIdSet::early_r580_251 ? 2 : 5;
+    c.sw_thermal = counter_value(v[first]);
+    if (!c.sw_thermal) c.sw_thermal = counter_value(v[8]);
+    c.hw_thermal = counter_value(v[first + 1]);
+    c.hw_power_brake = counter_value(v[first + 2]);
   }
 
   std::optional<GpuMemory> memory() {
@@ -156,7 +163,6 @@ class DeviceReader {
 
   const nvml::Symbols& fn_;
   nvmlDevice_t handle_;
-  const nvml::CounterFieldIds& ids_;
   std::optional<nvmlReturn_t> lost_;
 };
 
@@ -203,7 +209,7 @@ class NvmlGpuSource final : public GpuSource {
     std::vector<GpuSnapshot> out;
     out.reserve(handles_.size());
     for (std::size_t i = 0; i < handles_.size(); ++i) {
-      DeviceReader reader(lib_->fn(), handles_[i], field_ids_);
+      DeviceReader reader(lib_->fn(), handles_[i]);
       out.push_back(reader.read(devices_[i].index));
       if (auto code = reader.lost_code()) {
         state_ = GpuState::lost;
@@ -226,7 +232,6 @@ class NvmlGpuSource final : public GpuSource {
       char buf[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE] = {};
       if (fn.driver_version(buf, sizeof buf) == NVML_SUCCESS) driver_ = c_string(buf, sizeof buf);
     }
-    field_ids_ = nvml::counter_field_ids_for_driver(driver_.value_or(""));
     unsigned count = 0;
     if (const nvmlReturn_t rc = fn.device_count(&count); rc != NVML_SUCCESS) {
       stop();
@@ -282,7 +287,6 @@ class NvmlGpuSource final : public GpuSource {
   std::optional<std::string> driver_;
   std::vector<GpuDevice> devices_;
   std::vector<nvmlDevice_t> handles_;
-  nvml::CounterFieldIds field_ids_;
 };
 
 }  // namespace

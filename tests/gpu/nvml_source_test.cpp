@@ -216,25 +216,21 @@ TEST(NvmlSource, OldApiReadsMemoryThroughV1) {
   EXPECT_EQ((*snap)[0].memory->total_bytes, 150'754'820'096U);
 }
 
-TEST(NvmlFieldIds, R580KeepsSlowdownCountersAt251) {
-  const auto ids = nvml::counter_field_ids_for_driver("580.95.05");
-  EXPECT_EQ(ids.sw_power_cap, 74U);
-  EXPECT_EQ(ids.sync_boost, 76U);
-  EXPECT_EQ(ids.sw_thermal, 251U);
-  EXPECT_EQ(ids.hw_thermal, 252U);
-  EXPECT_EQ(ids.hw_power_brake, 253U);
+TEST(NvmlFieldIds, EarlyR580SetWinsOnlyWhenTheDriverAnswersIt) {
+  EXPECT_EQ(nvml::choose_slowdown_ids(NVML_SUCCESS), nvml::SlowdownIdSet::early_r580_251);
+  // Driver 580.159.04 on an H200 declined 251-253 and answered 269-271 (device check).
+  EXPECT_EQ(nvml::choose_slowdown_ids(NVML_ERROR_NOT_SUPPORTED), nvml::SlowdownIdSet::header_269);
+  EXPECT_EQ(nvml::choose_slowdown_ids(NVML_ERROR_INVALID_ARGUMENT), nvml::SlowdownIdSet::header_269);
 }
 
-TEST(NvmlFieldIds, R590AndLaterUseHeaderIds) {
-  const auto ids = nvml::counter_field_ids_for_driver("590.44.01");
-  EXPECT_EQ(ids.sw_thermal, 269U);
-  EXPECT_EQ(ids.hw_thermal, 270U);
-  EXPECT_EQ(ids.hw_power_brake, 271U);
-}
-
-TEST(NvmlFieldIds, UnparsableVersionKeepsR580Ids) {
-  EXPECT_EQ(nvml::counter_field_ids_for_driver("").sw_thermal, 251U);
-  EXPECT_EQ(nvml::counter_field_ids_for_driver("abc").sw_thermal, 251U);
+TEST(NvmlSource, HeaderIdsAreReadWhenTheEarlySetIsDeclined) {
+  // The h200 scenario answers 269-271 only, like driver 580.159.04 did on a real H200.
+  auto src = open_fake("h200", FAKE_NVML_LIB);
+  auto snap = src->snapshot();
+  ASSERT_TRUE(snap);
+  EXPECT_TRUE((*snap)[0].counters.sw_thermal.has_value());
+  EXPECT_TRUE((*snap)[0].counters.hw_thermal.has_value());
+  EXPECT_TRUE((*snap)[0].counters.hw_power_brake.has_value());
 }
 
 }  // namespace
