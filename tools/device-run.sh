@@ -8,7 +8,7 @@
 set -u
 OUT=${OUT:-$PWD/device-run-out}
 mkdir -p "$OUT"
-export OUT SPARKOPS_BIN=$PWD/.device/sparkops
+export OUT SPARKOPS_BIN=$PWD/.device/sparkops GPU_PROBE_BIN=$PWD/.device/gpu_probe
 timeout 200 tools/device-check.sh || echo "device-check exit $?" >>"$OUT/summary.txt"
 # At most 8 files come back: fold the small ones into summary.txt.
 for f in build.log status.txt; do
