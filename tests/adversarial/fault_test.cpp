@@ -93,9 +93,11 @@ TEST(Faults, DiskFullStopsCleanlyWithoutTornRows) {
   if (::mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=64k") != 0) {
     GTEST_SKIP() << "mount -t tmpfs not permitted here (container without CAP_SYS_ADMIN)";
   }
+  // Leave about 6 KiB free so the disk fills after a dozen rows, not after minutes.
+  test::write_text(mnt / "ballast", std::string(58u * 1024u, 'x'));
   const auto out = mnt / "thermal.csv";
   const auto r = test::run_sparkops({"--root", test::fixture("roots/gb10-finetune").string(), "sample", "--gpu",
-                                     "none", "--count", "100000", "--interval", "0.001", "--format", "extended",
+                                     "none", "--count", "300", "--interval", "0.001", "--format", "extended",
                                      "--out", out.string()},
                                     {{"TZ", "UTC"}});
   const std::string text = fs::exists(out) ? test::slurp(out) : std::string();

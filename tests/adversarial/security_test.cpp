@@ -70,6 +70,9 @@ TEST(Flush, RefusesWithoutRoot) {
   ASSERT_GE(child, 0);
   if (child == 0) {
     if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(99);
+    ::setenv("HOME", tmp.path().c_str(), 1);  // root's HOME is unreadable to nobody
+    ::unsetenv("XDG_CONFIG_HOME");
+    ::unsetenv("SPARKOPS_CONFIG");
     const std::string bin = test::sparkops_binary();
     const std::string root = (tmp / "root").string();
     const std::string state = (tmp / "state.json").string();
