@@ -110,6 +110,29 @@ TEST(StatusReport, UnreadableMeminfoLeavesPoolAbsentWithANote) {
   EXPECT_NE(r.notes.back().find("meminfo"), std::string::npos);
 }
 
+TEST(StatusReport, HeavyUncappedVllmAndOrphanAreNamedWithTheStopAdvice) {
+  // A /proc tree built from the corpus command lines (tests/fixtures/procs): vLLM at the default 0.9
+  // and an EngineCore whose API server is gone.
+  auto gpu = make_null_gpu_source(GpuState::no_library, "none");
+  ManualClock clock;
+  const StatusReport r =
+      collect_status(HostRoot(test::fixture("procs/vllm_uncapped_orphan")), *gpu, clock, {});
+  ASSERT_TRUE(r.workloads);
+  ASSERT_EQ(r.workloads->size(), 2u);
+  EXPECT_EQ((*r.workloads)[0].pid, 5000u);
+  EXPECT_EQ((*r.workloads)[0].kind, "vllm");
+  EXPECT_TRUE((*r.workloads)[0].heavy);
+  EXPECT_NE(r.coexistence.find("stop PID 6100"), std::string::npos) << r.coexistence;
+  EXPECT_NE(cli::render_status(r).find("one heavy job at a time"), std::string::npos);
+}
+
+TEST(StatusReport, QuietPoolSaysHowMuchANewRunCanTake) {
+  const StatusReport r = collect({"gb10-idle", "gb10"});
+  ASSERT_TRUE(r.workloads);
+  EXPECT_TRUE(r.workloads->empty());
+  EXPECT_NE(r.coexistence.find("a new run can take up to"), std::string::npos);
+}
+
 // The binary: exit codes, flags, JSON well-formed.
 TEST(StatusCli, JsonAgainstFixtureRootWithFakeNvml) {
   const auto res = test::run_sparkops(
