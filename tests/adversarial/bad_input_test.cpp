@@ -101,6 +101,9 @@ std::vector<BadInput> table() {
       {"serve_negative_max_workloads", {"serve", "--max-workloads", "-1"}, "--max-workloads"},
       {"serve_textfile_missing_dir", {"serve", "--textfile", "{tmp}/missing/d", "--once", "--gpu", "none"}, "{tmp}/missing/d"},
       {"serve_textfile_is_file", {"serve", "--textfile", "{tmp}/nul.bin", "--once", "--gpu", "none"}, "{tmp}/nul.bin"},
+      // watch
+      {"watch_without_command", {"watch"}, "CMD"},
+      {"watch_negative_interval", {"watch", "--interval", "-1", "--", "true"}, "--interval"},
       // top level
       {"unknown_subcommand", {"bogus"}, "bogus"},
   };
