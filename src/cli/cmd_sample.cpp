@@ -89,7 +89,10 @@ void add_sample_command(CLI::App& app, AppContext& ctx) {
       ->type_name("FORMAT");
   cmd->add_option("--events", flags->events, "Throttle events file (default: <out>.events; - for stderr only)")
       ->type_name("FILE");
-  auto* count = cmd->add_option("--count", flags->count, "Stop after N samples")->type_name("N");
+  // The range also rejects "-5", which CLI11 would otherwise wrap into a huge unsigned count.
+  auto* count = cmd->add_option("--count", flags->count, "Stop after N samples (1 to 10^12)")
+                    ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1'000'000'000'000}))
+                    ->type_name("N");
   auto* duration = cmd->add_option("--duration", flags->duration, "Stop after this long: 90s, 2h")
                        ->type_name("DURATION");
   count->excludes(duration);

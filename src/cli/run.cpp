@@ -26,6 +26,8 @@ int run(int argc, char** argv) {
   app.option_defaults()->always_capture_default();
   app.add_option("--root", ctx.root_flag,
                  "Read /proc, /sys and /dev under DIR instead of / (also SPARKOPS_ROOT)")
+      ->envname("SPARKOPS_ROOT")
+      ->check(CLI::ExistingDirectory)  // a mistyped root is bad input (exit 2), not an empty machine
       ->type_name("DIR");
   app.require_subcommand(1);
 

@@ -56,10 +56,13 @@ std::vector<BadInput> table() {
       {"oom_unknown_result", {"oom", "--done", "1", "--result", "maybe"}, "--result"},
       {"oom_corrupt_state", {"oom", "--state", "{tmp}/nul.bin", "--done", "1"}, "{tmp}/nul.bin"},
       // flush
-      {"flush_missing_root", {"--root", "{tmp}/missing", "flush", "--dry-run"}, "meminfo"},
+      {"flush_missing_root", {"--root", "{tmp}/missing", "flush", "--dry-run"}, "--root"},
+      {"status_missing_root", {"--root", "{tmp}/missing", "status", "--gpu", "none"}, "{tmp}/missing"},
       {"flush_unknown_flag", {"flush", "--now"}, "--now"},
       // sample
       {"sample_negative_interval", {"sample", "--interval", "-1", "--count", "1", "--gpu", "none"}, "--interval"},
+      {"sample_negative_count", {"sample", "--count", "-5", "--gpu", "none"}, "--count"},
+      {"sample_absurd_count", {"sample", "--count", "99999999999999999999999", "--gpu", "none"}, "--count"},
       {"sample_zero_interval", {"sample", "--interval", "0", "--count", "1", "--gpu", "none"}, "--interval"},
       {"sample_wrong_type_interval", {"sample", "--interval", "abc", "--count", "1", "--gpu", "none"}, "--interval"},
       {"sample_conflicting_count_duration", {"sample", "--count", "1", "--duration", "5s", "--gpu", "none"}, "--count"},

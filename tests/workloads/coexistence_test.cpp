@@ -24,7 +24,9 @@ Scenario load(const std::string& name) {
   EXPECT_TRUE(pool);
   std::vector<GpuProcess> gpu;
   if (const auto text = read_file(test::fixture("procs/" + name + "/gpu-apps.csv"))) {
-    for (const auto& a : parse_smi_compute_apps(*text, kSmiQueryAppsFields).value()) gpu.push_back(a.process);
+    // Bind the Result first: a range-for over a temporary's value() dangles.
+    const auto apps = parse_smi_compute_apps(*text, kSmiQueryAppsFields);
+    for (const auto& a : apps.value()) gpu.push_back(a.process);
   }
   ScanOptions options;
   options.device_total_bytes = *meminfo->mem_total_bytes;
