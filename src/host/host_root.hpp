@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/file_io.hpp"
+#include "base/held_file.hpp"
 #include "base/result.hpp"
 
 namespace sparkops {
@@ -32,6 +33,8 @@ class HostRoot {
   // Target of a symlink (e.g. /sys/class/hwmon/hwmon3 -> ../../devices/...), as text.
   Result<std::string> read_link(std::string_view absolute_path) const;
   Status write(std::string_view absolute_path, std::string_view content) const;
+  // Opens a file to be re-read many times (the sampler's per-tick files).
+  Result<HeldFile> hold(std::string_view absolute_path) const { return HeldFile::open(resolve(absolute_path)); }
 
  private:
   std::filesystem::path root_;

@@ -46,14 +46,18 @@ void HostProbe::discover() {
       probe.input_millicelsius = 20000;  // any plausible value: we ask about the channel, not the reading
       one.temps.push_back(probe);
       if (auto s = hottest_sensor({one}, {})) {
-        temps_.push_back({hwmon_file(root_, chip.dir, "temp" + std::to_string(t.index) + "_input"), s->name});
+        if (auto f = root_.hold(hwmon_file(root_, chip.dir, "temp" + std::to_string(t.index) + "_input"))) {
+          temps_.push_back({std::move(*f), s->name});
+        }
       }
     }
   }
   for (const ThermalZone& z : zones) {
     ThermalZone one = z;
     one.temp_millicelsius = 20000;
-    if (auto s = hottest_sensor({}, {one})) temps_.push_back({"/sys/class/thermal/" + z.zone + "/temp", s->name});
+    if (auto s = hottest_sensor({}, {one})) {
+      if (auto f = root_.hold("/sys/class/thermal/" + z.zone + "/temp")) temps_.push_back({std::move(*f), s->name});
+    }
   }
   if (const HwmonChip* spbm = find_chip(chips, "spbm")) {
     const std::pair<const char*, Rail> wanted[] = {{"sys_total", Rail::sys_total}, {"soc_pkg", Rail::soc_pkg},
@@ -66,9 +70,16 @@ void HostProbe::discover() {
       const HwmonPower* p = spbm->power_by_label(label);
       if (!listed || p == nullptr) continue;
       const std::string file = "power" + std::to_string(p->index) + (p->input_microwatts ? "_input" : "_average");
-      rails_.push_back({hwmon_file(root_, spbm->dir, file), rail});
+      if (auto f = root_.hold(hwmon_file(root_, spbm->dir, file))) rails_.push_back({std::move(*f), rail});
     }
   }
+  const auto hold = [this](std::string_view path) -> std::optional<HeldFile> {
+    if (auto f = root_.hold(path)) return std::move(*f);
+    return std::nullopt;
+  };
+  meminfo_ = hold("/proc/meminfo");
+  psi_memory_ = hold("/proc/pressure/memory");
+  vmstat_ = hold("/proc/vmstat");
   discovered_ = true;
   reads_since_discovery_ = 0;
   const std::size_t count = temps_.size() + rails_.size();
@@ -86,24 +97,36 @@ HostReading HostProbe::read() {
   if (!discovered_ || (next_discovery_after_ != 0 && reads_since_discovery_ >= next_discovery_after_)) discover();
   ++reads_since_discovery_;
   HostReading h;
-  if (auto mem = read_meminfo(root_)) {
-    h.mem_total_bytes = mem->mem_total_bytes;
-    h.mem_free_bytes = mem->mem_free_bytes;
-    h.mem_available_bytes = mem->mem_available_bytes;
-    h.cached_bytes = mem->cached_bytes;
+  if (meminfo_) {
+    const auto text = meminfo_->reread();
+    if (auto mem = text ? parse_meminfo(*text) : Result<Meminfo>(tl::unexpected(text.error()))) {
+      h.mem_total_bytes = mem->mem_total_bytes;
+      h.mem_free_bytes = mem->mem_free_bytes;
+      h.mem_available_bytes = mem->mem_available_bytes;
+      h.cached_bytes = mem->cached_bytes;
+    }
   }
-  if (auto psi = read_psi(root_, PsiResource::memory); psi && *psi) {
-    h.psi_mem_some_total_us = (*psi)->some.total_us;
-    if ((*psi)->full) h.psi_mem_full_total_us = (*psi)->full->total_us;
+  if (psi_memory_) {
+    // A kernel booted with psi=0 keeps the file but fails the read: absent, as read_psi() says.
+    if (const auto text = psi_memory_->reread()) {
+      if (auto psi = parse_psi(*text, "/proc/pressure/memory")) {
+        h.psi_mem_some_total_us = psi->some.total_us;
+        if (psi->full) h.psi_mem_full_total_us = psi->full->total_us;
+      }
+    }
   }
-  if (auto vm = read_vmstat(root_); vm && *vm) h.major_faults_total = (*vm)->pgmajfault;
+  if (vmstat_) {
+    if (const auto text = vmstat_->reread()) {
+      if (auto vm = parse_vmstat(*text)) h.major_faults_total = vm->pgmajfault;
+    }
+  }
 
   bool lost_one = false;
-  for (const TempFile& t : temps_) {
-    auto text = root_.read(t.path, 64);
+  for (TempFile& t : temps_) {
+    auto text = t.file.reread();
     std::optional<std::int64_t> value;
     if (text) {
-      if (auto v = parse_hwmon_value(*text, t.path)) value = *v;
+      if (auto v = parse_hwmon_value(*text, t.file.path().string())) value = *v;
     }
     if (!value) {
       lost_one = true;
@@ -115,11 +138,11 @@ HostReading HostProbe::read() {
       h.hottest_sensor = t.name;
     }
   }
-  for (const RailFile& r : rails_) {
-    auto text = root_.read(r.path, 64);
+  for (RailFile& r : rails_) {
+    auto text = r.file.reread();
     std::optional<std::int64_t> value;
     if (text) {
-      if (auto v = parse_hwmon_value(*text, r.path); v && *v >= 0) value = *v;
+      if (auto v = parse_hwmon_value(*text, r.file.path().string()); v && *v >= 0) value = *v;
     }
     if (!value) {
       lost_one = true;

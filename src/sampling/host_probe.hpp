@@ -3,7 +3,8 @@
 // chip and thermal zone costs hundreds of file opens; the probe does that walk once (and again
 // every `rediscover_every` ticks, or on the tick after a remembered file fails to read — a sensor
 // vanished or a driver reloaded), remembers which files feed the sample's columns, and then reads
-// only those plus meminfo, PSI memory and vmstat. While it finds fewer sensors than it once did, it
+// only those plus meminfo, PSI memory and vmstat. Every remembered file stays open between ticks and
+// is re-read with one pread() (base/held_file.hpp), so a tick costs one system call per file. While it finds fewer sensors than it once did, it
 // walks again after 1, 2, 4 ... ticks (up to `rediscover_every`) so a returning sensor is found.
 // Its results equal read_host_reading()'s.
 // Not thread-safe.
@@ -25,12 +26,12 @@ class HostProbe {
 
  private:
   struct TempFile {
-    std::string path;  // absolute machine path, read through the root
+    HeldFile file;
     std::string name;  // the name hottest_sensor() gives this channel
   };
   enum class Rail { sys_total, soc_pkg, cpu_gpu, gpu, dc_input };
   struct RailFile {
-    std::string path;
+    HeldFile file;
     Rail rail;
   };
   void discover();
@@ -43,6 +44,9 @@ class HostProbe {
   bool discovered_ = false;
   std::vector<TempFile> temps_;  // candidates for the hottest sensor, in hottest_sensor() order
   std::vector<RailFile> rails_;
+  std::optional<HeldFile> meminfo_;     // absent: the file does not exist (or cannot be opened)
+  std::optional<HeldFile> psi_memory_;  // absent: no PSI in this kernel
+  std::optional<HeldFile> vmstat_;
 };
 
 }  // namespace sparkops

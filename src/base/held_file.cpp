@@ -1,0 +1,83 @@
+#include "base/held_file.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+namespace sparkops {
+
+namespace {
+
+Error errno_error(int err, const std::filesystem::path& path, std::string_view verb) {
+  Errc code = Errc::io;
+  if (err == ENOENT || err == ENOTDIR) code = Errc::not_found;
+  if (err == EACCES || err == EPERM) code = Errc::permission_denied;
+  return Error{code, fmt::format("{}: cannot {}: {}", path.string(), verb, std::strerror(err))};
+}
+
+constexpr std::size_t kInitialBuffer = 4096;
+
+}  // namespace
+
+Result<HeldFile> HeldFile::open(const std::filesystem::path& path, std::size_t max_bytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return tl::unexpected(errno_error(errno, path, "open"));
+  return HeldFile(fd, path, max_bytes);
+}
+
+HeldFile::HeldFile(int fd, std::filesystem::path path, std::size_t max_bytes)
+    : fd_(fd), path_(std::move(path)), max_bytes_(max_bytes) {}
+
+HeldFile::HeldFile(HeldFile&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)),
+      path_(std::move(other.path_)),
+      max_bytes_(other.max_bytes_),
+      buffer_(std::move(other.buffer_)) {}
+
+HeldFile& HeldFile::operator=(HeldFile&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+    path_ = std::move(other.path_);
+    max_bytes_ = other.max_bytes_;
+    buffer_ = std::move(other.buffer_);
+  }
+  return *this;
+}
+
+HeldFile::~HeldFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Result<std::string_view> HeldFile::reread() {
+  if (buffer_.empty()) buffer_.resize(kInitialBuffer);
+  std::size_t used = 0;
+  while (true) {
+    const ssize_t n = ::pread(fd_, buffer_.data() + used, buffer_.size() - used, static_cast<off_t>(used));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return tl::unexpected(errno_error(errno, path_, "read"));
+    }
+    used += static_cast<std::size_t>(n);
+    if (used < buffer_.size()) break;  // short read: the whole content (see the header)
+    if (buffer_.size() >= max_bytes_) {
+      return fail(Errc::too_large, fmt::format("{}: larger than the {} byte limit", path_.string(), max_bytes_));
+    }
+    buffer_.resize(std::min(buffer_.size() * 2, max_bytes_));
+  }
+  // An unlinked regular file stays readable through its descriptor; report it gone, as a read of a
+  // removed sysfs attribute would (a captured root whose sensor directory was deleted).
+  struct stat st {};
+  if (::fstat(fd_, &st) == 0 && st.st_nlink == 0) {
+    return fail(Errc::not_found, fmt::format("{}: removed", path_.string()));
+  }
+  return std::string_view(buffer_.data(), used);
+}
+
+}  // namespace sparkops

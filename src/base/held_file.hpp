@@ -1,0 +1,43 @@
+#pragma once
+// HeldFile: a file opened once and re-read from offset 0 on demand, for the sampler's per-tick
+// reads of /proc and /sys files. sysfs attributes and seq_file /proc files regenerate their content
+// on a read at offset 0, so one pread() per tick replaces open+read+read+close. A read shorter than
+// the buffer is taken as end of file (true for sysfs attributes and seq_file, which fill the buffer
+// until their last record). Not thread-safe; movable, not copyable.
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "base/result.hpp"
+
+namespace sparkops {
+
+class HeldFile {
+ public:
+  // Opens `path` read-only. Errors as read_file(): not_found, permission_denied, io.
+  static Result<HeldFile> open(const std::filesystem::path& path, std::size_t max_bytes = 256 * 1024);
+
+  HeldFile(HeldFile&& other) noexcept;
+  HeldFile& operator=(HeldFile&& other) noexcept;
+  HeldFile(const HeldFile&) = delete;
+  HeldFile& operator=(const HeldFile&) = delete;
+  ~HeldFile();
+
+  // The whole current content. The view stays valid until the next reread() or destruction.
+  // A vanished sensor (ENODEV, EIO after a driver unload) is an io error, a file unlinked since it
+  // was opened is not_found; more than max_bytes is too_large.
+  Result<std::string_view> reread();
+
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  HeldFile(int fd, std::filesystem::path path, std::size_t max_bytes);
+  int fd_ = -1;
+  std::filesystem::path path_;
+  std::size_t max_bytes_ = 0;
+  std::string buffer_;
+};
+
+}  // namespace sparkops
