@@ -10,14 +10,14 @@
 
 namespace sparkops {
 
-namespace {
-
 Error errno_error(int err, const std::filesystem::path& path, std::string_view verb) {
   Errc code = Errc::io;
   if (err == ENOENT || err == ENOTDIR) code = Errc::not_found;
   if (err == EACCES || err == EPERM) code = Errc::permission_denied;
   return Error{code, fmt::format("{}: cannot {}: {}", path.string(), verb, std::strerror(err))};
 }
+
+namespace {
 
 class Fd {
  public:

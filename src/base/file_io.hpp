@@ -12,6 +12,10 @@ namespace sparkops {
 
 inline constexpr std::size_t kDefaultReadLimit = 16 * 1024 * 1024;
 
+// The Error for a failed system call on `path`: ENOENT/ENOTDIR -> not_found, EACCES/EPERM ->
+// permission_denied, anything else -> io; the detail names the path, the verb and strerror.
+Error errno_error(int err, const std::filesystem::path& path, std::string_view verb);
+
 // Reads a whole file (works for /proc and /sys files that report size 0). ENOENT -> not_found,
 // EACCES/EPERM -> permission_denied, more than max_bytes -> too_large. Never allocates more than
 // max_bytes + one read chunk.

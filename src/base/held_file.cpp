@@ -1,5 +1,7 @@
 #include "base/held_file.hpp"
 
+#include "base/file_io.hpp"
+
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -13,13 +15,6 @@
 namespace sparkops {
 
 namespace {
-
-Error errno_error(int err, const std::filesystem::path& path, std::string_view verb) {
-  Errc code = Errc::io;
-  if (err == ENOENT || err == ENOTDIR) code = Errc::not_found;
-  if (err == EACCES || err == EPERM) code = Errc::permission_denied;
-  return Error{code, fmt::format("{}: cannot {}: {}", path.string(), verb, std::strerror(err))};
-}
 
 constexpr std::size_t kInitialBuffer = 4096;
 

@@ -23,6 +23,20 @@ std::string hwmon_file(const HostRoot& root, const std::string& dir, const std::
   return path;
 }
 
+// The content of a held /proc file, reopening it when it is missing or its read fails (a captured
+// root whose file was replaced by rename, a file that appears later): one failed open a tick at most.
+std::optional<std::string_view> reread_or_reopen(const HostRoot& root, std::optional<HeldFile>& file,
+                                                 std::string_view path) {
+  if (file) {
+    if (auto text = file->reread()) return *text;
+  }
+  file.reset();
+  if (auto f = root.hold(path)) file = std::move(*f);
+  if (!file) return std::nullopt;
+  if (auto text = file->reread()) return *text;
+  return std::nullopt;
+}
+
 }  // namespace
 
 HostProbe::HostProbe(HostRoot root, std::uint64_t rediscover_every)
@@ -73,13 +87,10 @@ void HostProbe::discover() {
       if (auto f = root_.hold(hwmon_file(root_, spbm->dir, file))) rails_.push_back({std::move(*f), rail});
     }
   }
-  const auto hold = [this](std::string_view path) -> std::optional<HeldFile> {
-    if (auto f = root_.hold(path)) return std::move(*f);
-    return std::nullopt;
-  };
-  meminfo_ = hold("/proc/meminfo");
-  psi_memory_ = hold("/proc/pressure/memory");
-  vmstat_ = hold("/proc/vmstat");
+  // The /proc files are (re)opened by reread_or_reopen() on their first read after a discovery.
+  meminfo_.reset();
+  psi_memory_.reset();
+  vmstat_.reset();
   discovered_ = true;
   reads_since_discovery_ = 0;
   const std::size_t count = temps_.size() + rails_.size();
@@ -97,28 +108,23 @@ HostReading HostProbe::read() {
   if (!discovered_ || (next_discovery_after_ != 0 && reads_since_discovery_ >= next_discovery_after_)) discover();
   ++reads_since_discovery_;
   HostReading h;
-  if (meminfo_) {
-    const auto text = meminfo_->reread();
-    if (auto mem = text ? parse_meminfo(*text) : Result<Meminfo>(tl::unexpected(text.error()))) {
+  if (const auto text = reread_or_reopen(root_, meminfo_, "/proc/meminfo")) {
+    if (auto mem = parse_meminfo(*text)) {
       h.mem_total_bytes = mem->mem_total_bytes;
       h.mem_free_bytes = mem->mem_free_bytes;
       h.mem_available_bytes = mem->mem_available_bytes;
       h.cached_bytes = mem->cached_bytes;
     }
   }
-  if (psi_memory_) {
-    // A kernel booted with psi=0 keeps the file but fails the read: absent, as read_psi() says.
-    if (const auto text = psi_memory_->reread()) {
-      if (auto psi = parse_psi(*text, "/proc/pressure/memory")) {
-        h.psi_mem_some_total_us = psi->some.total_us;
-        if (psi->full) h.psi_mem_full_total_us = psi->full->total_us;
-      }
+  // A kernel booted with psi=0 keeps the file but fails the read: absent, as read_psi() says.
+  if (const auto text = reread_or_reopen(root_, psi_memory_, "/proc/pressure/memory")) {
+    if (auto psi = parse_psi(*text, "/proc/pressure/memory")) {
+      h.psi_mem_some_total_us = psi->some.total_us;
+      if (psi->full) h.psi_mem_full_total_us = psi->full->total_us;
     }
   }
-  if (vmstat_) {
-    if (const auto text = vmstat_->reread()) {
-      if (auto vm = parse_vmstat(*text)) h.major_faults_total = vm->pgmajfault;
-    }
+  if (const auto text = reread_or_reopen(root_, vmstat_, "/proc/vmstat")) {
+    if (auto vm = parse_vmstat(*text)) h.major_faults_total = vm->pgmajfault;
   }
 
   bool lost_one = false;

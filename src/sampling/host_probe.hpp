@@ -44,7 +44,7 @@ class HostProbe {
   bool discovered_ = false;
   std::vector<TempFile> temps_;  // candidates for the hottest sensor, in hottest_sensor() order
   std::vector<RailFile> rails_;
-  std::optional<HeldFile> meminfo_;     // absent: the file does not exist (or cannot be opened)
+  std::optional<HeldFile> meminfo_;     // absent: not open yet, or the file does not exist
   std::optional<HeldFile> psi_memory_;  // absent: no PSI in this kernel
   std::optional<HeldFile> vmstat_;
 };
