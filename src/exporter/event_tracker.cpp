@@ -58,6 +58,32 @@ Sample sample_from_report(const StatusReport& report, std::uint64_t tick, Steady
 
 EventTracker::EventTracker(DetectorConfig config) : detector_(config) {}
 
+namespace {
+
+// The values ContentionTracker compares between two reports (no second read of the machine).
+ContentionReading contention_reading(const StatusReport& report, SteadyTime steady) {
+  ContentionReading r;
+  r.at = steady;
+  if (report.memory_pressure) {
+    r.psi_some_avg10 = report.memory_pressure->some.avg10;
+    if (report.memory_pressure->full) r.psi_full_avg10 = report.memory_pressure->full->avg10;
+  }
+  if (report.vmstat) {
+    r.pgmajfault = report.vmstat->pgmajfault;
+    r.workingset_refault = report.vmstat->workingset_refault_total();
+    r.pswpin = report.vmstat->pswpin;
+    r.oom_kill = report.vmstat->oom_kill;
+  }
+  if (report.workloads) {
+    for (const auto& w : *report.workloads) {
+      if (w.actual_bytes) r.workloads.push_back({w.pid, w.kind, *w.actual_bytes});
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
 void EventTracker::observe(const StatusReport& report, SteadyTime steady) {
   Sample sample = sample_from_report(report, tick_++, steady);
   compute_deltas(previous_ ? &*previous_ : nullptr, sample);
@@ -72,6 +98,7 @@ void EventTracker::observe(const StatusReport& report, SteadyTime steady) {
   }
   previous_ = std::move(sample);
 
+  contention_ += contention_tracker_.feed(contention_reading(report, steady)).size();
   if (report.workloads) {
     scan_seen_ = true;
     std::size_t heavy = 0;

@@ -6,7 +6,9 @@
 //    hw_power_brake, platform_cap;
 //  - sparkops_slowdown_events_total{gpu,reason}: unflagged_low_clock, unflagged_low_power;
 //  - sparkops_contention_events_total: the number of heavy workloads went from <= 1 to >= 2 (the
-//    one-heavy-job rule started being broken).
+//    one-heavy-job rule started being broken), plus every event the workloads ContentionTracker
+//    sees across consecutive reports (PSI memory rising, major faults, refaults, swap-in, a
+//    workload's memory falling sharply or vanishing, the kernel's oom_kill counter moving).
 // gpu_lost / host_sensor_lost episodes are not throttling and are not counted here.
 // Every reason starts at 0 for each GPU seen, so rate() works from the first event.
 // Not thread-safe: the serve loop's thread owns it.
@@ -20,6 +22,7 @@
 #include "exporter/status_report.hpp"
 #include "sampling/sample.hpp"
 #include "sampling/throttle_detector.hpp"
+#include "workloads/contention.hpp"
 
 namespace sparkops {
 
@@ -41,6 +44,7 @@ class EventTracker {
   bool scan_seen_ = false;
   bool contended_ = false;
   std::uint64_t contention_ = 0;
+  ContentionTracker contention_tracker_;
 };
 
 }  // namespace sparkops

@@ -86,7 +86,8 @@ const std::vector<MetricDef>& metric_catalogue() {
       {"sparkops_slowdown_events_total", counter, "gpu,reason",
        "Unflagged slow states (clock stuck low or power collapsed under load) since the exporter started."},
       {"sparkops_contention_events_total", counter, "",
-       "Times the one-heavy-job rule started being broken since the exporter started."},
+       "Contention events since the exporter started: the one-heavy-job rule starting to be broken, "
+       "and memory contention between readings (PSI, major faults, refaults, swap-in, eviction, OOM kills)."},
   };
   return defs;
 }

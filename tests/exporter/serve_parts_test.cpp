@@ -132,6 +132,21 @@ TEST(EventTracker, ContentionCountsEachStartOfTwoHeavyJobs) {
   EXPECT_EQ(tracker.totals().contention, 2U);
 }
 
+TEST(EventTracker, MemoryPressureRisingBetweenReportsIsContention) {
+  EventTracker tracker;
+  auto calm = test::full_status_report();
+  calm.memory_pressure = Psi{};
+  auto pressed = calm;
+  pressed.memory_pressure->some.avg10 = 35.0;
+  tracker.observe(calm, SteadyTime{});
+  ASSERT_TRUE(tracker.totals().contention);
+  const std::uint64_t before = *tracker.totals().contention;  // the heavy-job rule, already broken
+  tracker.observe(pressed, SteadyTime{std::chrono::seconds{5}});
+  EXPECT_EQ(*tracker.totals().contention, before + 1);
+  tracker.observe(pressed, SteadyTime{std::chrono::seconds{10}});  // steady pressure: no new event
+  EXPECT_EQ(*tracker.totals().contention, before + 1);
+}
+
 TEST(ExporterState, RendersEverythingOnUpdate) {
   ExporterState state({});
   EXPECT_EQ(state.metrics_text(), nullptr);
