@@ -10,6 +10,8 @@
 #include "cli/commands.hpp"
 #include "cli/plan_flags.hpp"
 #include "cli/plan_render.hpp"
+#include "workloads/coexistence.hpp"
+#include "workloads/scan.hpp"
 #include "plan/catalogue.hpp"
 
 namespace sparkops::cli {
@@ -90,6 +92,16 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
     return;
   }
   for (auto& n : anchor_notes) result->notes.push_back(std::move(n));
+  if (result->pool) {
+    // The one-heavy-job rule, as `procs --plan` answers it (host-side figures: plan opens no GPU).
+    // Shown only when something runs: on a quiet pool the plan's own verdict says it all.
+    ScanOptions scan_options;
+    scan_options.device_total_bytes = result->pool->total_bytes;
+    if (auto scan = scan_workloads(env.root, {}, scan_options); scan && !scan->workloads.empty()) {
+      const auto v = coexistence_verdict(*scan, result->estimate.peak_pool_bytes(), *result->pool);
+      result->notes.push_back(fmt::format("beside what runs ({}): {}", verdict_kind_name(v.kind), v.summary));
+    }
+  }
 
   if (seqs->size() > 1 || batches->size() > 1) {
     std::vector<MatrixCell> cells;
