@@ -124,8 +124,7 @@ void run_procs(const ProcsFlags& flags, AppContext& ctx) {
   ScanOptions options;
   // vLLM's fraction is of the device total; on a unified-memory machine that is the pool (MemTotal).
   options.device_total_bytes = device_total.value_or(report.pool ? report.pool->total_bytes : 0);
-  const long hz = root.is_live() ? ::sysconf(_SC_CLK_TCK) : 100;
-  options.ticks_per_second = hz > 0 ? static_cast<std::uint64_t>(hz) : 100;
+  options.ticks_per_second = clock_ticks_per_second(root);
   options.rules.small_workload_bytes = ctx.config.get_bytes("procs.small_workload");
   options.rules.near_capacity_fraction = ctx.config.get_number("procs.near_capacity_fraction");
   options.rules.orphan_min_bytes = ctx.config.get_bytes("procs.orphan_min");

@@ -39,8 +39,7 @@ void run_status(const StatusFlags& flags, AppContext& ctx) {
   StatusOptions options;
   options.pool = pool_options_from_config(ctx.config);
   const HostRoot root = ctx.host_root();
-  const long hz = root.is_live() ? ::sysconf(_SC_CLK_TCK) : 100;
-  options.ticks_per_second = hz > 0 ? static_cast<std::uint64_t>(hz) : 100;
+  options.ticks_per_second = clock_ticks_per_second(root);
   SystemClock clock;
   const StatusReport report = collect_status(root, **gpu, clock, options);
   if (flags.json) {

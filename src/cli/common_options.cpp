@@ -1,5 +1,7 @@
 #include "cli/common_options.hpp"
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include "gpu/open_source.hpp"
@@ -22,6 +24,11 @@ Result<std::unique_ptr<GpuSource>> open_gpu_from_flags(const GpuFlags& flags) {
   }
   options.choice = *choice;
   return open_gpu_source(options);
+}
+
+std::uint64_t clock_ticks_per_second(const HostRoot& root) {
+  const long hz = root.is_live() ? ::sysconf(_SC_CLK_TCK) : 100;
+  return hz > 0 ? static_cast<std::uint64_t>(hz) : 100;
 }
 
 PoolOptions pool_options_from_config(const Config& config) {

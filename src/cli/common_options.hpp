@@ -9,6 +9,7 @@
 #include "base/result.hpp"
 #include "cli/config.hpp"
 #include "gpu/gpu_source.hpp"
+#include "host/host_root.hpp"
 #include "host/pool.hpp"
 
 namespace sparkops::cli {
@@ -23,6 +24,10 @@ void add_gpu_flags(CLI::App* cmd, GpuFlags& flags);
 // Opens the GPU source the flags ask for (NVML path from SPARKOPS_NVML_LIB, nvidia-smi from PATH).
 // Only an unknown --gpu value is an error; a missing GPU is a source in state no_library.
 Result<std::unique_ptr<GpuSource>> open_gpu_from_flags(const GpuFlags& flags);
+
+// USER_HZ for /proc/PID/stat start times: sysconf on the live machine, 100 (the Linux value on
+// every architecture sparkops targets) for a captured root.
+std::uint64_t clock_ticks_per_second(const HostRoot& root);
 
 // pool.overhead, pool.swap_counts and pool.flush_hint_gap from the effective config.
 PoolOptions pool_options_from_config(const Config& config);
