@@ -4,8 +4,6 @@
 #include <memory>
 
 #include <fmt/format.h>
-#include <unistd.h>
-
 #include "base/file_io.hpp"
 #include "base/units.hpp"
 #include "cli/commands.hpp"

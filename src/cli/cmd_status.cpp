@@ -1,7 +1,5 @@
 #include <cstdlib>
 
-#include <unistd.h>
-
 #include <fmt/format.h>
 
 #include "base/units.hpp"
