@@ -5,8 +5,12 @@
 
 namespace sparkops {
 
-SteadyTime SystemClock::steady_now() const { return std::chrono::steady_clock::now(); }
-SystemTime SystemClock::system_now() const { return std::chrono::system_clock::now(); }
+SteadyTime SystemClock::steady_now() const {
+  return std::chrono::steady_clock::now();
+}
+SystemTime SystemClock::system_now() const {
+  return std::chrono::system_clock::now();
+}
 
 bool SystemClock::sleep_until(SteadyTime deadline) {
   const auto now = std::chrono::steady_clock::now();
@@ -19,7 +23,8 @@ bool SystemClock::sleep_until(SteadyTime deadline) {
   return ::nanosleep(&ts, nullptr) == 0;
 }
 
-ManualClock::ManualClock(SystemTime start_system) : steady_(std::chrono::hours{1}), system_(start_system) {}
+ManualClock::ManualClock(SystemTime start_system)
+    : steady_(std::chrono::hours{1}), system_(start_system) {}
 
 bool ManualClock::sleep_until(SteadyTime deadline) {
   if (deadline > steady_) advance(deadline - steady_);

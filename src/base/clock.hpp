@@ -36,7 +36,9 @@ class ManualClock final : public Clock {
   bool sleep_until(SteadyTime deadline) override;
   void advance(std::chrono::nanoseconds d);
   // Moves only the wall clock (an NTP step or a manual date change).
-  void jump_system(std::chrono::nanoseconds d) { system_ += std::chrono::duration_cast<SystemTime::duration>(d); }
+  void jump_system(std::chrono::nanoseconds d) {
+    system_ += std::chrono::duration_cast<SystemTime::duration>(d);
+  }
 
  private:
   SteadyTime steady_;

@@ -54,7 +54,8 @@ Result<std::string_view> HeldFile::reread() {
   if (buffer_.empty()) buffer_.resize(kInitialBuffer);
   std::size_t used = 0;
   while (true) {
-    const ssize_t n = ::pread(fd_, buffer_.data() + used, buffer_.size() - used, static_cast<off_t>(used));
+    const ssize_t n =
+        ::pread(fd_, buffer_.data() + used, buffer_.size() - used, static_cast<off_t>(used));
     if (n < 0) {
       if (errno == EINTR) continue;
       return tl::unexpected(errno_error(errno, path_, "read"));
@@ -62,7 +63,8 @@ Result<std::string_view> HeldFile::reread() {
     used += static_cast<std::size_t>(n);
     if (used < buffer_.size()) break;  // short read: the whole content (see the header)
     if (buffer_.size() >= max_bytes_) {
-      return fail(Errc::too_large, fmt::format("{}: larger than the {} byte limit", path_.string(), max_bytes_));
+      return fail(Errc::too_large,
+                  fmt::format("{}: larger than the {} byte limit", path_.string(), max_bytes_));
     }
     buffer_.resize(std::min(buffer_.size() * 2, max_bytes_));
   }

@@ -17,7 +17,8 @@ namespace sparkops {
 class HeldFile {
  public:
   // Opens `path` read-only. Errors as read_file(): not_found, permission_denied, io.
-  static Result<HeldFile> open(const std::filesystem::path& path, std::size_t max_bytes = 256 * 1024);
+  static Result<HeldFile> open(const std::filesystem::path& path,
+                               std::size_t max_bytes = 256 * 1024);
 
   HeldFile(HeldFile&& other) noexcept;
   HeldFile& operator=(HeldFile&& other) noexcept;

@@ -21,10 +21,18 @@ Result<std::uint64_t> parse_bytes(std::string_view text, DefaultUnit bare_unit) 
   double mult = 0;
   if (unit.empty()) {
     switch (bare_unit) {
-      case DefaultUnit::bytes: mult = 1; break;
-      case DefaultUnit::kib: mult = static_cast<double>(kKiB); break;
-      case DefaultUnit::mib: mult = static_cast<double>(kMiB); break;
-      case DefaultUnit::gib: mult = static_cast<double>(kGiB); break;
+      case DefaultUnit::bytes:
+        mult = 1;
+        break;
+      case DefaultUnit::kib:
+        mult = static_cast<double>(kKiB);
+        break;
+      case DefaultUnit::mib:
+        mult = static_cast<double>(kMiB);
+        break;
+      case DefaultUnit::gib:
+        mult = static_cast<double>(kGiB);
+        break;
     }
   } else if (unit == "b") {
     mult = 1;
@@ -45,9 +53,9 @@ Result<std::uint64_t> parse_bytes(std::string_view text, DefaultUnit bare_unit) 
   } else if (unit == "tb") {
     mult = 1e12;
   } else {
-    return fail(Errc::invalid_argument,
-                fmt::format("size {}: unknown unit {}", quote_for_message(text),
-                            quote_for_message(unit)));
+    return fail(
+        Errc::invalid_argument,
+        fmt::format("size {}: unknown unit {}", quote_for_message(text), quote_for_message(unit)));
   }
   const double bytes = lead->value * mult;
   if (bytes > 1.8e19) {
@@ -68,12 +76,18 @@ Result<std::chrono::nanoseconds> parse_duration(std::string_view text) {
   if (lead->value <= 0) return bad("must be greater than zero");
   const std::string unit = to_lower(trim(lead->rest));
   double seconds_per_unit = 0;
-  if (unit.empty() || unit == "s" || unit == "sec" || unit == "secs") seconds_per_unit = 1;
-  else if (unit == "ms") seconds_per_unit = 1e-3;
-  else if (unit == "m" || unit == "min" || unit == "mins") seconds_per_unit = 60;
-  else if (unit == "h" || unit == "hr" || unit == "hours") seconds_per_unit = 3600;
-  else if (unit == "d" || unit == "days") seconds_per_unit = 86400;
-  else return bad("unknown unit");
+  if (unit.empty() || unit == "s" || unit == "sec" || unit == "secs")
+    seconds_per_unit = 1;
+  else if (unit == "ms")
+    seconds_per_unit = 1e-3;
+  else if (unit == "m" || unit == "min" || unit == "mins")
+    seconds_per_unit = 60;
+  else if (unit == "h" || unit == "hr" || unit == "hours")
+    seconds_per_unit = 3600;
+  else if (unit == "d" || unit == "days")
+    seconds_per_unit = 86400;
+  else
+    return bad("unknown unit");
   const double ns = lead->value * seconds_per_unit * 1e9;
   if (ns > 9e18) return bad("too long");
   if (ns < 1e6) return bad("shorter than 1 ms");
@@ -93,7 +107,9 @@ std::string format_signed_bytes(std::int64_t bytes) {
   return format_bytes(static_cast<std::uint64_t>(bytes));
 }
 
-std::string format_gib(std::uint64_t bytes) { return fmt::format("{:.1f}", bytes_to_gib(bytes)); }
+std::string format_gib(std::uint64_t bytes) {
+  return fmt::format("{:.1f}", bytes_to_gib(bytes));
+}
 
 std::string format_duration(std::chrono::nanoseconds d) {
   const double s = std::chrono::duration<double>(d).count();

@@ -35,6 +35,8 @@ std::string format_gib(std::uint64_t bytes);
 // "1h02m", "3m05s", "12.3s": a short human duration.
 std::string format_duration(std::chrono::nanoseconds d);
 
-inline double bytes_to_gib(std::uint64_t b) { return static_cast<double>(b) / static_cast<double>(kGiB); }
+inline double bytes_to_gib(std::uint64_t b) {
+  return static_cast<double>(b) / static_cast<double>(kGiB);
+}
 
 }  // namespace sparkops

@@ -6,7 +6,9 @@
 
 namespace sparkops::cli {
 
-HostRoot AppContext::host_root() const { return host_root_from(root_flag, std::getenv("SPARKOPS_ROOT")); }
+HostRoot AppContext::host_root() const {
+  return host_root_from(root_flag, std::getenv("SPARKOPS_ROOT"));
+}
 
 void print_error(const AppContext& ctx, std::string_view message) {
   fmt::print(ctx.err, "sparkops: {}\n", message);

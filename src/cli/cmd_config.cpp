@@ -6,8 +6,8 @@
 namespace sparkops::cli {
 
 void add_config_command(CLI::App& app, AppContext& ctx) {
-  auto* cmd = app.add_subcommand(
-      "config", "Show every configuration value in effect and where it came from");
+  auto* cmd = app.add_subcommand("config",
+                                 "Show every configuration value in effect and where it came from");
   auto json = std::make_shared<bool>(false);
   cmd->add_flag("--json", *json, "Print JSON");
   cmd->callback([&ctx, json] {

@@ -53,8 +53,9 @@ void run_status(const StatusFlags& flags, AppContext& ctx) {
 
 void add_status_command(CLI::App& app, AppContext& ctx) {
   auto* cmd = app.add_subcommand(
-      "status", "One screen: the pool (free now, available, reclaimable, budget), the GPU, thermals, "
-                "pressure and what else is running");
+      "status",
+      "One screen: the pool (free now, available, reclaimable, budget), the GPU, thermals, "
+      "pressure and what else is running");
   auto flags = std::make_shared<StatusFlags>();
   cmd->add_flag("--json", flags->json, "Print the status document as JSON (bytes, Celsius, watts)");
   cmd->add_option("--overhead", flags->overhead,

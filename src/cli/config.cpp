@@ -48,23 +48,26 @@ std::optional<std::string> node_to_text(const toml::node& node) {
 Status walk(const toml::table& table, const std::string& prefix,
             std::map<std::string, ConfigSetting, std::less<>>& out, std::string_view source) {
   for (const auto& [k, node] : table) {
-    const std::string name = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
+    const std::string name =
+        prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
     if (const auto* sub = node.as_table()) {
       if (auto st = walk(*sub, name, out, source); !st) return st;
       continue;
     }
     const ConfigKey* key = find_key(name);
     if (key == nullptr) {
-      return fail(Errc::invalid_argument,
-                  fmt::format("{}: unknown key '{}' (see `sparkops config` for the keys)", source, name));
+      return fail(
+          Errc::invalid_argument,
+          fmt::format("{}: unknown key '{}' (see `sparkops config` for the keys)", source, name));
     }
     const auto text = node_to_text(node);
     if (!text) {
-      return fail(Errc::invalid_argument, fmt::format("{}: key '{}' must be a value", source, name));
+      return fail(Errc::invalid_argument,
+                  fmt::format("{}: key '{}' must be a value", source, name));
     }
     if (const std::string why = validate(*key, *text); !why.empty()) {
-      return fail(Errc::invalid_argument,
-                  fmt::format("{}: key '{}' = {}: {}", source, name, quote_for_message(*text), why));
+      return fail(Errc::invalid_argument, fmt::format("{}: key '{}' = {}: {}", source, name,
+                                                      quote_for_message(*text), why));
     }
     out[name] = ConfigSetting{*text, std::string(source)};
   }
@@ -106,7 +109,9 @@ const ConfigSetting& Config::setting(std::string_view key) const {
   return it->second;
 }
 
-std::string Config::get_string(std::string_view key) const { return setting(key).value; }
+std::string Config::get_string(std::string_view key) const {
+  return setting(key).value;
+}
 
 // The getters below parse values that were validated when set; a failure here is a bug.
 double Config::get_number(std::string_view key) const {
@@ -121,7 +126,9 @@ std::int64_t Config::get_integer(std::string_view key) const {
   return *v;
 }
 
-bool Config::get_bool(std::string_view key) const { return setting(key).value == "true"; }
+bool Config::get_bool(std::string_view key) const {
+  return setting(key).value == "true";
+}
 
 std::uint64_t Config::get_bytes(std::string_view key) const {
   const auto v = parse_bytes(setting(key).value, DefaultUnit::gib);

@@ -19,7 +19,8 @@ namespace sparkops::cli {
 struct ConfigKey {
   std::string_view name;           // dotted: "thermal.ceiling_watts"
   std::string_view default_value;  // as text
-  std::string_view kind;           // "bytes" | "duration" | "number" | "integer" | "bool" | "string" | "path"
+  std::string_view
+      kind;  // "bytes" | "duration" | "number" | "integer" | "bool" | "string" | "path"
   std::string_view help;
 };
 

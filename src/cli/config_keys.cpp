@@ -6,20 +6,24 @@ const std::vector<ConfigKey>& config_keys() {
   // Defaults follow the skill and DOMAIN.md; each can be overridden per machine.
   static const std::vector<ConfigKey> keys = {
       {"pool.overhead", "4GiB", "bytes",
-       "OS/driver overhead subtracted from MemAvailable to get the budget (the skill's \"a few GB\")"},
+       "OS/driver overhead subtracted from MemAvailable to get the budget (the skill's \"a few "
+       "GB\")"},
       {"pool.swap_counts", "false", "bool", "count SwapFree as available pool memory"},
       {"pool.flush_hint_gap", "8GiB", "bytes",
        "suggest a cache flush when MemAvailable - MemFree exceeds this"},
       {"thermal.rated_watts", "240", "number", "rated platform power (GB10: 240 W)"},
-      {"thermal.ceiling_watts", "100", "number", "sustained power ceiling under long load (GB10: ~100 W)"},
+      {"thermal.ceiling_watts", "100", "number",
+       "sustained power ceiling under long load (GB10: ~100 W)"},
       {"thermal.ceiling_band_watts", "12", "number",
        "power within this band of the ceiling counts as 'at the ceiling'"},
       {"thermal.hot_celsius", "80", "number", "GPU temperature considered high under load"},
-      {"thermal.busy_util_percent", "80", "number", "utilisation at or above which the GPU is under load"},
+      {"thermal.busy_util_percent", "80", "number",
+       "utilisation at or above which the GPU is under load"},
       {"thermal.low_clock_ratio", "0.6", "number",
        "SM clock below this fraction of its max under load is an unflagged slow state"},
       {"thermal.low_power_ratio", "0.6", "number",
-       "power below this fraction of the run's own earlier level under load is an unflagged slow state"},
+       "power below this fraction of the run's own earlier level under load is an unflagged slow "
+       "state"},
       {"sample.interval", "30s", "duration", "default sampling interval"},
       {"sample.fsync_every", "10", "integer", "fsync the sample file every N rows"},
       {"sample.memory_buffer_rows", "100000", "integer",
@@ -29,15 +33,19 @@ const std::vector<ConfigKey>& config_keys() {
       {"serve.interval", "5s", "duration", "how often `sparkops serve` reads the machine"},
       {"serve.max_workloads", "32", "integer",
        "per-workload series `sparkops serve` exports at most (largest first)"},
-      {"analyze.slowdown_factor", "1.3", "number", "step time this many times the baseline is a slowdown"},
+      {"analyze.slowdown_factor", "1.3", "number",
+       "step time this many times the baseline is a slowdown"},
       {"analyze.sustain_steps", "5", "integer", "steps a slowdown must last"},
       {"analyze.warmup_steps", "5", "integer", "steps skipped before the baseline"},
       {"procs.small_workload", "4GiB", "bytes",
-       "an uncapped workload holding less than this is small and coexists (the skill's < 4 GB LoRA)"},
+       "an uncapped workload holding less than this is small and coexists (the skill's < 4 GB "
+       "LoRA)"},
       {"procs.near_capacity_fraction", "0.7", "number",
        "a workload claiming this fraction of the device total or more is near capacity (heavy)"},
-      {"procs.tight_margin", "8GiB", "bytes", "a run that fits with less than this to spare is 'tight'"},
-      {"procs.orphan_min", "1GiB", "bytes", "an orphaned vLLM engine holding this much is reported for cleanup"},
+      {"procs.tight_margin", "8GiB", "bytes",
+       "a run that fits with less than this to spare is 'tight'"},
+      {"procs.orphan_min", "1GiB", "bytes",
+       "an orphaned vLLM engine holding this much is reported for cleanup"},
   };
   return keys;
 }

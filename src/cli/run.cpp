@@ -1,11 +1,11 @@
 #include "cli/run.hpp"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
+#include "base/version.hpp"
 #include "cli/app_context.hpp"
 #include "cli/commands.hpp"
-#include "base/version.hpp"
 
 namespace sparkops::cli {
 
@@ -27,7 +27,8 @@ int run(int argc, char** argv) {
   app.add_option("--root", ctx.root_flag,
                  "Read /proc, /sys and /dev under DIR instead of / (also SPARKOPS_ROOT)")
       ->envname("SPARKOPS_ROOT")
-      ->check(CLI::ExistingDirectory)  // a mistyped root is bad input (exit 2), not an empty machine
+      ->check(
+          CLI::ExistingDirectory)  // a mistyped root is bad input (exit 2), not an empty machine
       ->type_name("DIR");
   app.require_subcommand(1);
 

@@ -49,14 +49,17 @@ void render_pool(const StatusReport& r, std::string& out) {
     row("huge pages", p.hugepages_reserved_bytes, "reserved HugeTLB pool, outside available");
   }
   if (p.cgroup_headroom_bytes) {
-    row("cgroup room", *p.cgroup_headroom_bytes, "memory.max - memory.current: lower than available");
+    row("cgroup room", *p.cgroup_headroom_bytes,
+        "memory.max - memory.current: lower than available");
   }
   row("budget", p.budget_bytes,
-      fmt::format("{} - {} overhead: plan against this", p.cgroup_headroom_bytes ? "cgroup room" : "available",
+      fmt::format("{} - {} overhead: plan against this",
+                  p.cgroup_headroom_bytes ? "cgroup room" : "available",
                   format_bytes(p.overhead_bytes)));
   if (p.flush_suggested) {
     out += fmt::format(
-        "  ! free now is {} below available: between runs, `sudo sparkops flush` (OOM ladder step 1)\n",
+        "  ! free now is {} below available: between runs, `sudo sparkops flush` (OOM ladder step "
+        "1)\n",
         format_bytes(p.reclaimable_bytes));
   }
 }
@@ -65,7 +68,8 @@ void render_gpu_device(const GpuDevice& d, const GpuSnapshot& s, std::string& ou
   std::vector<std::string> line;
   if (s.temp_millicelsius) {
     std::string t = celsius(*s.temp_millicelsius);
-    if (s.margin_temp_millicelsius) t += fmt::format(" (margin {})", celsius(*s.margin_temp_millicelsius));
+    if (s.margin_temp_millicelsius)
+      t += fmt::format(" (margin {})", celsius(*s.margin_temp_millicelsius));
     line.push_back("temp " + t);
   }
   if (s.power_microwatts) {
@@ -76,14 +80,16 @@ void render_gpu_device(const GpuDevice& d, const GpuSnapshot& s, std::string& ou
   if (s.pstate) line.push_back(fmt::format("P{}", *s.pstate));
   if (s.util_gpu_percent) line.push_back(fmt::format("util {}%", *s.util_gpu_percent));
   out += fmt::format("GPU {}  {}\n", d.index, d.name);
-  out += fmt::format("  {}\n", line.empty() ? std::string("no readings") : fmt::format("{}", fmt::join(line, "   ")));
+  out += fmt::format("  {}\n", line.empty() ? std::string("no readings")
+                                            : fmt::format("{}", fmt::join(line, "   ")));
   if (s.sm_clock_mhz) {
     out += fmt::format("  SM clock {} MHz{}\n", *s.sm_clock_mhz,
                        s.sm_clock_max_mhz ? fmt::format(" of {} max", *s.sm_clock_max_mhz) : "");
   }
   if (s.clocks_event_reasons) {
     const std::uint64_t throttling = *s.clocks_event_reasons & kThrottlingReasonsMask;
-    out += fmt::format("  throttle now: {}\n", throttling ? reason_names_joined(throttling, ", ") : "none");
+    out += fmt::format("  throttle now: {}\n",
+                       throttling ? reason_names_joined(throttling, ", ") : "none");
   }
   std::vector<std::string> totals;
   const auto add = [&](std::string_view name, const std::optional<std::chrono::nanoseconds>& v) {
@@ -101,7 +107,8 @@ void render_gpu_device(const GpuDevice& d, const GpuSnapshot& s, std::string& ou
   }
   std::string mem;
   if (s.memory) {
-    mem = fmt::format("{} used of {}", format_bytes(s.memory->used_bytes), format_bytes(s.memory->total_bytes));
+    mem = fmt::format("{} used of {}", format_bytes(s.memory->used_bytes),
+                      format_bytes(s.memory->total_bytes));
   } else {
     mem = "unified (see pool; NVML reports it as not supported)";
   }
@@ -118,7 +125,8 @@ void render_gpu(const StatusReport& r, std::string& out) {
   out += "\n";
   const GpuStatus& g = r.gpu;
   if (g.devices.empty()) {
-    out += fmt::format("GPU   none: {}\n", g.detail.empty() ? std::string(gpu_state_name(g.state)) : g.detail);
+    out += fmt::format("GPU   none: {}\n",
+                       g.detail.empty() ? std::string(gpu_state_name(g.state)) : g.detail);
     return;
   }
   for (const auto& d : g.devices) {
@@ -140,14 +148,16 @@ void render_gpu(const StatusReport& r, std::string& out) {
 void render_thermals_and_pressure(const StatusReport& r, std::string& out) {
   out += "\n";
   if (r.hottest_sensor) {
-    out += fmt::format("THERMALS  hottest {} {}\n", r.hottest_sensor->name,
-                       fmt::format("{:.1f} C", static_cast<double>(r.hottest_sensor->temp_millicelsius) / 1000.0));
+    out += fmt::format(
+        "THERMALS  hottest {} {}\n", r.hottest_sensor->name,
+        fmt::format("{:.1f} C", static_cast<double>(r.hottest_sensor->temp_millicelsius) / 1000.0));
   } else {
     out += "THERMALS  no host temperature sensors readable\n";
   }
   if (!r.spbm_rails.empty()) {
     // The rails that explain a power ceiling; --json carries all of them.
-    static constexpr std::string_view kShown[] = {"sys_total", "dc_input", "soc_pkg", "cpu_gpu", "gpu"};
+    static constexpr std::string_view kShown[] = {"sys_total", "dc_input", "soc_pkg", "cpu_gpu",
+                                                  "gpu"};
     std::vector<std::string> rails;
     for (const auto& rail : r.spbm_rails) {
       if (std::find(std::begin(kShown), std::end(kShown), rail.name) == std::end(kShown)) continue;
@@ -160,7 +170,8 @@ void render_thermals_and_pressure(const StatusReport& r, std::string& out) {
   }
   if (r.memory_pressure) {
     const Psi& p = *r.memory_pressure;
-    out += fmt::format("PRESSURE  memory some {:.2f}% (10s) {:.2f}% (60s)", p.some.avg10, p.some.avg60);
+    out += fmt::format("PRESSURE  memory some {:.2f}% (10s) {:.2f}% (60s)", p.some.avg10,
+                       p.some.avg60);
     if (p.full) out += fmt::format(", full {:.2f}% (10s)", p.full->avg10);
     out += "\n";
   } else {
@@ -176,9 +187,10 @@ void render_workloads(const StatusReport& r, std::string& out) {
   } else {
     out += "\n";
     for (const auto& w : *r.workloads) {
-      out += fmt::format("  {:>7}  {:<10} {:<28} claim {:>10}  actual {:>10}{}\n", w.pid, w.kind, w.name,
-                         w.claim_bytes ? format_bytes(*w.claim_bytes) : "uncapped",
-                         w.actual_bytes ? format_bytes(*w.actual_bytes) : "-", w.heavy ? "  heavy" : "");
+      out += fmt::format("  {:>7}  {:<10} {:<28} claim {:>10}  actual {:>10}{}\n", w.pid, w.kind,
+                         w.name, w.claim_bytes ? format_bytes(*w.claim_bytes) : "uncapped",
+                         w.actual_bytes ? format_bytes(*w.actual_bytes) : "-",
+                         w.heavy ? "  heavy" : "");
     }
   }
   if (!r.coexistence.empty()) out += fmt::format("  {}\n", r.coexistence);

@@ -54,7 +54,8 @@ Json cgroup_json(const std::optional<CgroupMemory>& cg) {
 }
 
 Json psi_line_json(const PsiLine& l) {
-  return Json{{"avg10", l.avg10}, {"avg60", l.avg60}, {"avg300", l.avg300}, {"total_us", l.total_us}};
+  return Json{
+      {"avg10", l.avg10}, {"avg60", l.avg60}, {"avg300", l.avg300}, {"total_us", l.total_us}};
 }
 
 Json pressure_json(const std::optional<Psi>& psi) {
@@ -78,8 +79,9 @@ Json device_json(const GpuDevice& d, const GpuSnapshot* s) {
   j["margin_celsius"] = opt_celsius(s->margin_temp_millicelsius);
   j["power_watts"] = opt_watts(s->power_microwatts);
   j["power_limit_watts"] = opt_watts(s->power_limit_microwatts);
-  j["energy_joules"] =
-      s->energy_microjoules ? Json(static_cast<double>(*s->energy_microjoules) / 1e6) : Json(nullptr);
+  j["energy_joules"] = s->energy_microjoules
+                           ? Json(static_cast<double>(*s->energy_microjoules) / 1e6)
+                           : Json(nullptr);
   j["sm_clock_mhz"] = opt(s->sm_clock_mhz);
   j["sm_clock_max_mhz"] = opt(s->sm_clock_max_mhz);
   j["mem_clock_mhz"] = opt(s->mem_clock_mhz);
@@ -153,21 +155,20 @@ nlohmann::ordered_json status_to_json(const StatusReport& r) {
   Json j;
   j["taken_at"] = format_iso8601_utc_ms(r.taken_at);
   j["sparkops_version"] = r.sparkops_version;
-  j["machine"] = Json{{"hostname", opt(r.system.hostname)},
-                      {"kernel", opt(r.system.kernel_release)},
-                      {"arch", opt(r.system.architecture)},
-                      {"os", opt(r.system.os_pretty_name)},
-                      {"board", opt(r.system.board_model)},
-                      {"gb10_evidence", opt(r.system.gb10_evidence)}};
+  j["machine"] =
+      Json{{"hostname", opt(r.system.hostname)}, {"kernel", opt(r.system.kernel_release)},
+           {"arch", opt(r.system.architecture)}, {"os", opt(r.system.os_pretty_name)},
+           {"board", opt(r.system.board_model)}, {"gb10_evidence", opt(r.system.gb10_evidence)}};
   j["pool"] = pool_json(r);
   j["cgroup"] = cgroup_json(r.cgroup);
   j["memory_pressure"] = pressure_json(r.memory_pressure);
   j["gpu"] = gpu_json(r.gpu);
   Json thermals;
   thermals["hottest_sensor"] =
-      r.hottest_sensor ? Json{{"name", r.hottest_sensor->name},
-                              {"celsius", static_cast<double>(r.hottest_sensor->temp_millicelsius) / 1000.0}}
-                       : Json(nullptr);
+      r.hottest_sensor
+          ? Json{{"name", r.hottest_sensor->name},
+                 {"celsius", static_cast<double>(r.hottest_sensor->temp_millicelsius) / 1000.0}}
+          : Json(nullptr);
   Json rails = Json::object();
   for (const auto& rail : r.spbm_rails) {
     rails[rail.name] = static_cast<double>(rail.power_microwatts) / 1e6;

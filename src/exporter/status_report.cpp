@@ -37,10 +37,11 @@ void collect_gpu(GpuSource& gpu, StatusReport& report) {
 std::string coexistence_line(const CoexistenceVerdict& v) {
   if (!v.stop.empty()) {
     const StopAdvice& s = v.stop.front();
-    return fmt::format("one heavy job at a time: stop PID {} ({}, {}) before starting a trainer", s.pid,
-                       s.label, s.reason);
+    return fmt::format("one heavy job at a time: stop PID {} ({}, {}) before starting a trainer",
+                       s.pid, s.label, s.reason);
   }
-  return fmt::format("a new run can take up to {} beside what is running", format_bytes(v.room_bytes));
+  return fmt::format("a new run can take up to {} beside what is running",
+                     format_bytes(v.room_bytes));
 }
 
 void collect_workloads(const HostRoot& root, const StatusOptions& options, StatusReport& report) {
@@ -72,7 +73,8 @@ void collect_workloads(const HostRoot& root, const StatusOptions& options, Statu
     lines.push_back(std::move(line));
   }
   report.workloads = std::move(lines);
-  if (report.pool) report.coexistence = coexistence_line(coexistence_verdict(*scan, 0, *report.pool));
+  if (report.pool)
+    report.coexistence = coexistence_line(coexistence_verdict(*scan, 0, *report.pool));
 }
 
 }  // namespace

@@ -29,8 +29,8 @@ struct GpuStatus {
 
 struct WorkloadLine {
   std::uint32_t pid = 0;
-  std::string kind;   // "vllm", "ollama", "trainer", ...
-  std::string name;   // short command
+  std::string kind;                           // "vllm", "ollama", "trainer", ...
+  std::string name;                           // short command
   std::optional<std::uint64_t> claim_bytes;   // what its cap lets it take; absent = uncapped
   std::optional<std::uint64_t> actual_bytes;  // max(RSS/PSS, GPU-resident)
   bool heavy = false;
@@ -51,13 +51,15 @@ struct StatusReport {
   GpuStatus gpu;
   std::optional<std::vector<WorkloadLine>> workloads;  // absent when the scan did not run
   std::string coexistence;                             // one-line verdict; empty when not computed
-  std::vector<std::string> notes;  // permission-denied files, fallbacks, anything the user should know
+  std::vector<std::string>
+      notes;  // permission-denied files, fallbacks, anything the user should know
 };
 
 struct StatusOptions {
   PoolOptions pool;
   bool scan_workloads = true;
-  std::uint64_t ticks_per_second = 100;  // USER_HZ for process ages; the CLI passes sysconf(_SC_CLK_TCK)
+  std::uint64_t ticks_per_second =
+      100;  // USER_HZ for process ages; the CLI passes sysconf(_SC_CLK_TCK)
 };
 
 // Reads the machine once through `root` and `gpu`. Never fails: what cannot be read becomes absent

@@ -31,9 +31,10 @@ Result<std::vector<std::string>> HostRoot::list(std::string_view absolute_path) 
   std::error_code ec;
   std::filesystem::directory_iterator it(dir, ec);
   if (ec) {
-    const Errc code = ec == std::errc::no_such_file_or_directory || ec == std::errc::not_a_directory
-                          ? Errc::not_found
-                          : (ec == std::errc::permission_denied ? Errc::permission_denied : Errc::io);
+    const Errc code =
+        ec == std::errc::no_such_file_or_directory || ec == std::errc::not_a_directory
+            ? Errc::not_found
+            : (ec == std::errc::permission_denied ? Errc::permission_denied : Errc::io);
     return fail(code, fmt::format("{}: cannot list: {}", dir.string(), ec.message()));
   }
   std::vector<std::string> names;

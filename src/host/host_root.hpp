@@ -34,7 +34,9 @@ class HostRoot {
   Result<std::string> read_link(std::string_view absolute_path) const;
   Status write(std::string_view absolute_path, std::string_view content) const;
   // Opens a file to be re-read many times (the sampler's per-tick files).
-  Result<HeldFile> hold(std::string_view absolute_path) const { return HeldFile::open(resolve(absolute_path)); }
+  Result<HeldFile> hold(std::string_view absolute_path) const {
+    return HeldFile::open(resolve(absolute_path));
+  }
 
  private:
   std::filesystem::path root_;

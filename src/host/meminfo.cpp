@@ -51,8 +51,8 @@ Result<Meminfo> parse_meminfo(std::string_view text) {
     if (!parts.empty()) value = parse_u64(parts[0]);
     const bool kb = parts.size() == 2 && parts[1] == "kB";
     if (!value || parts.size() > 2 || (parts.size() == 2 && !kb)) {
-      return fail(Errc::malformed, fmt::format("/proc/meminfo line {}: unexpected value {}", line_no,
-                                               quote_for_message(line)));
+      return fail(Errc::malformed, fmt::format("/proc/meminfo line {}: unexpected value {}",
+                                               line_no, quote_for_message(line)));
     }
     m.*(field->member) = kb ? *value * 1024 : *value;
   }

@@ -21,12 +21,13 @@ struct PoolOptions {
 
 struct PoolView {
   std::uint64_t total_bytes = 0;
-  std::uint64_t free_now_bytes = 0;   // MemFree
-  std::uint64_t available_bytes = 0;  // MemAvailable (+ SwapFree when counted)
+  std::uint64_t free_now_bytes = 0;     // MemFree
+  std::uint64_t available_bytes = 0;    // MemAvailable (+ SwapFree when counted)
   std::uint64_t reclaimable_bytes = 0;  // MemAvailable - MemFree, never negative
-  std::uint64_t hugepages_reserved_bytes = 0;  // already outside MemAvailable; shown, not subtracted
+  std::uint64_t hugepages_reserved_bytes =
+      0;  // already outside MemAvailable; shown, not subtracted
   std::optional<std::uint64_t> cgroup_headroom_bytes;  // only when lower than available
-  std::uint64_t effective_available_bytes = 0;  // min(available, cgroup headroom)
+  std::uint64_t effective_available_bytes = 0;         // min(available, cgroup headroom)
   std::uint64_t overhead_bytes = 0;
   std::uint64_t budget_bytes = 0;  // effective available - overhead, floor 0
   bool flush_suggested = false;    // reclaimable > flush_hint_gap

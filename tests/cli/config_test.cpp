@@ -17,7 +17,8 @@ TEST(Config, DefaultsFollowTheSkill) {
 
 TEST(Config, LaterLayersWinAndRememberTheirSource) {
   test::TempDir dir;
-  test::write_text(dir / "system.toml", "[pool]\noverhead = \"5GiB\"\n[thermal]\nceiling_watts = 95\n");
+  test::write_text(dir / "system.toml",
+                   "[pool]\noverhead = \"5GiB\"\n[thermal]\nceiling_watts = 95\n");
   test::write_text(dir / "user.toml", "[pool]\noverhead = 6\n");
   ConfigPaths paths{(dir / "system.toml").string(), (dir / "user.toml").string(), ""};
   const auto c = load_config(paths);

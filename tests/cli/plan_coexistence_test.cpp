@@ -10,8 +10,9 @@ namespace sparkops {
 namespace {
 
 TEST(PlanCoexistence, HeavyUncappedVllmIsNamedBesideThePlan) {
-  const auto res = test::run_sparkops({"--root", test::fixture("procs/vllm_uncapped_orphan").string(), "plan",
-                                       "Llama-3.1-8B", "--method", "lora", "--json"});
+  const auto res =
+      test::run_sparkops({"--root", test::fixture("procs/vllm_uncapped_orphan").string(), "plan",
+                          "Llama-3.1-8B", "--method", "lora", "--json"});
   ASSERT_LT(res.exit_code, 2) << res.err;
   const auto j = nlohmann::json::parse(res.out);
   bool found = false;
@@ -26,8 +27,8 @@ TEST(PlanCoexistence, HeavyUncappedVllmIsNamedBesideThePlan) {
 }
 
 TEST(PlanCoexistence, QuietPoolAddsNoLine) {
-  const auto res = test::run_sparkops(
-      {"--root", test::fixture("roots/gb10-idle").string(), "plan", "Llama-3.1-8B", "--method", "lora"});
+  const auto res = test::run_sparkops({"--root", test::fixture("roots/gb10-idle").string(), "plan",
+                                       "Llama-3.1-8B", "--method", "lora"});
   ASSERT_LT(res.exit_code, 2) << res.err;
   EXPECT_EQ(res.out.find("beside what runs"), std::string::npos) << res.out;
 }

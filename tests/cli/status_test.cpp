@@ -1,5 +1,5 @@
-// `sparkops status`: the collector over fixture roots and the fake NVML, the table and JSON pinned by
-// golden files (built in-process with a ManualClock so the bytes are stable), and the binary's
+// `sparkops status`: the collector over fixture roots and the fake NVML, the table and JSON pinned
+// by golden files (built in-process with a ManualClock so the bytes are stable), and the binary's
 // exit codes and flags.
 
 #include <gtest/gtest.h>
@@ -29,10 +29,12 @@ StatusReport collect(const Case& c) {
     o.choice = GpuBackendChoice::nvml;
     gpu = open_gpu_source(o);
   } else {
-    gpu = make_null_gpu_source(GpuState::no_library, "no NVIDIA driver (libnvidia-ml.so.1 not found)");
+    gpu = make_null_gpu_source(GpuState::no_library,
+                               "no NVIDIA driver (libnvidia-ml.so.1 not found)");
   }
   ManualClock clock;
-  StatusReport r = collect_status(HostRoot(test::fixture(std::string("roots/") + c.root)), *gpu, clock, {});
+  StatusReport r =
+      collect_status(HostRoot(test::fixture(std::string("roots/") + c.root)), *gpu, clock, {});
   r.sparkops_version = "0.0.0-test";  // keep goldens stable across releases
   return r;
 }
@@ -42,23 +44,26 @@ class StatusGolden : public ::testing::TestWithParam<Case> {};
 TEST_P(StatusGolden, TableAndJsonMatchGolden) {
   const Case c = GetParam();
   const StatusReport r = collect(c);
-  const std::string base = std::string("golden/status/") + c.root + (c.scenario ? std::string("+") + c.scenario : "");
+  const std::string base =
+      std::string("golden/status/") + c.root + (c.scenario ? std::string("+") + c.scenario : "");
   test::expect_golden(base + ".txt", cli::render_status(r));
   test::expect_golden(base + ".json", status_to_json(r).dump(2) + "\n");
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    FixtureRoots, StatusGolden,
-    ::testing::Values(Case{"gb10-idle", "gb10"}, Case{"gb10-finetune", "gb10"},
-                      Case{"gb10-throttled", "gb10-counters-advancing"}, Case{"container-cgroup", "gb10"},
-                      Case{"x86-bare", nullptr}, Case{"x86-bare", "h200"}),
-    [](const auto& test_param) {
-      std::string n = std::string(test_param.param.root) + "_" + (test_param.param.scenario ? test_param.param.scenario : "nogpu");
-      for (char& ch : n) {
-        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-      }
-      return n;
-    });
+INSTANTIATE_TEST_SUITE_P(FixtureRoots, StatusGolden,
+                         ::testing::Values(Case{"gb10-idle", "gb10"}, Case{"gb10-finetune", "gb10"},
+                                           Case{"gb10-throttled", "gb10-counters-advancing"},
+                                           Case{"container-cgroup", "gb10"},
+                                           Case{"x86-bare", nullptr}, Case{"x86-bare", "h200"}),
+                         [](const auto& test_param) {
+                           std::string n =
+                               std::string(test_param.param.root) + "_" +
+                               (test_param.param.scenario ? test_param.param.scenario : "nogpu");
+                           for (char& ch : n) {
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           }
+                           return n;
+                         });
 
 TEST(StatusReport, Gb10MemoryIsUnifiedNotZero) {
   const StatusReport r = collect({"gb10-idle", "gb10"});
@@ -111,8 +116,8 @@ TEST(StatusReport, UnreadableMeminfoLeavesPoolAbsentWithANote) {
 }
 
 TEST(StatusReport, HeavyUncappedVllmAndOrphanAreNamedWithTheStopAdvice) {
-  // A /proc tree built from the corpus command lines (tests/fixtures/procs): vLLM at the default 0.9
-  // and an EngineCore whose API server is gone.
+  // A /proc tree built from the corpus command lines (tests/fixtures/procs): vLLM at the default
+  // 0.9 and an EngineCore whose API server is gone.
   auto gpu = make_null_gpu_source(GpuState::no_library, "none");
   ManualClock clock;
   const StatusReport r =
@@ -137,7 +142,8 @@ TEST(StatusReport, QuietPoolSaysHowMuchANewRunCanTake) {
 TEST(StatusCli, JsonAgainstFixtureRootWithFakeNvml) {
   const auto res = test::run_sparkops(
       {"--root", test::fixture("roots/gb10-idle").string(), "status", "--json", "--gpu", "nvml"},
-      {{"SPARKOPS_NVML_LIB", FAKE_NVML_LIB}, {"FAKE_NVML_SCENARIO", test::fixture("nvml/gb10").string()}});
+      {{"SPARKOPS_NVML_LIB", FAKE_NVML_LIB},
+       {"FAKE_NVML_SCENARIO", test::fixture("nvml/gb10").string()}});
   ASSERT_EQ(res.exit_code, 0) << res.err;
   const auto j = nlohmann::json::parse(res.out);
   EXPECT_EQ(j["gpu"]["backend"], "nvml");
@@ -146,8 +152,9 @@ TEST(StatusCli, JsonAgainstFixtureRootWithFakeNvml) {
 }
 
 TEST(StatusCli, RootFromEnvironmentAndOverheadFlag) {
-  const auto res = test::run_sparkops({"status", "--json", "--gpu", "none", "--overhead", "10GiB"},
-                                      {{"SPARKOPS_ROOT", test::fixture("roots/gb10-idle").string()}});
+  const auto res =
+      test::run_sparkops({"status", "--json", "--gpu", "none", "--overhead", "10GiB"},
+                         {{"SPARKOPS_ROOT", test::fixture("roots/gb10-idle").string()}});
   ASSERT_EQ(res.exit_code, 0) << res.err;
   const auto j = nlohmann::json::parse(res.out);
   EXPECT_EQ(j["pool"]["overhead_bytes"], 10ULL << 30);
@@ -162,7 +169,8 @@ TEST(StatusCli, OverheadFromConfigFileAndFlagWins) {
   auto res = test::run_sparkops({"--root", root, "status", "--json", "--gpu", "none"}, env);
   ASSERT_EQ(res.exit_code, 0) << res.err;
   EXPECT_EQ(nlohmann::json::parse(res.out)["pool"]["overhead_bytes"], 6ULL << 30);
-  res = test::run_sparkops({"--root", root, "status", "--json", "--gpu", "none", "--overhead", "2"}, env);
+  res = test::run_sparkops({"--root", root, "status", "--json", "--gpu", "none", "--overhead", "2"},
+                           env);
   EXPECT_EQ(nlohmann::json::parse(res.out)["pool"]["overhead_bytes"], 2ULL << 30);
 }
 

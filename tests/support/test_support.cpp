@@ -47,7 +47,8 @@ TempDir::TempDir() {
   std::random_device rd;
   const auto base = std::filesystem::temp_directory_path();
   for (int attempt = 0; attempt < 100; ++attempt) {
-    auto candidate = base / ("sparkops-test-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
+    auto candidate =
+        base / ("sparkops-test-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
     std::error_code ec;
     if (std::filesystem::create_directory(candidate, ec)) {
       path_ = candidate;
@@ -95,8 +96,10 @@ void drain(int out_fd, int err_fd, std::string& out, std::string& err, int in_fd
       if (r > 0) {
         (p.fd == out_fd ? out : err).append(buf, static_cast<std::size_t>(r));
       } else {
-        if (p.fd == out_fd) out_open = false;
-        else err_open = false;
+        if (p.fd == out_fd)
+          out_open = false;
+        else
+          err_open = false;
       }
     }
   }
@@ -106,8 +109,10 @@ void drain(int out_fd, int err_fd, std::string& out, std::string& err, int in_fd
 }  // namespace
 
 ProcessResult run_process(const std::vector<std::string>& argv,
-                          const std::map<std::string, std::string>& env, std::string_view stdin_text) {
-  static TempDir* const scratch_home = new TempDir();  // one empty HOME for every child of this test binary
+                          const std::map<std::string, std::string>& env,
+                          std::string_view stdin_text) {
+  static TempDir* const scratch_home =
+      new TempDir();  // one empty HOME for every child of this test binary
   std::map<std::string, std::string> vars;
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string kv(*e);
@@ -120,8 +125,10 @@ ProcessResult run_process(const std::vector<std::string>& argv,
   vars.erase("SPARKOPS_ROOT");
   vars["TZ"] = "UTC";
   for (const auto& [k, v] : env) {
-    if (v.empty()) vars.erase(k);
-    else vars[k] = v;
+    if (v.empty())
+      vars.erase(k);
+    else
+      vars[k] = v;
   }
   std::vector<std::string> env_strings;
   for (const auto& [k, v] : vars) env_strings.push_back(k + "=" + v);
@@ -160,15 +167,20 @@ ProcessResult run_process(const std::vector<std::string>& argv,
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
-  else if (WIFSIGNALED(status)) result.exit_code = 128 + WTERMSIG(status);
+  if (WIFEXITED(status))
+    result.exit_code = WEXITSTATUS(status);
+  else if (WIFSIGNALED(status))
+    result.exit_code = 128 + WTERMSIG(status);
   return result;
 }
 
-std::string sparkops_binary() { return std::string(SPARKOPS_BUILD_DIR) + "/src/cli/sparkops"; }
+std::string sparkops_binary() {
+  return std::string(SPARKOPS_BUILD_DIR) + "/src/cli/sparkops";
+}
 
 ProcessResult run_sparkops(const std::vector<std::string>& args,
-                           const std::map<std::string, std::string>& env, std::string_view stdin_text) {
+                           const std::map<std::string, std::string>& env,
+                           std::string_view stdin_text) {
   std::vector<std::string> argv{sparkops_binary()};
   argv.insert(argv.end(), args.begin(), args.end());
   return run_process(argv, env, stdin_text);

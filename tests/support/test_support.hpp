@@ -52,8 +52,8 @@ ProcessResult run_sparkops(const std::vector<std::string>& args,
                            const std::map<std::string, std::string>& env = {},
                            std::string_view stdin_text = {});
 
-// Compares `actual` with the golden file tests/fixtures/<relative>. With SPARKOPS_UPDATE_GOLDEN=1 in
-// the environment, rewrites the golden file instead (and the test still passes).
+// Compares `actual` with the golden file tests/fixtures/<relative>. With SPARKOPS_UPDATE_GOLDEN=1
+// in the environment, rewrites the golden file instead (and the test still passes).
 void expect_golden(std::string_view relative, std::string_view actual);
 
 }  // namespace sparkops::test
