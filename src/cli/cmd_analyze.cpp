@@ -12,6 +12,7 @@
 #include "base/time_format.hpp"
 #include "cli/analyze_render.hpp"
 #include "cli/commands.hpp"
+#include "cli/common_options.hpp"
 #include "diagnose/diagnosis.hpp"
 #include "diagnose/thermal_log.hpp"
 #include "report/analysis_json.hpp"
@@ -94,15 +95,7 @@ void run_analyze(const AnalyzeFlags& f, AppContext& ctx) {
   if (f.slowdown_factor) ctx.config.set_from_flag("analyze.slowdown_factor", fmt::format("{}", *f.slowdown_factor));
   if (f.sustain_steps) ctx.config.set_from_flag("analyze.sustain_steps", std::to_string(*f.sustain_steps));
   if (f.warmup_steps) ctx.config.set_from_flag("analyze.warmup_steps", std::to_string(*f.warmup_steps));
-  diagnose::DiagnoseOptions o;
-  o.slowdown_factor = ctx.config.get_number("analyze.slowdown_factor");
-  o.sustain_steps = ctx.config.get_integer("analyze.sustain_steps");
-  o.warmup_steps = ctx.config.get_integer("analyze.warmup_steps");
-  o.rated_watts = ctx.config.get_number("thermal.rated_watts");
-  o.ceiling_watts = ctx.config.get_number("thermal.ceiling_watts");
-  o.ceiling_band_watts = ctx.config.get_number("thermal.ceiling_band_watts");
-  o.hot_celsius = ctx.config.get_number("thermal.hot_celsius");
-  o.low_clock_ratio = ctx.config.get_number("thermal.low_clock_ratio");
+  diagnose::DiagnoseOptions o = diagnose_options_from_config(ctx.config);
   if (o.slowdown_factor <= 1.0) return bad("analyze.slowdown_factor must be above 1");
   if (o.sustain_steps < 1) return bad("analyze.sustain_steps must be at least 1");
 

@@ -14,6 +14,7 @@
 #include "base/units.hpp"
 #include "cli/commands.hpp"
 #include "cli/common_options.hpp"
+#include "cli/sample_run.hpp"
 #include "cli/serve_signals.hpp"
 #include "exporter/dashboard_page.hpp"
 #include "exporter/exporter_state.hpp"
@@ -101,17 +102,6 @@ Result<ServePlan> plan_serve(const ServeFlags& flags, const Config& config) {
   return plan;
 }
 
-DetectorConfig detector_from_config(const Config& config) {
-  DetectorConfig d;
-  d.rated_watts = config.get_number("thermal.rated_watts");
-  d.ceiling_watts = config.get_number("thermal.ceiling_watts");
-  d.ceiling_band_watts = config.get_number("thermal.ceiling_band_watts");
-  d.hot_celsius = config.get_number("thermal.hot_celsius");
-  d.busy_util_percent = config.get_number("thermal.busy_util_percent");
-  d.low_clock_ratio = config.get_number("thermal.low_clock_ratio");
-  d.low_power_ratio = config.get_number("thermal.low_power_ratio");
-  return d;
-}
 
 void run_serve(const ServeFlags& flags, AppContext& ctx) {
   auto plan = plan_serve(flags, ctx.config);

@@ -8,6 +8,7 @@
 
 #include "base/result.hpp"
 #include "cli/config.hpp"
+#include "diagnose/diagnosis.hpp"
 #include "gpu/gpu_source.hpp"
 #include "host/host_root.hpp"
 #include "host/pool.hpp"
@@ -28,6 +29,9 @@ Result<std::unique_ptr<GpuSource>> open_gpu_from_flags(const GpuFlags& flags);
 // USER_HZ for /proc/PID/stat start times: sysconf on the live machine, 100 (the Linux value on
 // every architecture sparkops targets) for a captured root.
 std::uint64_t clock_ticks_per_second(const HostRoot& root);
+
+// analyze.* and thermal.* as slowdown-diagnosis options (analyze and watch's summary share them).
+diagnose::DiagnoseOptions diagnose_options_from_config(const Config& config);
 
 // pool.overhead, pool.swap_counts and pool.flush_hint_gap from the effective config.
 PoolOptions pool_options_from_config(const Config& config);

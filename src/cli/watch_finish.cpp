@@ -12,6 +12,7 @@
 #include "base/units.hpp"
 #include "cli/oom_render.hpp"
 #include "cli/watch_summary.hpp"
+#include "cli/common_options.hpp"
 #include "diagnose/thermal_log.hpp"
 #include "host/kernel_log.hpp"
 #include "host/meminfo.hpp"
@@ -49,15 +50,7 @@ std::optional<trainlog::StepSeries> final_series(const WatchOptions& o, const Wa
 std::optional<diagnose::Diagnosis> diagnose_run(const AppContext& ctx, const WatchOptions& o, const WatchOutcome& out,
                                                 const std::optional<trainlog::StepSeries>& series) {
   if (!series || series->steps.empty()) return std::nullopt;
-  diagnose::DiagnoseOptions d;
-  d.slowdown_factor = ctx.config.get_number("analyze.slowdown_factor");
-  d.sustain_steps = ctx.config.get_integer("analyze.sustain_steps");
-  d.warmup_steps = ctx.config.get_integer("analyze.warmup_steps");
-  d.rated_watts = ctx.config.get_number("thermal.rated_watts");
-  d.ceiling_watts = ctx.config.get_number("thermal.ceiling_watts");
-  d.ceiling_band_watts = ctx.config.get_number("thermal.ceiling_band_watts");
-  d.hot_celsius = ctx.config.get_number("thermal.hot_celsius");
-  d.low_clock_ratio = ctx.config.get_number("thermal.low_clock_ratio");
+  diagnose::DiagnoseOptions d = diagnose_options_from_config(ctx.config);
   diagnose::ThermalReadOptions read;
   read.tz_offset = local_utc_offset(out.started);
   auto thermal = diagnose::read_thermal_log(o.dir / "thermal.log", read);
