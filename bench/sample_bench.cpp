@@ -15,7 +15,8 @@ namespace {
 using namespace sparkops;
 
 void tick_loop(benchmark::State& state, GpuSource* gpu, SampleFormat format) {
-  const HostRoot root(std::string(SPARKOPS_BENCH_SOURCE_DIR) + "/tests/fixtures/roots/gb10-finetune");
+  const HostRoot root(std::string(SPARKOPS_BENCH_SOURCE_DIR) +
+                      "/tests/fixtures/roots/gb10-finetune");
   Collector collector(root, gpu);
   Sampler sampler(collector, format, DetectorConfig{});
   ManualClock clock;
@@ -42,7 +43,9 @@ BENCHMARK(BM_TickHostOnly)->Arg(0)->Arg(1)->Arg(2)->ArgName("format");
 
 void BM_TickFakeNvml(benchmark::State& state) {
   ::setenv("FAKE_NVML_SCENARIO",
-           (std::string(SPARKOPS_BENCH_SOURCE_DIR) + "/tests/fixtures/nvml/gb10-counters-advancing").c_str(), 1);
+           (std::string(SPARKOPS_BENCH_SOURCE_DIR) + "/tests/fixtures/nvml/gb10-counters-advancing")
+               .c_str(),
+           1);
   auto gpu = make_nvml_gpu_source(SPARKOPS_BENCH_FAKE_NVML);
   tick_loop(state, gpu.get(), static_cast<SampleFormat>(state.range(0)));
 }

@@ -16,7 +16,8 @@ struct Split {
 };
 
 Split split_time(SystemTime t) {
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
   std::int64_t secs = ms / 1000;
   std::int64_t rem = ms % 1000;
   if (rem < 0) {
@@ -76,7 +77,8 @@ std::optional<SystemTime> parse_timestamp(std::string_view text) {
   const auto y = num(0, 4), mo = num(5, 2), d = num(8, 2), h = num(11, 2), mi = num(14, 2),
              se = num(17, 2);
   if (!y || !mo || !d || !h || !mi || !se) return std::nullopt;
-  if (*mo < 1 || *mo > 12 || *d < 1 || *d > 31 || *h > 23 || *mi > 59 || *se > 60) return std::nullopt;
+  if (*mo < 1 || *mo > 12 || *d < 1 || *d > 31 || *h > 23 || *mi > 59 || *se > 60)
+    return std::nullopt;
   // SystemTime counts int64 nanoseconds (years 1678-2262): a year outside 1900-2200 ("-999",
   // "9999", found by fuzz/trainlog_detect) would overflow the conversion, and is no log timestamp.
   if (*y < 1900 || *y > 2200 || *h < 0 || *mi < 0 || *se < 0) return std::nullopt;
@@ -107,8 +109,8 @@ std::optional<SystemTime> parse_timestamp(std::string_view text) {
   const std::int64_t days =
       days_from_civil(*y, static_cast<unsigned>(*mo), static_cast<unsigned>(*d));
   const std::int64_t secs = days * 86400 + *h * 3600 + *mi * 60 + *se - offset_seconds;
-  return SystemTime{std::chrono::duration_cast<SystemTime::duration>(std::chrono::seconds{secs} +
-                                                                     std::chrono::nanoseconds{nanos})};
+  return SystemTime{std::chrono::duration_cast<SystemTime::duration>(
+      std::chrono::seconds{secs} + std::chrono::nanoseconds{nanos})};
 }
 
 }  // namespace sparkops

@@ -39,12 +39,14 @@ std::string render_analysis_text(std::string_view log_name, const trainlog::Step
   if (steps.empty()) {
     out += "Steps      0\n";
   } else {
-    out += fmt::format("Steps      {} (step {} to {}{})\n", steps.size(), steps.front().step, steps.back().step,
+    out += fmt::format("Steps      {} (step {} to {}{})\n", steps.size(), steps.front().step,
+                       steps.back().step,
                        series.total_steps ? fmt::format(" of {}", *series.total_steps) : "");
   }
-  out += fmt::format("Baseline   {} s/step (median after {} warm-up measurement(s)); overall median {} s/step\n",
-                     seconds_text(d.baseline_seconds), d.warmup_skipped,
-                     seconds_text(trainlog::median_seconds(series)));
+  out += fmt::format(
+      "Baseline   {} s/step (median after {} warm-up measurement(s)); overall median {} s/step\n",
+      seconds_text(d.baseline_seconds), d.warmup_skipped,
+      seconds_text(trainlog::median_seconds(series)));
   out += fmt::format("Times      {}{}\n", trainlog::time_basis_name(series.time_basis),
                      series.times_approximate ? " (approximate)" : "");
   if (thermal) {
@@ -55,9 +57,10 @@ std::string render_analysis_text(std::string_view log_name, const trainlog::Step
   }
   out += fmt::format("Slowdowns  {}\n", d.slowdowns.size());
   for (const auto& s : d.slowdowns) {
-    out += fmt::format("  steps {}-{}  {} to {}  {:.2f}x{}  {} (confidence {:.2f}): {}\n", s.start_step,
-                       s.end_step, when(s.start_time), when(s.end_time), s.ratio, s.doubled ? " doubled" : "",
-                       diagnose::cause_name(s.cause), s.confidence, s.explanation);
+    out += fmt::format("  steps {}-{}  {} to {}  {:.2f}x{}  {} (confidence {:.2f}): {}\n",
+                       s.start_step, s.end_step, when(s.start_time), when(s.end_time), s.ratio,
+                       s.doubled ? " doubled" : "", diagnose::cause_name(s.cause), s.confidence,
+                       s.explanation);
     if (!s.evidence.empty()) {
       std::string ev;
       for (const auto& [k, v] : s.evidence) ev += fmt::format(" {}={}", k, v);
@@ -65,14 +68,15 @@ std::string render_analysis_text(std::string_view log_name, const trainlog::Step
     }
   }
   out += fmt::format("Pauses     {}\n", d.pauses.size());
-  for (const auto& n : report::analysis_notes(series, d, thermal)) out += fmt::format("Note       {}\n", n);
+  for (const auto& n : report::analysis_notes(series, d, thermal))
+    out += fmt::format("Note       {}\n", n);
 
   std::vector<Event> events;
   for (const auto& s : d.slowdowns) {
     events.push_back({s.first_index, 1,
-                      fmt::format("event {} slowdown_start step={} ratio={:.2f}{} cause={}", when(s.start_time),
-                                  s.start_step, s.ratio, s.doubled ? " doubled" : "",
-                                  diagnose::cause_name(s.cause))});
+                      fmt::format("event {} slowdown_start step={} ratio={:.2f}{} cause={}",
+                                  when(s.start_time), s.start_step, s.ratio,
+                                  s.doubled ? " doubled" : "", diagnose::cause_name(s.cause))});
     events.push_back({s.last_index, 2,
                       fmt::format("event {} slowdown_end step={}", when(s.end_time), s.end_step)});
   }
@@ -83,10 +87,12 @@ std::string render_analysis_text(std::string_view log_name, const trainlog::Step
       while (i < steps.size() && steps[i].step != *p.step) ++i;
       if (i < steps.size()) cursor = i;
     }
-    events.push_back({cursor, 0,
-                      fmt::format("event {} {} step={}{}", when(p.time), trainlog::marker_kind_name(p.kind),
-                                  p.step ? std::to_string(*p.step) : "-",
-                                  p.duration_seconds ? fmt::format(" duration={:.1f}s", *p.duration_seconds) : "")});
+    events.push_back(
+        {cursor, 0,
+         fmt::format(
+             "event {} {} step={}{}", when(p.time), trainlog::marker_kind_name(p.kind),
+             p.step ? std::to_string(*p.step) : "-",
+             p.duration_seconds ? fmt::format(" duration={:.1f}s", *p.duration_seconds) : "")});
   }
   std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
     return a.order != b.order ? a.order < b.order : a.rank < b.rank;

@@ -12,7 +12,8 @@
 namespace sparkops::cli {
 
 std::string render_analysis_text(std::string_view log_name, const trainlog::StepSeries& series,
-                                 const diagnose::Diagnosis& diagnosis, std::string_view thermal_name,
+                                 const diagnose::Diagnosis& diagnosis,
+                                 std::string_view thermal_name,
                                  const diagnose::ThermalLog* thermal);
 
 }  // namespace sparkops::cli

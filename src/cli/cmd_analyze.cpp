@@ -1,5 +1,5 @@
-// sparkops analyze: per-step timing from a training log, slowdowns and their causes from the thermal
-// samples, as text, JSON or a self-contained HTML report.
+// sparkops analyze: per-step timing from a training log, slowdowns and their causes from the
+// thermal samples, as text, JSON or a self-contained HTML report.
 
 #include <optional>
 #include <string>
@@ -83,7 +83,8 @@ void run_analyze(const AnalyzeFlags& f, AppContext& ctx) {
   }
   if (!f.start.empty()) {
     po.start = parse_timestamp(f.start);
-    if (!po.start) return bad(fmt::format("--start {}: not a timestamp (use 2025-11-09T09:26:12Z)", f.start));
+    if (!po.start)
+      return bad(fmt::format("--start {}: not a timestamp (use 2025-11-09T09:26:12Z)", f.start));
   }
   if (!f.times.empty()) po.sidecar = f.times;
   diagnose::ThermalReadOptions to;
@@ -92,9 +93,12 @@ void run_analyze(const AnalyzeFlags& f, AppContext& ctx) {
     if (!off) return bad(fmt::format("--tz-offset {}: expected +HH:MM or -HH:MM", f.tz_offset));
     to.tz_offset = *off;
   }
-  if (f.slowdown_factor) ctx.config.set_from_flag("analyze.slowdown_factor", fmt::format("{}", *f.slowdown_factor));
-  if (f.sustain_steps) ctx.config.set_from_flag("analyze.sustain_steps", std::to_string(*f.sustain_steps));
-  if (f.warmup_steps) ctx.config.set_from_flag("analyze.warmup_steps", std::to_string(*f.warmup_steps));
+  if (f.slowdown_factor)
+    ctx.config.set_from_flag("analyze.slowdown_factor", fmt::format("{}", *f.slowdown_factor));
+  if (f.sustain_steps)
+    ctx.config.set_from_flag("analyze.sustain_steps", std::to_string(*f.sustain_steps));
+  if (f.warmup_steps)
+    ctx.config.set_from_flag("analyze.warmup_steps", std::to_string(*f.warmup_steps));
   diagnose::DiagnoseOptions o = diagnose_options_from_config(ctx.config);
   if (o.slowdown_factor <= 1.0) return bad("analyze.slowdown_factor must be above 1");
   if (o.sustain_steps < 1) return bad("analyze.sustain_steps must be at least 1");
@@ -130,19 +134,25 @@ void run_analyze(const AnalyzeFlags& f, AppContext& ctx) {
 
 void add_analyze_command(CLI::App& app, AppContext& ctx) {
   auto flags = std::make_shared<AnalyzeFlags>();
-  auto* cmd = app.add_subcommand("analyze", "Step times from a training log, slowdowns and their causes");
-  cmd->add_option("--log", flags->log, "Training log (tqdm, HF Trainer/TRL, trainer_state.json, LLaMA-Factory, "
-                                       "axolotl, Megatron, DeepSpeed, Lightning/NeMo, torchtune, MLX-LM, llama.cpp)")
+  auto* cmd =
+      app.add_subcommand("analyze", "Step times from a training log, slowdowns and their causes");
+  cmd->add_option("--log", flags->log,
+                  "Training log (tqdm, HF Trainer/TRL, trainer_state.json, LLaMA-Factory, "
+                  "axolotl, Megatron, DeepSpeed, Lightning/NeMo, torchtune, MLX-LM, llama.cpp)")
       ->required()
       ->type_name("FILE");
-  cmd->add_option("--thermal", flags->thermal,
-                  "Thermal samples: nvidia-smi CSV, sparkops extended CSV or JSONL (see docs/csv-format.md)")
+  cmd->add_option(
+         "--thermal", flags->thermal,
+         "Thermal samples: nvidia-smi CSV, sparkops extended CSV or JSONL (see docs/csv-format.md)")
       ->type_name("FILE");
   cmd->add_flag("--json", flags->json, "Print JSON instead of text");
-  cmd->add_option("--html", flags->html, "Write a self-contained HTML report with charts")->type_name("FILE");
-  cmd->add_option("--start", flags->start, "When the run started (UTC), to date tqdm's elapsed times")
+  cmd->add_option("--html", flags->html, "Write a self-contained HTML report with charts")
+      ->type_name("FILE");
+  cmd->add_option("--start", flags->start,
+                  "When the run started (UTC), to date tqdm's elapsed times")
       ->type_name("TIME");
-  cmd->add_option("--times", flags->times, "Timestamp sidecar written by `sparkops watch` (default: LOG.times)")
+  cmd->add_option("--times", flags->times,
+                  "Timestamp sidecar written by `sparkops watch` (default: LOG.times)")
       ->type_name("FILE");
   cmd->add_option("--format", flags->format, "Skip detection: " + trainlog::known_formats_list())
       ->type_name("NAME");
@@ -151,8 +161,10 @@ void add_analyze_command(CLI::App& app, AppContext& ctx) {
       ->type_name("OFFSET");
   cmd->add_option("--slowdown-factor", flags->slowdown_factor, "Overrides analyze.slowdown_factor")
       ->type_name("X");
-  cmd->add_option("--sustain-steps", flags->sustain_steps, "Overrides analyze.sustain_steps")->type_name("N");
-  cmd->add_option("--warmup-steps", flags->warmup_steps, "Overrides analyze.warmup_steps")->type_name("N");
+  cmd->add_option("--sustain-steps", flags->sustain_steps, "Overrides analyze.sustain_steps")
+      ->type_name("N");
+  cmd->add_option("--warmup-steps", flags->warmup_steps, "Overrides analyze.warmup_steps")
+      ->type_name("N");
   cmd->callback([flags, &ctx] { run_analyze(*flags, ctx); });
 }
 

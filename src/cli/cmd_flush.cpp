@@ -9,9 +9,9 @@
 #include <fmt/format.h>
 
 #include "base/clock.hpp"
+#include "base/units.hpp"
 #include "cli/commands.hpp"
 #include "cli/oom_render.hpp"
-#include "base/units.hpp"
 #include "ladder/flush.hpp"
 #include "workloads/scan.hpp"
 
@@ -70,9 +70,10 @@ int run_flush(const FlushState& st, AppContext& ctx) {
   view.mode = options.mode;
   if (view.outcome.forced_past_trainer) view.trainers = options.running_trainers;
   if (state) {
-    const auto note = view.outcome.reclaimed_bytes
-                          ? fmt::format("reclaimed {}", format_signed_bytes(*view.outcome.reclaimed_bytes))
-                          : std::string();
+    const auto note =
+        view.outcome.reclaimed_bytes
+            ? fmt::format("reclaimed {}", format_signed_bytes(*view.outcome.reclaimed_bytes))
+            : std::string();
     if (record_step(*state, LadderStep::flush, StepResult::oom, clock.system_now(), LadderContext{},
                     Force::no, note)) {
       if (auto saved = save_ladder_state(st.state_path, *state); !saved) {
@@ -96,9 +97,11 @@ void add_flush_command(CLI::App& app, AppContext& ctx) {
   auto st = std::make_shared<FlushState>();
   auto* cmd = app.add_subcommand(
       "flush", "OOM ladder step 1: drop the page cache between runs (needs root)");
-  cmd->add_flag("--dry-run", st->dry_run, "Show what a flush would reclaim (Cached - Shmem - Mapped)");
+  cmd->add_flag("--dry-run", st->dry_run,
+                "Show what a flush would reclaim (Cached - Shmem - Mapped)");
   cmd->add_flag("--force", st->force, "Flush even while a trainer is running");
-  cmd->add_option("--state", st->state_path, "Ladder state file to record step 1 in (when it exists)")
+  cmd->add_option("--state", st->state_path,
+                  "Ladder state file to record step 1 in (when it exists)")
       ->capture_default_str()
       ->type_name("FILE");
   cmd->add_flag("--json", st->json, "JSON output");

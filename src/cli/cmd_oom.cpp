@@ -50,7 +50,8 @@ Result<std::optional<OomReport>> read_report(const OomState& st) {
     return std::optional<OomReport>(*r);
   }
   const bool implicit = st.log.empty();
-  if (implicit && (!st.done.empty() || ::isatty(STDIN_FILENO) != 0)) return std::optional<OomReport>();
+  if (implicit && (!st.done.empty() || ::isatty(STDIN_FILENO) != 0))
+    return std::optional<OomReport>();
   OomClassifier classifier;
   std::vector<char> buffer(64 * 1024);
   while (true) {
@@ -80,7 +81,8 @@ Result<std::optional<PlannedRun>> plan_run(const OomState& st, const AppContext&
   auto result = plan::make_plan(*input, env);
   if (!result) return tl::unexpected(result.error());
   PlannedRun p;
-  p.model_arg = st.flags.model.empty() ? fmt::format("--params {}", st.flags.params) : st.flags.model;
+  p.model_arg =
+      st.flags.model.empty() ? fmt::format("--params {}", st.flags.params) : st.flags.model;
   p.shape = result->model.shape;
   p.run = result->run;
   p.budget_bytes = result->budget_bytes;
@@ -122,9 +124,10 @@ int run_oom(OomState& st, AppContext& ctx) {
   if (!st.done.empty()) {
     done = parse_step(st.done);
     if (!done) {
-      print_error(ctx, fmt::format("--done {}: unknown step (1, 2a, 2b, 3a, 3b, 4 or flush, packing, "
-                                   "batch, lora, qlora, scale)",
-                                   st.done));
+      print_error(ctx,
+                  fmt::format("--done {}: unknown step (1, 2a, 2b, 3a, 3b, 4 or flush, packing, "
+                              "batch, lora, qlora, scale)",
+                              st.done));
       return kExitBadInput;
     }
   }
@@ -172,13 +175,15 @@ int run_oom(OomState& st, AppContext& ctx) {
 
   bool changed = false;
   if (view.report && view.report->kind != OomKind::not_oom) {
-    view.state.last_oom = LastOom{std::string(oom_kind_name(view.report->kind)),
-                                  std::string(oom_phase_name(view.report->phase)), clock.system_now()};
+    view.state.last_oom =
+        LastOom{std::string(oom_kind_name(view.report->kind)),
+                std::string(oom_phase_name(view.report->phase)), clock.system_now()};
     changed = true;
   }
   if (done) {
     const auto force = st.force ? Force::yes : Force::no;
-    if (auto ok = record_step(view.state, *done, *result, clock.system_now(), view.ctx, force); !ok) {
+    if (auto ok = record_step(view.state, *done, *result, clock.system_now(), view.ctx, force);
+        !ok) {
       print_error(ctx, ok.error().detail);
       return kExitFailure;
     }
@@ -216,15 +221,20 @@ void add_oom_command(CLI::App& app, AppContext& ctx) {
   auto* cmd = app.add_subcommand(
       "oom", "Classify an OOM (--log FILE or stdin) and walk the OOM ladder one step at a time");
   st->cmd = cmd;
-  cmd->add_option("--log", st->log, "Log, traceback, kernel log or server reply to classify (- = stdin)")
+  cmd->add_option("--log", st->log,
+                  "Log, traceback, kernel log or server reply to classify (- = stdin)")
       ->type_name("FILE");
-  cmd->add_option("--state", st->state_path, "Ladder state file")->capture_default_str()->type_name("FILE");
-  cmd->add_option("--done", st->done, "Record a step as tried: 1 2a 2b 3a 3b 4 (or flush packing batch "
-                                      "lora qlora scale)")
+  cmd->add_option("--state", st->state_path, "Ladder state file")
+      ->capture_default_str()
+      ->type_name("FILE");
+  cmd->add_option("--done", st->done,
+                  "Record a step as tried: 1 2a 2b 3a 3b 4 (or flush packing batch "
+                  "lora qlora scale)")
       ->type_name("STEP");
   cmd->add_option("--result", st->result, "Outcome of the --done step: oom (still failing) or ok")
       ->capture_default_str();
-  cmd->add_flag("--force", st->force, "Record --done STEP even though an earlier step was not tried");
+  cmd->add_flag("--force", st->force,
+                "Record --done STEP even though an earlier step was not tried");
   cmd->add_flag("--json", st->json, "JSON output");
   add_plan_flags(cmd, st->flags);
   cmd->callback([st, &ctx] { ctx.exit_code = run_oom(*st, ctx); });

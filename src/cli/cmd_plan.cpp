@@ -10,9 +10,9 @@
 #include "cli/commands.hpp"
 #include "cli/plan_flags.hpp"
 #include "cli/plan_render.hpp"
+#include "plan/catalogue.hpp"
 #include "workloads/coexistence.hpp"
 #include "workloads/scan.hpp"
-#include "plan/catalogue.hpp"
 
 namespace sparkops::cli {
 
@@ -35,9 +35,12 @@ std::filesystem::path user_anchor_file() {
 int exit_code_for(plan::Verdict v) {
   switch (v) {
     case plan::Verdict::fits:
-    case plan::Verdict::fits_after_flush: return kExitOk;
-    case plan::Verdict::tight: return 3;
-    case plan::Verdict::wont_fit: return kExitFailure;
+    case plan::Verdict::fits_after_flush:
+      return kExitOk;
+    case plan::Verdict::tight:
+      return 3;
+    case plan::Verdict::wont_fit:
+      return kExitFailure;
   }
   return kExitFailure;
 }
@@ -71,7 +74,8 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
   env.root = ctx.host_root();
   env.pool_options.overhead_bytes = ctx.config.get_bytes("pool.overhead");
   env.pool_options.flush_hint_gap_bytes = ctx.config.get_bytes("pool.flush_hint_gap");
-  env.pool_options.swap = ctx.config.get_bool("pool.swap_counts") ? SwapPolicy::counted : SwapPolicy::excluded;
+  env.pool_options.swap =
+      ctx.config.get_bool("pool.swap_counts") ? SwapPolicy::counted : SwapPolicy::excluded;
   env.hf_cache = {env_or_empty("HF_HUB_CACHE"), env_or_empty("HF_HOME"), env_or_empty("HOME")};
   env.anchors = plan::embedded_anchors();
   std::vector<std::string> anchor_notes;
@@ -99,7 +103,8 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
     scan_options.device_total_bytes = result->pool->total_bytes;
     if (auto scan = scan_workloads(env.root, {}, scan_options); scan && !scan->workloads.empty()) {
       const auto v = coexistence_verdict(*scan, result->estimate.peak_pool_bytes(), *result->pool);
-      result->notes.push_back(fmt::format("beside what runs ({}): {}", verdict_kind_name(v.kind), v.summary));
+      result->notes.push_back(
+          fmt::format("beside what runs ({}): {}", verdict_kind_name(v.kind), v.summary));
     }
   }
 
@@ -112,8 +117,10 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
         plan::RunConfig run = result->run;
         run.seq = s;
         run.batch = b;
-        MatrixCell c{s, b, plan::estimate(result->model.shape, run, shard), plan::Verdict::wont_fit};
-        c.verdict = plan::verdict_for(c.estimate.peak_pool_bytes(), result->budget_bytes, result->pool);
+        MatrixCell c{s, b, plan::estimate(result->model.shape, run, shard),
+                     plan::Verdict::wont_fit};
+        c.verdict =
+            plan::verdict_for(c.estimate.peak_pool_bytes(), result->budget_bytes, result->pool);
         cells.push_back(c);
       }
     }

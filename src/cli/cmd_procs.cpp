@@ -1,4 +1,5 @@
-// sparkops procs: who else is on the pool, what they may take, and whether a run can start beside them.
+// sparkops procs: who else is on the pool, what they may take, and whether a run can start beside
+// them.
 
 #include <cstdlib>
 #include <memory>
@@ -38,18 +39,22 @@ std::string env_or_empty(const char* name) {
 // when /proc is the live one. A captured tree (--root) with no file gets no GPU figures: this
 // machine's GPU says nothing about that one's processes.
 Result<std::vector<GpuProcess>> gpu_processes(const ProcsFlags& flags, const HostRoot& root,
-                                              std::optional<std::uint64_t>& device_total, std::string& note) {
+                                              std::optional<std::uint64_t>& device_total,
+                                              std::string& note) {
   if (!flags.gpu_apps.empty()) {
     auto text = read_file(flags.gpu_apps);
     if (!text) return tl::unexpected(text.error());
     auto apps = parse_smi_compute_apps(*text, kSmiQueryAppsFields);
-    if (!apps) return fail(Errc::invalid_argument, fmt::format("{}: {}", flags.gpu_apps, apps.error().detail));
+    if (!apps)
+      return fail(Errc::invalid_argument,
+                  fmt::format("{}: {}", flags.gpu_apps, apps.error().detail));
     std::vector<GpuProcess> out;
     for (auto& a : *apps) out.push_back(std::move(a.process));
     return out;
   }
   if (!root.is_live()) {
-    note = "not read: --root names a captured tree (give its nvidia-smi output with --gpu-apps FILE)";
+    note =
+        "not read: --root names a captured tree (give its nvidia-smi output with --gpu-apps FILE)";
     return std::vector<GpuProcess>{};
   }
   auto source = open_gpu_from_flags(flags.gpu);
@@ -71,7 +76,8 @@ Result<std::vector<GpuProcess>> gpu_processes(const ProcsFlags& flags, const Hos
 }
 
 // The need of --plan: the planned run's peak in the pool.
-Result<std::uint64_t> planned_need(const ProcsFlags& flags, const AppContext& ctx, const HostRoot& root) {
+Result<std::uint64_t> planned_need(const ProcsFlags& flags, const AppContext& ctx,
+                                   const HostRoot& root) {
   auto input = plan_input_from_flags(flags.plan_flags);
   if (!input) return tl::unexpected(input.error());
   plan::PlanEnvironment env;
@@ -120,7 +126,8 @@ void run_procs(const ProcsFlags& flags, AppContext& ctx) {
   if (!gpu) return bad(gpu.error().detail);
 
   ScanOptions options;
-  // vLLM's fraction is of the device total; on a unified-memory machine that is the pool (MemTotal).
+  // vLLM's fraction is of the device total; on a unified-memory machine that is the pool
+  // (MemTotal).
   options.device_total_bytes = device_total.value_or(report.pool ? report.pool->total_bytes : 0);
   options.ticks_per_second = clock_ticks_per_second(root);
   options.rules.small_workload_bytes = ctx.config.get_bytes("procs.small_workload");
@@ -147,11 +154,13 @@ void run_procs(const ProcsFlags& flags, AppContext& ctx) {
   }
   ctx.exit_code = kExitOk;
   if (need && report.verdict &&
-      (report.verdict->kind == VerdictKind::stop_first || report.verdict->kind == VerdictKind::does_not_fit)) {
+      (report.verdict->kind == VerdictKind::stop_first ||
+       report.verdict->kind == VerdictKind::does_not_fit)) {
     ctx.exit_code = kExitFailure;
   }
   if (need && !report.verdict) {
-    print_error(ctx, meminfo ? "cannot compute the pool from /proc/meminfo" : meminfo.error().detail);
+    print_error(ctx,
+                meminfo ? "cannot compute the pool from /proc/meminfo" : meminfo.error().detail);
     ctx.exit_code = kExitFailure;
   }
 }
@@ -159,21 +168,26 @@ void run_procs(const ProcsFlags& flags, AppContext& ctx) {
 }  // namespace
 
 void add_procs_command(CLI::App& app, AppContext& ctx) {
-  auto* cmd = app.add_subcommand(
-      "procs", "Inference servers, trainers and GPU processes on the pool: their caps, claims and actual use, "
-               "the one-heavy-job rule, and whether a run can start beside them");
+  auto* cmd = app.add_subcommand("procs",
+                                 "Inference servers, trainers and GPU processes on the pool: their "
+                                 "caps, claims and actual use, "
+                                 "the one-heavy-job rule, and whether a run can start beside them");
   auto flags = std::make_shared<ProcsFlags>();
-  cmd->add_flag("--json", flags->json, "Print the workloads and the verdict as JSON (bytes, seconds)");
-  cmd->add_option("--need", flags->need,
-                  "Memory the new run needs: GB (bare number = GiB, as free -g), e.g. 4, 40G, 60GiB. "
-                  "Exit 1 when something must be stopped first or it cannot fit")
+  cmd->add_flag("--json", flags->json,
+                "Print the workloads and the verdict as JSON (bytes, seconds)");
+  cmd->add_option(
+         "--need", flags->need,
+         "Memory the new run needs: GB (bare number = GiB, as free -g), e.g. 4, 40G, 60GiB. "
+         "Exit 1 when something must be stopped first or it cannot fit")
       ->type_name("SIZE");
-  cmd->add_flag("--plan", flags->plan,
-                "Take the need from a plan: `procs --plan MODEL --method qlora ...` (the `plan` flags)");
+  cmd->add_flag(
+      "--plan", flags->plan,
+      "Take the need from a plan: `procs --plan MODEL --method qlora ...` (the `plan` flags)");
   add_plan_flags(cmd, flags->plan_flags);
-  cmd->add_option("--gpu-apps", flags->gpu_apps,
-                  "Per-process GPU memory from a file of `nvidia-smi --query-compute-apps=gpu_uuid,pid,"
-                  "process_name,used_memory --format=csv,noheader` instead of the live GPU")
+  cmd->add_option(
+         "--gpu-apps", flags->gpu_apps,
+         "Per-process GPU memory from a file of `nvidia-smi --query-compute-apps=gpu_uuid,pid,"
+         "process_name,used_memory --format=csv,noheader` instead of the live GPU")
       ->type_name("FILE");
   add_gpu_flags(cmd, flags->gpu);
   cmd->callback([&ctx, flags] { run_procs(*flags, ctx); });

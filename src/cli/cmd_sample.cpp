@@ -34,7 +34,8 @@ void run_sample_command(AppContext& ctx, const SampleFlags& flags) {
     options.interval = ctx.config.get_duration("sample.interval");
   } else {
     auto interval = parse_duration(flags.interval);
-    if (!interval) return bad(fmt::format("--interval {}: {}", flags.interval, interval.error().detail));
+    if (!interval)
+      return bad(fmt::format("--interval {}: {}", flags.interval, interval.error().detail));
     options.interval = *interval;
   }
   if (options.interval < std::chrono::milliseconds{1}) {
@@ -49,10 +50,12 @@ void run_sample_command(AppContext& ctx, const SampleFlags& flags) {
   if (flags.count > 0) options.limits.count = flags.count;
   if (!flags.duration.empty()) {
     auto duration = parse_duration(flags.duration);
-    if (!duration) return bad(fmt::format("--duration {}: {}", flags.duration, duration.error().detail));
+    if (!duration)
+      return bad(fmt::format("--duration {}: {}", flags.duration, duration.error().detail));
     options.limits.duration = *duration;
   }
-  if (flags.json && options.out == "-") return bad("--json prints a summary on stdout: give --out FILE");
+  if (flags.json && options.out == "-")
+    return bad("--json prints a summary on stdout: give --out FILE");
   options.json = flags.json;
   options.detector = detector_from_config(ctx.config);
   const auto fsync_every = ctx.config.get_integer("sample.fsync_every");
@@ -83,11 +86,13 @@ void add_sample_command(CLI::App& app, AppContext& ctx) {
   cmd->add_option("--interval", flags->interval,
                   "Seconds between samples: 30, 0.5, 30s, 1m (default: config sample.interval)")
       ->type_name("DURATION");
-  cmd->add_option("--out", flags->out, "Sample file, appended to (- for stdout)")->type_name("FILE");
+  cmd->add_option("--out", flags->out, "Sample file, appended to (- for stdout)")
+      ->type_name("FILE");
   cmd->add_option("--format", flags->format,
                   "nvidia-smi (the skill's thermal-sample.sh CSV), extended or jsonl")
       ->type_name("FORMAT");
-  cmd->add_option("--events", flags->events, "Throttle events file (default: <out>.events; - for stderr only)")
+  cmd->add_option("--events", flags->events,
+                  "Throttle events file (default: <out>.events; - for stderr only)")
       ->type_name("FILE");
   // The range also rejects "-5", which CLI11 would otherwise wrap into a huge unsigned count.
   auto* count = cmd->add_option("--count", flags->count, "Stop after N samples (1 to 10^12)")

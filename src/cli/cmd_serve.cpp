@@ -49,7 +49,8 @@ struct ServePlan {
 
 Result<ServePlan> plan_serve(const ServeFlags& flags, const Config& config) {
   ServePlan plan;
-  const std::string listen = flags.listen.empty() ? config.get_string("serve.listen") : flags.listen;
+  const std::string listen =
+      flags.listen.empty() ? config.get_string("serve.listen") : flags.listen;
   auto address = parse_listen_address(listen);
   if (!address) return tl::unexpected(address.error());
   plan.listen = *address;
@@ -95,13 +96,13 @@ Result<ServePlan> plan_serve(const ServeFlags& flags, const Config& config) {
   } else if (flags.once) {
     return fail(Errc::invalid_argument, "--once needs --textfile DIR");
   } else if (!plan.listen.loopback && !plan.token && !flags.insecure) {
-    return fail(Errc::invalid_argument,
-                "--listen " + listen +
-                    " is not loopback: give --token FILE, or --insecure to serve it unauthenticated");
+    return fail(
+        Errc::invalid_argument,
+        "--listen " + listen +
+            " is not loopback: give --token FILE, or --insecure to serve it unauthenticated");
   }
   return plan;
 }
-
 
 void run_serve(const ServeFlags& flags, AppContext& ctx) {
   auto plan = plan_serve(flags, ctx.config);
@@ -197,7 +198,8 @@ void run_serve(const ServeFlags& flags, AppContext& ctx) {
 
 void add_serve_command(CLI::App& app, AppContext& ctx) {
   auto* cmd = app.add_subcommand(
-      "serve", "Prometheus exporter (/metrics), status JSON (/api/status) and a live dashboard (/)");
+      "serve",
+      "Prometheus exporter (/metrics), status JSON (/api/status) and a live dashboard (/)");
   auto flags = std::make_shared<ServeFlags>();
   cmd->add_option("--listen", flags->listen,
                   "ADDRESS:PORT to listen on (default 127.0.0.1:9877; config serve.listen). A "
@@ -212,9 +214,10 @@ void add_serve_command(CLI::App& app, AppContext& ctx) {
                   "Require `Authorization: Bearer <token>` (or ?token=) with the token in FILE")
       ->type_name("FILE");
   cmd->add_flag("--insecure", flags->insecure, "Allow a non-loopback --listen without a token");
-  cmd->add_option("--textfile", flags->textfile_dir,
-                  "Do not serve: atomically rewrite DIR/sparkops.prom every interval (node_exporter "
-                  "textfile collector)")
+  cmd->add_option(
+         "--textfile", flags->textfile_dir,
+         "Do not serve: atomically rewrite DIR/sparkops.prom every interval (node_exporter "
+         "textfile collector)")
       ->type_name("DIR");
   cmd->add_flag("--once", flags->once, "With --textfile: write once and exit");
   cmd->add_option("--max-workloads", flags->max_workloads,

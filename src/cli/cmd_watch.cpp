@@ -46,7 +46,9 @@ std::string env_or_empty(const char* name) {
   return v == nullptr ? std::string() : std::string(v);
 }
 
-bool plan_requested(const WatchFlags& f) { return !f.plan.model.empty() || !f.plan.params.empty(); }
+bool plan_requested(const WatchFlags& f) {
+  return !f.plan.model.empty() || !f.plan.params.empty();
+}
 
 Result<plan::PlanResult> make_watch_plan(const AppContext& ctx, const WatchFlags& f) {
   auto input = plan_input_from_flags(f.plan);
@@ -67,7 +69,8 @@ Result<plan::PlanResult> make_watch_plan(const AppContext& ctx, const WatchFlags
 }
 
 // The pre-flight on stderr. Returns false when the launch is refused (wont_fit without --force).
-bool preflight(AppContext& ctx, const WatchFlags& f, GpuSource& gpu, const std::optional<plan::PlanResult>& plan) {
+bool preflight(AppContext& ctx, const WatchFlags& f, GpuSource& gpu,
+               const std::optional<plan::PlanResult>& plan) {
   SystemClock clock;
   StatusOptions options;
   options.pool = pool_options_from_config(ctx.config);
@@ -78,7 +81,8 @@ bool preflight(AppContext& ctx, const WatchFlags& f, GpuSource& gpu, const std::
     fmt::print(ctx.err, "{}", render_plan_text(*plan));
     if (plan->verdict == plan::Verdict::wont_fit) {
       if (!f.force) {
-        print_error(ctx, "the plan says this run won't fit; not launching (--force launches anyway)");
+        print_error(ctx,
+                    "the plan says this run won't fit; not launching (--force launches anyway)");
         return false;
       }
       print_error(ctx, "the plan says this run won't fit; launching anyway (--force)");
@@ -91,29 +95,35 @@ bool preflight(AppContext& ctx, const WatchFlags& f, GpuSource& gpu, const std::
 Result<WatchOptions> options_from_flags(AppContext& ctx, const WatchFlags& f) {
   WatchOptions o;
   o.command = f.command;
-  if (o.command.empty()) return fail(Errc::invalid_argument, "no command given: sparkops watch [options] -- CMD ...");
+  if (o.command.empty())
+    return fail(Errc::invalid_argument, "no command given: sparkops watch [options] -- CMD ...");
   if (f.interval.empty()) {
     o.interval = ctx.config.get_duration("sample.interval");
   } else {
     auto interval = parse_duration(f.interval);
-    if (!interval) return fail(Errc::invalid_argument, fmt::format("--interval {}: {}", f.interval, interval.error().detail));
+    if (!interval)
+      return fail(Errc::invalid_argument,
+                  fmt::format("--interval {}: {}", f.interval, interval.error().detail));
     o.interval = *interval;
   }
   if (o.interval < std::chrono::milliseconds{1}) {
-    return fail(Errc::invalid_argument, fmt::format("--interval {}: must be at least 1ms", f.interval));
+    return fail(Errc::invalid_argument,
+                fmt::format("--interval {}: must be at least 1ms", f.interval));
   }
   auto format = parse_sample_format(f.format);
   if (!format) return tl::unexpected(format.error());
   o.format = *format;
   const SystemClock clock;
-  o.dir = f.dir.empty() ? std::filesystem::path(fmt::format("sparkops-run-{}", format_compact_utc(clock.system_now())))
+  o.dir = f.dir.empty() ? std::filesystem::path(fmt::format("sparkops-run-{}",
+                                                            format_compact_utc(clock.system_now())))
                         : std::filesystem::path(f.dir);
   o.log = f.log.empty() ? o.dir / "train.log" : std::filesystem::path(f.log);
   o.detector = detector_from_config(ctx.config);
   const auto fsync_every = ctx.config.get_integer("sample.fsync_every");
   const auto buffer_rows = ctx.config.get_integer("sample.memory_buffer_rows");
   if (fsync_every < 0 || buffer_rows < 1) {
-    return fail(Errc::invalid_argument, "sample.fsync_every must be >= 0 and sample.memory_buffer_rows >= 1");
+    return fail(Errc::invalid_argument,
+                "sample.fsync_every must be >= 0 and sample.memory_buffer_rows >= 1");
   }
   o.appender.fsync_every = static_cast<std::size_t>(fsync_every);
   o.appender.memory_buffer_rows = static_cast<std::size_t>(buffer_rows);
@@ -144,13 +154,18 @@ void run_watch(AppContext& ctx, const WatchFlags& f) {
   }
   std::error_code ec;
   std::filesystem::create_directories(options->dir, ec);
-  if (ec) return bad(fmt::format("{}: cannot create the run folder: {}", options->dir.string(), ec.message()));
-  if (options->log.has_parent_path()) std::filesystem::create_directories(options->log.parent_path(), ec);
+  if (ec)
+    return bad(
+        fmt::format("{}: cannot create the run folder: {}", options->dir.string(), ec.message()));
+  if (options->log.has_parent_path())
+    std::filesystem::create_directories(options->log.parent_path(), ec);
 
-  print_error(ctx, fmt::format("watching `{}`: output to {} (+ .times), samples every {} to {}/thermal.log, "
-                               "events to {}/events.log; Ctrl-C forwards, a second Ctrl-C kills",
-                               f.command.front(), options->log.string(), format_duration(options->interval),
-                               options->dir.string(), options->dir.string()));
+  print_error(
+      ctx,
+      fmt::format("watching `{}`: output to {} (+ .times), samples every {} to {}/thermal.log, "
+                  "events to {}/events.log; Ctrl-C forwards, a second Ctrl-C kills",
+                  f.command.front(), options->log.string(), format_duration(options->interval),
+                  options->dir.string(), options->dir.string()));
   std::fflush(ctx.err);
   WatchSignalFlags signal_flags;
   ScopedWatchSignals signals(signal_flags);
@@ -180,25 +195,34 @@ void add_watch_command(CLI::App& app, AppContext& ctx) {
   auto flags = std::make_shared<WatchFlags>();
   auto* cmd = app.add_subcommand(
       "watch",
-      "Run a training job (sparkops watch [options] -- CMD ...) with the pre-flight, sampling, live "
+      "Run a training job (sparkops watch [options] -- CMD ...) with the pre-flight, sampling, "
+      "live "
       "throttle/slowdown events and the OOM ladder; exits with the job's status");
-  cmd->add_option("--dir", flags->dir, "Run folder (default ./sparkops-run-<UTC time>)")->type_name("DIR");
-  cmd->add_option("--log", flags->log, "The job's output, both streams (default DIR/train.log; sidecar FILE.times)")
+  cmd->add_option("--dir", flags->dir, "Run folder (default ./sparkops-run-<UTC time>)")
+      ->type_name("DIR");
+  cmd->add_option("--log", flags->log,
+                  "The job's output, both streams (default DIR/train.log; sidecar FILE.times)")
       ->type_name("FILE");
-  cmd->add_option("--interval", flags->interval, "Seconds between samples: 30, 0.5, 30s (default: config sample.interval)")
+  cmd->add_option("--interval", flags->interval,
+                  "Seconds between samples: 30, 0.5, 30s (default: config sample.interval)")
       ->type_name("DURATION");
-  cmd->add_option("--format", flags->format, "thermal.log format: nvidia-smi, extended or jsonl")->type_name("FORMAT");
-  cmd->add_option("--ladder-state", flags->ladder_state, "OOM ladder state file read for the next step")
+  cmd->add_option("--format", flags->format, "thermal.log format: nvidia-smi, extended or jsonl")
+      ->type_name("FORMAT");
+  cmd->add_option("--ladder-state", flags->ladder_state,
+                  "OOM ladder state file read for the next step")
       ->type_name("FILE");
-  cmd->add_flag("--no-preflight", flags->no_preflight, "Skip the status summary, plan and warnings before launch");
+  cmd->add_flag("--no-preflight", flags->no_preflight,
+                "Skip the status summary, plan and warnings before launch");
   cmd->add_flag("--force", flags->force, "Launch even when the plan says the run won't fit");
-  cmd->add_flag("--json", flags->json, "Print the summary as JSON (on stderr: stdout is the job's)");
+  cmd->add_flag("--json", flags->json,
+                "Print the summary as JSON (on stderr: stdout is the job's)");
   add_gpu_flags(cmd, flags->gpu);
   add_plan_flags(cmd, flags->plan);
   // MODEL is a positional in `plan`; here positionals are the command, so the model is --model.
   if (auto* model = cmd->get_option_no_throw("MODEL")) cmd->remove_option(model);
-  cmd->add_option("--model", flags->plan.model,
-                  "Plan this model first (catalogue name, directory or ORG/NAME): as `sparkops plan MODEL`")
+  cmd->add_option(
+         "--model", flags->plan.model,
+         "Plan this model first (catalogue name, directory or ORG/NAME): as `sparkops plan MODEL`")
       ->type_name("MODEL");
   cmd->add_option("CMD", flags->command, "The job and its arguments, after --")->required();
   cmd->callback([&ctx, flags] { run_watch(ctx, *flags); });

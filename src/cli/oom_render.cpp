@@ -70,7 +70,9 @@ std::optional<LadderStep> shown_next(const OomView& v) {
   return v.advice.next->step;
 }
 
-std::string gib(const std::optional<std::uint64_t>& b) { return b ? format_bytes(*b) : "n/a"; }
+std::string gib(const std::optional<std::uint64_t>& b) {
+  return b ? format_bytes(*b) : "n/a";
+}
 
 }  // namespace
 
@@ -87,7 +89,8 @@ std::string render_oom_text(const OomView& v) {
       out += "Failure: not_oom\n";
     } else {
       out += fmt::format("Failure: {} ({}{}), phase {}\n", oom_kind_name(r.kind), r.evidence_text,
-                         r.evidence == Evidence::inferred ? ", inferred" : "", oom_phase_name(r.phase));
+                         r.evidence == Evidence::inferred ? ", inferred" : "",
+                         oom_phase_name(r.phase));
       if (const auto facts = facts_line(r); !facts.empty()) out += fmt::format("  {}\n", facts);
     }
   }
@@ -165,16 +168,19 @@ std::string render_flush_text(const FlushView& v) {
   }
   const auto after = o.after.value_or(Meminfo{});
   out += fmt::format("{:<14}{:>12}{:>12}\n", "", "before", "after");
-  out += fmt::format("{:<14}{:>12}{:>12}\n", "MemFree", gib(o.before.mem_free_bytes), gib(after.mem_free_bytes));
+  out += fmt::format("{:<14}{:>12}{:>12}\n", "MemFree", gib(o.before.mem_free_bytes),
+                     gib(after.mem_free_bytes));
   out += fmt::format("{:<14}{:>12}{:>12}\n", "MemAvailable", gib(o.before.mem_available_bytes),
                      gib(after.mem_available_bytes));
-  out += fmt::format("{:<14}{:>12}{:>12}\n", "Cached", gib(o.before.cached_bytes), gib(after.cached_bytes));
+  out += fmt::format("{:<14}{:>12}{:>12}\n", "Cached", gib(o.before.cached_bytes),
+                     gib(after.cached_bytes));
   if (o.reclaimed_bytes) {
     out += fmt::format("Reclaimed {} (MemFree after - before: what CUDA gains on a unified pool)\n",
                        format_signed_bytes(*o.reclaimed_bytes));
   }
   if (o.forced_past_trainer) {
-    out += fmt::format("Flushed with --force while a trainer runs: {}\n", fmt::join(v.trainers, "; "));
+    out +=
+        fmt::format("Flushed with --force while a trainer runs: {}\n", fmt::join(v.trainers, "; "));
   }
   if (v.recorded_in) out += fmt::format("Recorded ladder step 1 in {}\n", *v.recorded_in);
   return out;

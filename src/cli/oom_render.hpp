@@ -29,7 +29,7 @@ nlohmann::json oom_to_json(const OomView& v);
 struct FlushView {
   FlushOutcome outcome;
   FlushMode mode = FlushMode::flush;
-  std::vector<std::string> trainers;  // forced past these
+  std::vector<std::string> trainers;       // forced past these
   std::optional<std::string> recorded_in;  // state file where step 1 was recorded
 };
 

@@ -11,7 +11,8 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f) {
   cmd->add_option("MODEL", f.model,
                   "Catalogue name (see --list), a directory with config.json, or ORG/NAME in the "
                   "local Hugging Face cache");
-  cmd->add_option("--params", f.params, "Bare parameter count instead of MODEL: 70B, 7.6e9, 8030261248");
+  cmd->add_option("--params", f.params,
+                  "Bare parameter count instead of MODEL: 70B, 7.6e9, 8030261248");
   cmd->add_option("--hidden", f.hidden, "With --params: hidden size");
   cmd->add_option("--layers", f.layers, "With --params: number of layers");
   cmd->add_option("--heads", f.heads, "With --params: attention heads");
@@ -20,7 +21,8 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f) {
   cmd->add_option("--vocab", f.vocab, "With --params: vocabulary size");
   cmd->add_flag("--tied", f.tied, "With --params: input and output embeddings are tied");
   cmd->add_option("--method", f.method, "full | lora | qlora")->capture_default_str();
-  cmd->add_option("--precision", f.precision, "bf16 | fp16 | fp32 | mixed (mixed = fp32 master weights)")
+  cmd->add_option("--precision", f.precision,
+                  "bf16 | fp16 | fp32 | mixed (mixed = fp32 master weights)")
       ->capture_default_str();
   cmd->add_option("--optim", f.optim, "adamw | adamw8bit | paged_adamw8bit | adafactor | sgd")
       ->capture_default_str();
@@ -28,7 +30,8 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f) {
       ->capture_default_str();
   cmd->add_option("--seq", f.seq, "Sequence/packing length; a list (1024,2048) prints a fit matrix")
       ->capture_default_str();
-  cmd->add_option("--grad-ckpt", f.grad_ckpt, "none | full | offload (offload stays in the pool on UMA)")
+  cmd->add_option("--grad-ckpt", f.grad_ckpt,
+                  "none | full | offload (offload stays in the pool on UMA)")
       ->capture_default_str();
   cmd->add_option("--attn", f.attn, "flash | sdpa | eager")->capture_default_str();
   cmd->add_option("--lora-rank", f.lora_rank, "LoRA rank r")->capture_default_str();
@@ -42,8 +45,9 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f) {
   cmd->add_option("--budget", f.budget,
                   "Memory budget: GB (bare number = GiB, as free -g) or auto (live pool, --root)")
       ->capture_default_str();
-  cmd->add_option("--overhead", f.overhead,
-                  "OS/driver overhead subtracted from MemAvailable (default: config pool.overhead)");
+  cmd->add_option(
+      "--overhead", f.overhead,
+      "OS/driver overhead subtracted from MemAvailable (default: config pool.overhead)");
 }
 
 Result<std::vector<std::uint64_t>> parse_count_list(std::string_view text, std::string_view flag) {
@@ -51,8 +55,8 @@ Result<std::vector<std::uint64_t>> parse_count_list(std::string_view text, std::
   for (const auto part : split(text, ',')) {
     const auto v = parse_u64(part);
     if (!v || *v == 0) {
-      return fail(Errc::invalid_argument,
-                  fmt::format("{}: \"{}\" is not a positive whole number", flag, quote_for_message(part)));
+      return fail(Errc::invalid_argument, fmt::format("{}: \"{}\" is not a positive whole number",
+                                                      flag, quote_for_message(part)));
     }
     out.push_back(*v);
   }
@@ -69,26 +73,42 @@ Result<std::uint64_t> parse_param_count(std::string_view text) {
   std::string_view number = t;
   if (!t.empty()) {
     switch (t.back()) {
-      case 'T': case 't': scale = 1e12; break;
-      case 'B': case 'b': scale = 1e9; break;
-      case 'M': case 'm': scale = 1e6; break;
-      case 'K': case 'k': scale = 1e3; break;
-      default: break;
+      case 'T':
+      case 't':
+        scale = 1e12;
+        break;
+      case 'B':
+      case 'b':
+        scale = 1e9;
+        break;
+      case 'M':
+      case 'm':
+        scale = 1e6;
+        break;
+      case 'K':
+      case 'k':
+        scale = 1e3;
+        break;
+      default:
+        break;
     }
     if (scale != 1) number = t.substr(0, t.size() - 1);
   }
   const auto v = parse_double(number);
   if (!v || !(*v > 0) || *v * scale > 1e15) {
-    return fail(Errc::invalid_argument, fmt::format("--params: \"{}\" is not a parameter count", quote_for_message(text)));
+    return fail(Errc::invalid_argument,
+                fmt::format("--params: \"{}\" is not a parameter count", quote_for_message(text)));
   }
   return static_cast<std::uint64_t>(*v * scale + 0.5);
 }
 
-Status optional_count(const std::string& text, std::string_view flag, std::optional<std::uint64_t>& out) {
+Status optional_count(const std::string& text, std::string_view flag,
+                      std::optional<std::uint64_t>& out) {
   if (text.empty()) return {};
   auto v = parse_count_list(text, flag);
   if (!v) return tl::unexpected(v.error());
-  if (v->size() != 1) return fail(Errc::invalid_argument, fmt::format("{}: one value expected", flag));
+  if (v->size() != 1)
+    return fail(Errc::invalid_argument, fmt::format("{}: one value expected", flag));
   out = v->front();
   return {};
 }
@@ -112,7 +132,8 @@ Result<plan::PlanInput> plan_input_from_flags(const PlanFlags& f) {
   plan::ArchOverrides& a = in.model.arch;
   for (const auto& [text, flag, out] :
        {std::tuple{&f.hidden, "--hidden", &a.hidden}, std::tuple{&f.layers, "--layers", &a.layers},
-        std::tuple{&f.heads, "--heads", &a.heads}, std::tuple{&f.kv_heads, "--kv-heads", &a.kv_heads},
+        std::tuple{&f.heads, "--heads", &a.heads},
+        std::tuple{&f.kv_heads, "--kv-heads", &a.kv_heads},
         std::tuple{&f.intermediate, "--intermediate", &a.intermediate},
         std::tuple{&f.vocab, "--vocab", &a.vocab}}) {
     if (auto s = optional_count(*text, flag, *out); !s) return tl::unexpected(s.error());
@@ -145,7 +166,8 @@ Result<plan::PlanInput> plan_input_from_flags(const PlanFlags& f) {
   if (!seq) return tl::unexpected(seq.error());
   r.seq = seq->front();
   std::optional<std::uint64_t> rank;
-  if (auto s = optional_count(f.lora_rank, "--lora-rank", rank); !s) return tl::unexpected(s.error());
+  if (auto s = optional_count(f.lora_rank, "--lora-rank", rank); !s)
+    return tl::unexpected(s.error());
   r.lora_rank = rank.value_or(16);
   if (f.lora_targets == "all-linear") {
     r.lora_targets = plan::LoraTargets::all_linear;
@@ -154,7 +176,8 @@ Result<plan::PlanInput> plan_input_from_flags(const PlanFlags& f) {
   } else {
     r.lora_targets = plan::LoraTargets::list;
     for (const auto t : split(f.lora_targets, ',')) {
-      if (trim(t).empty()) return fail(Errc::invalid_argument, "--lora-targets: empty name in the list");
+      if (trim(t).empty())
+        return fail(Errc::invalid_argument, "--lora-targets: empty name in the list");
       r.lora_target_names.emplace_back(trim(t));
     }
   }
@@ -170,8 +193,8 @@ Result<plan::PlanInput> plan_input_from_flags(const PlanFlags& f) {
   if (f.budget != "auto") {
     auto b = parse_bytes(f.budget, DefaultUnit::gib);
     if (!b || *b == 0) {
-      return fail(Errc::invalid_argument,
-                  fmt::format("--budget: \"{}\" is not a size or auto", quote_for_message(f.budget)));
+      return fail(Errc::invalid_argument, fmt::format("--budget: \"{}\" is not a size or auto",
+                                                      quote_for_message(f.budget)));
     }
     in.budget_bytes = *b;
   }

@@ -14,15 +14,15 @@ namespace sparkops::cli {
 
 // Raw flag text; converted and validated by plan_input_from_flags.
 struct PlanFlags {
-  std::string model;               // positional MODEL: catalogue name, directory or ORG/NAME
-  std::string params;              // --params 70B / 7.6e9 / 8030261248
+  std::string model;   // positional MODEL: catalogue name, directory or ORG/NAME
+  std::string params;  // --params 70B / 7.6e9 / 8030261248
   std::string hidden, layers, heads, kv_heads, intermediate, vocab;
   bool tied = false;
   std::string method = "lora";
   std::string precision = "bf16";
   std::string optim = "adamw";
-  std::string batch = "1";         // "1" or a list "1,2,4" (fit matrix)
-  std::string seq = "2048";        // "2048" or a list "1024,2048,4096"
+  std::string batch = "1";   // "1" or a list "1,2,4" (fit matrix)
+  std::string seq = "2048";  // "2048" or a list "1024,2048,4096"
   std::string grad_ckpt = "full";
   std::string attn = "sdpa";
   std::string lora_rank = "16";
@@ -31,8 +31,8 @@ struct PlanFlags {
   bool chunked_loss = false;
   bool no_double_quant = false;
   std::string nodes = "1";
-  std::string budget = "auto";     // GB (bare number = GiB, as `free -g`) or auto
-  std::string overhead;            // empty = config pool.overhead
+  std::string budget = "auto";  // GB (bare number = GiB, as `free -g`) or auto
+  std::string overhead;         // empty = config pool.overhead
 };
 
 // Registers the flags on `cmd` (MODEL positional included) with their defaults in --help.

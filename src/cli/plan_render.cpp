@@ -17,9 +17,12 @@ std::string billions(std::uint64_t n) {
 
 std::string targets_text(const plan::RunConfig& run) {
   switch (run.lora_targets) {
-    case plan::LoraTargets::all_linear: return "all-linear";
-    case plan::LoraTargets::attn: return "attn";
-    case plan::LoraTargets::list: return fmt::format("{}", fmt::join(run.lora_target_names, ","));
+    case plan::LoraTargets::all_linear:
+      return "all-linear";
+    case plan::LoraTargets::attn:
+      return "attn";
+    case plan::LoraTargets::list:
+      return fmt::format("{}", fmt::join(run.lora_target_names, ","));
   }
   return "";
 }
@@ -29,7 +32,8 @@ std::string run_text(const plan::RunConfig& run) {
                               plan::method_name(run.method), plan::precision_name(run.precision),
                               plan::optim_name(run.optim), run.batch, run.seq,
                               plan::grad_ckpt_name(run.grad_ckpt), plan::attn_name(run.attn));
-  if (run.method != plan::Method::full) s += fmt::format("  r{} {}", run.lora_rank, targets_text(run));
+  if (run.method != plan::Method::full)
+    s += fmt::format("  r{} {}", run.lora_rank, targets_text(run));
   if (run.kbit_prep == plan::KbitPrep::on) s += "  kbit-prep";
   if (run.chunked_loss == plan::ChunkedLoss::on) s += "  chunked-loss";
   if (run.nodes > 1) s += fmt::format("  nodes {}", run.nodes);
@@ -40,23 +44,33 @@ std::string advice_text(const plan::Advice& a) {
   const auto& r = a.run;
   std::string what;
   switch (a.kind) {
-    case plan::AdviceKind::shorter_seq: what = fmt::format("packing {} (largest that fits)", r.seq); break;
-    case plan::AdviceKind::smaller_batch: what = fmt::format("batch {}", r.batch); break;
+    case plan::AdviceKind::shorter_seq:
+      what = fmt::format("packing {} (largest that fits)", r.seq);
+      break;
+    case plan::AdviceKind::smaller_batch:
+      what = fmt::format("batch {}", r.batch);
+      break;
     case plan::AdviceKind::method_down:
       what = fmt::format("method {} at packing {}", plan::method_name(r.method), r.seq);
       break;
-    case plan::AdviceKind::more_nodes: what = fmt::format("--nodes {} (FSDP)", r.nodes); break;
+    case plan::AdviceKind::more_nodes:
+      what = fmt::format("--nodes {} (FSDP)", r.nodes);
+      break;
   }
-  return fmt::format("{:<40} train {:>9}  load {:>9}  {}", what,
-                     format_bytes(a.estimate.train_peak_pool_bytes),
-                     format_bytes(a.estimate.load_peak_pool_bytes), a.fits ? "fits" : "does not fit");
+  return fmt::format(
+      "{:<40} train {:>9}  load {:>9}  {}", what, format_bytes(a.estimate.train_peak_pool_bytes),
+      format_bytes(a.estimate.load_peak_pool_bytes), a.fits ? "fits" : "does not fit");
 }
 
 json run_json(const plan::RunConfig& r) {
-  json j = {{"method", plan::method_name(r.method)}, {"precision", plan::precision_name(r.precision)},
-            {"optim", plan::optim_name(r.optim)},     {"batch", r.batch},
-            {"seq", r.seq},                           {"grad_ckpt", plan::grad_ckpt_name(r.grad_ckpt)},
-            {"attn", plan::attn_name(r.attn)},        {"nodes", r.nodes},
+  json j = {{"method", plan::method_name(r.method)},
+            {"precision", plan::precision_name(r.precision)},
+            {"optim", plan::optim_name(r.optim)},
+            {"batch", r.batch},
+            {"seq", r.seq},
+            {"grad_ckpt", plan::grad_ckpt_name(r.grad_ckpt)},
+            {"attn", plan::attn_name(r.attn)},
+            {"nodes", r.nodes},
             {"kbit_prep", r.kbit_prep == plan::KbitPrep::on},
             {"chunked_loss", r.chunked_loss == plan::ChunkedLoss::on}};
   if (r.method != plan::Method::full) {
@@ -79,8 +93,9 @@ std::string render_plan_text(const plan::PlanResult& r) {
   const auto& m = r.model;
   const auto& e = r.estimate;
   std::string out;
-  out += fmt::format("Model    {} ({}{})  {} params", m.shape.name, plan::model_source_name(m.source),
-                     m.location.empty() ? "" : ": " + m.location, billions(e.params));
+  out +=
+      fmt::format("Model    {} ({}{})  {} params", m.shape.name, plan::model_source_name(m.source),
+                  m.location.empty() ? "" : ": " + m.location, billions(e.params));
   if (m.shape.params.active != m.shape.params.total) {
     out += fmt::format(", {} active", billions(m.shape.params.active));
   }
@@ -90,8 +105,8 @@ std::string render_plan_text(const plan::PlanResult& r) {
   for (const auto& [name, bytes] : plan::term_list(e.terms)) {
     out += fmt::format("  {:<28}{:>12}\n", name, format_gib(bytes));
   }
-  out += fmt::format("{:<30}{:>12}  (torch.cuda.max_memory_allocated)\n", "Training peak, allocated",
-                     format_gib(e.train_peak_allocated_bytes));
+  out += fmt::format("{:<30}{:>12}  (torch.cuda.max_memory_allocated)\n",
+                     "Training peak, allocated", format_gib(e.train_peak_allocated_bytes));
   out += fmt::format("{:<30}{:>12}  (+ context and allocator reserve)\n", "Training peak, pool",
                      format_gib(e.train_peak_pool_bytes));
   out += fmt::format("{:<30}{:>12}  (weights + {} shard{})\n", "Load peak, pool",
@@ -120,12 +135,9 @@ json plan_to_json(const plan::PlanResult& r) {
   const auto& e = r.estimate;
   const auto& m = r.model;
   json j;
-  j["model"] = {{"name", m.shape.name},
-                {"source", plan::model_source_name(m.source)},
-                {"location", m.location},
-                {"hidden", m.shape.arch.hidden},
-                {"layers", m.shape.arch.layers},
-                {"vocab", m.shape.arch.vocab}};
+  j["model"] = {{"name", m.shape.name},          {"source", plan::model_source_name(m.source)},
+                {"location", m.location},        {"hidden", m.shape.arch.hidden},
+                {"layers", m.shape.arch.layers}, {"vocab", m.shape.arch.vocab}};
   if (m.safetensors_params) j["model"]["safetensors_params"] = *m.safetensors_params;
   j["params"] = e.params;
   j["active_params"] = m.shape.params.active;
@@ -154,7 +166,8 @@ json plan_to_json(const plan::PlanResult& r) {
                    {"params_ratio", r.anchor->params_ratio},
                    {"far", r.anchor->far},
                    {"message", r.anchor->message}};
-    if (r.anchor->anchor.peak_pool_bytes) j["anchor"]["peak_pool_bytes"] = *r.anchor->anchor.peak_pool_bytes;
+    if (r.anchor->anchor.peak_pool_bytes)
+      j["anchor"]["peak_pool_bytes"] = *r.anchor->anchor.peak_pool_bytes;
     if (r.anchor->estimate_ratio) j["anchor"]["estimate_ratio"] = *r.anchor->estimate_ratio;
   } else {
     j["anchor"] = nullptr;
@@ -185,8 +198,9 @@ std::string render_matrix_text(const plan::PlanResult& base, const std::vector<M
     for (const auto b : batches) {
       for (const auto& c : cells) {
         if (c.seq == s && c.batch == b) {
-          out += fmt::format("  {:>24}", fmt::format("{} GiB {}", format_gib(c.estimate.peak_pool_bytes()),
-                                                     plan::verdict_name(c.verdict)));
+          out += fmt::format("  {:>24}",
+                             fmt::format("{} GiB {}", format_gib(c.estimate.peak_pool_bytes()),
+                                         plan::verdict_name(c.verdict)));
         }
       }
     }
@@ -215,8 +229,9 @@ json matrix_to_json(const plan::PlanResult& base, const std::vector<MatrixCell>&
 }
 
 std::string render_catalogue_text(const std::vector<plan::CatalogueEntry>& entries) {
-  std::string out = fmt::format("{:<16} {:<45} {:>9} {:>9} {:>7} {:>6} {:>9} {:>7}\n", "name", "repo",
-                                "params", "active", "hidden", "layers", "heads/kv", "vocab");
+  std::string out =
+      fmt::format("{:<16} {:<45} {:>9} {:>9} {:>7} {:>6} {:>9} {:>7}\n", "name", "repo", "params",
+                  "active", "hidden", "layers", "heads/kv", "vocab");
   for (const auto& e : entries) {
     const auto c = plan::count_params(e.arch);
     out += fmt::format("{:<16} {:<45} {:>9} {:>9} {:>7} {:>6} {:>9} {:>7}\n", e.name, e.repo,

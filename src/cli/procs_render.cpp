@@ -11,7 +11,9 @@ namespace {
 
 constexpr std::size_t kCommandJsonMax = 400;
 
-std::string opt_bytes(const std::optional<std::uint64_t>& b) { return b ? format_bytes(*b) : "-"; }
+std::string opt_bytes(const std::optional<std::uint64_t>& b) {
+  return b ? format_bytes(*b) : "-";
+}
 
 std::string age_text(const std::optional<std::chrono::milliseconds>& age) {
   return age ? format_duration(*age) : "-";
@@ -41,7 +43,8 @@ nlohmann::json opt_json(const std::optional<std::uint64_t>& v) {
 nlohmann::json advice_json(const std::vector<StopAdvice>& list) {
   auto arr = nlohmann::json::array();
   for (const auto& s : list) {
-    arr.push_back({{"pid", s.pid}, {"label", s.label}, {"reason", s.reason}, {"frees_bytes", s.frees_bytes}});
+    arr.push_back(
+        {{"pid", s.pid}, {"label", s.label}, {"reason", s.reason}, {"frees_bytes", s.frees_bytes}});
   }
   return arr;
 }
@@ -60,10 +63,11 @@ nlohmann::json process_json(const WorkloadProcess& p) {
       {"pss_bytes", opt_json(p.pss_bytes)},
       {"swap_bytes", opt_json(p.swap_bytes)},
       {"gpu_bytes", opt_json(p.gpu_bytes)},
-      {"age_seconds", p.age ? nlohmann::json(static_cast<double>(p.age->count()) / 1000.0) : nlohmann::json(nullptr)},
-      {"started_at", p.started_unix_seconds
-                         ? nlohmann::json(format_iso8601_utc_ms(SystemTime{std::chrono::seconds{*p.started_unix_seconds}}))
-                         : nlohmann::json(nullptr)},
+      {"age_seconds", p.age ? nlohmann::json(static_cast<double>(p.age->count()) / 1000.0)
+                            : nlohmann::json(nullptr)},
+      {"started_at", p.started_unix_seconds ? nlohmann::json(format_iso8601_utc_ms(SystemTime{
+                                                  std::chrono::seconds{*p.started_unix_seconds}}))
+                                            : nlohmann::json(nullptr)},
       {"environment_readable", p.env_readable},
   };
 }
@@ -76,26 +80,27 @@ std::string render_procs_table(const ProcsReport& r) {
   if (scan.workloads.empty()) {
     out += "No inference server, trainer or GPU process found.\n";
   } else {
-    out += fmt::format("{:<8} {:<34} {:<40} {:>10} {:>10} {:>10} {:>10} {:<6} {:>8}\n", "PID", "KIND", "CAP", "CLAIM",
-                       "RSS", "PSS", "GPU", "HEAVY", "AGE");
+    out += fmt::format("{:<8} {:<34} {:<40} {:>10} {:>10} {:>10} {:>10} {:<6} {:>8}\n", "PID",
+                       "KIND", "CAP", "CLAIM", "RSS", "PSS", "GPU", "HEAVY", "AGE");
     for (const auto& w : scan.workloads) {
       const auto& root = w.processes.front();
       std::string heavy = w.heavy ? "yes" : "no";
       if (w.orphan) heavy += "*";
       out += fmt::format("{:<8} {:<34} {:<40} {:>10} {:>10} {:>10} {:>10} {:<6} {:>8}\n", w.pid,
                          cut(w.kind.label, 34), cut(w.cap.text, 40), opt_bytes(w.claim_bytes),
-                         format_bytes(w.rss_bytes), format_bytes(w.pss_bytes), format_bytes(w.gpu_bytes), heavy,
-                         age_text(root.age));
+                         format_bytes(w.rss_bytes), format_bytes(w.pss_bytes),
+                         format_bytes(w.gpu_bytes), heavy, age_text(root.age));
       for (std::size_t i = 1; i < w.processes.size(); ++i) {
         const auto& p = w.processes[i];
         out += fmt::format("  {:<6} {:<34} {:<40} {:>10} {:>10} {:>10} {:>10} {:<6} {:>8}\n", p.pid,
                            cut("- " + p.kind.label, 34), "", "", opt_bytes(p.rss_bytes),
-                           opt_bytes(p.pss_bytes ? p.pss_bytes : p.rss_bytes), opt_bytes(p.gpu_bytes), "",
-                           age_text(p.age));
+                           opt_bytes(p.pss_bytes ? p.pss_bytes : p.rss_bytes),
+                           opt_bytes(p.gpu_bytes), "", age_text(p.age));
       }
     }
-    out += "PSS falls back to RSS where smaps_rollup is unreadable; GPU is per-process GPU memory "
-           "(NVML/nvidia-smi). * orphan.\n";
+    out +=
+        "PSS falls back to RSS where smaps_rollup is unreadable; GPU is per-process GPU memory "
+        "(NVML/nvidia-smi). * orphan.\n";
   }
   bool notes_header = false;
   for (const auto& w : scan.workloads) {
@@ -112,26 +117,31 @@ std::string render_procs_table(const ProcsReport& r) {
   if (!r.gpu_note.empty()) out += fmt::format("\nGPU: {}\n", r.gpu_note);
   if (!scan.gpu_outside.empty()) {
     out += scan.nested_pid_namespace
-               ? "\nGPU processes (host PIDs; this /proc is a nested PID namespace, so they are not joined):\n"
+               ? "\nGPU processes (host PIDs; this /proc is a nested PID namespace, so they are "
+                 "not joined):\n"
                : "\nGPU processes outside this PID namespace (not in this /proc):\n";
     for (const auto& g : scan.gpu_outside) {
-      out += fmt::format("  {} {} {}\n", g.pid, g.name.empty() ? "-" : g.name, opt_bytes(g.used_bytes));
+      out += fmt::format("  {} {} {}\n", g.pid, g.name.empty() ? "-" : g.name,
+                         opt_bytes(g.used_bytes));
     }
   }
   if (scan.stats.pids_vanished > 0 || scan.stats.files_unreadable > 0) {
-    out += fmt::format("\nScanned {} PIDs: {} exited mid-scan, {} files unreadable (other users' processes).\n",
-                       scan.stats.pids_listed, scan.stats.pids_vanished, scan.stats.files_unreadable);
+    out += fmt::format(
+        "\nScanned {} PIDs: {} exited mid-scan, {} files unreadable (other users' processes).\n",
+        scan.stats.pids_listed, scan.stats.pids_vanished, scan.stats.files_unreadable);
   }
   if (r.pool) {
-    out += fmt::format("\nPool: total {}, available {}, budget {} (overhead {}); claims and holdings of the "
-                       "workloads above: {}\n",
-                       format_bytes(r.pool->total_bytes), format_bytes(r.pool->available_bytes),
-                       format_bytes(r.pool->budget_bytes), format_bytes(r.pool->overhead_bytes),
-                       format_bytes(r.verdict ? r.verdict->reserved_bytes : 0));
+    out += fmt::format(
+        "\nPool: total {}, available {}, budget {} (overhead {}); claims and holdings of the "
+        "workloads above: {}\n",
+        format_bytes(r.pool->total_bytes), format_bytes(r.pool->available_bytes),
+        format_bytes(r.pool->budget_bytes), format_bytes(r.pool->overhead_bytes),
+        format_bytes(r.verdict ? r.verdict->reserved_bytes : 0));
   }
   if (r.verdict) {
     for (const auto& o : r.verdict->orphans) {
-      out += fmt::format("Orphan: {} ({}): {}; `kill {}` frees it\n", o.pid, o.label, o.reason, o.pid);
+      out +=
+          fmt::format("Orphan: {} ({}): {}; `kill {}` frees it\n", o.pid, o.label, o.reason, o.pid);
     }
     out += fmt::format("Verdict: {}\n", r.verdict->summary);
   }

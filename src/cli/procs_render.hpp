@@ -15,10 +15,10 @@ namespace sparkops::cli {
 
 struct ProcsReport {
   WorkloadScan scan;
-  std::optional<PoolView> pool;                // absent when /proc/meminfo is unreadable
-  std::optional<CoexistenceVerdict> verdict;   // absent without a pool
-  bool need_given = false;                     // --need / --plan: the verdict answers a question
-  std::string gpu_note;                        // why GPU memory is missing, empty when joined
+  std::optional<PoolView> pool;               // absent when /proc/meminfo is unreadable
+  std::optional<CoexistenceVerdict> verdict;  // absent without a pool
+  bool need_given = false;                    // --need / --plan: the verdict answers a question
+  std::string gpu_note;                       // why GPU memory is missing, empty when joined
 };
 
 std::string render_procs_table(const ProcsReport& report);

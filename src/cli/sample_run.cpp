@@ -16,13 +16,17 @@ namespace sparkops::cli {
 namespace {
 
 constexpr std::string_view kEventsHeader =
-    "# sparkops throttle events: <ISO-8601 UTC> start|end cause=<cause> [gpu=<index>] key=value...\n";
+    "# sparkops throttle events: <ISO-8601 UTC> start|end cause=<cause> [gpu=<index>] "
+    "key=value...\n";
 
 Status check_events_header(std::string_view head, std::string_view path) {
   if (starts_with(head, "# sparkops throttle events")) return {};
-  return fail(Errc::conflict, fmt::format("{}: exists and is not a sparkops events file ({}); "
-                                          "choose another --events",
-                                          path, quote_for_message(split_lines(head).empty() ? head : split_lines(head)[0])));
+  return fail(
+      Errc::conflict,
+      fmt::format("{}: exists and is not a sparkops events file ({}); "
+                  "choose another --events",
+                  path,
+                  quote_for_message(split_lines(head).empty() ? head : split_lines(head)[0])));
 }
 
 // Prints what an append did, once per failure episode.
@@ -41,10 +45,11 @@ class AppendReporter {
       drop_said_ = true;
     }
     if (r.recovered) {
-      print_error(ctx_, fmt::format("{}: writing again; buffered rows written{}", file.path().string(),
-                                    r.dropped_rows > dropped_reported_
-                                        ? fmt::format(" ({} dropped)", r.dropped_rows - dropped_reported_)
-                                        : std::string{}));
+      print_error(ctx_,
+                  fmt::format("{}: writing again; buffered rows written{}", file.path().string(),
+                              r.dropped_rows > dropped_reported_
+                                  ? fmt::format(" ({} dropped)", r.dropped_rows - dropped_reported_)
+                                  : std::string{}));
       dropped_reported_ = r.dropped_rows;
       drop_said_ = false;
     }
@@ -71,7 +76,9 @@ Result<DurableAppender> open_sample_file(const SampleOptions& options, const Fil
   const std::string path = options.out;
   return DurableAppender::open(
       path, format_file_header(options.format, meta), format_restart_marker(options.format, meta),
-      [format = options.format, path](std::string_view head) { return check_existing_header(format, head, path); },
+      [format = options.format, path](std::string_view head) {
+        return check_existing_header(format, head, path);
+      },
       options.appender, report);
 }
 
@@ -81,7 +88,8 @@ Result<DurableAppender> open_events_file(const std::string& path, const SampleOp
   events_options.fsync_every = 1;  // events are rare and worth keeping
   return DurableAppender::open(
       path, std::string(kEventsHeader), "",
-      [path](std::string_view head) { return check_events_header(head, path); }, events_options, report);
+      [path](std::string_view head) { return check_events_header(head, path); }, events_options,
+      report);
 }
 
 DetectorConfig detector_from_config(const Config& c) {
@@ -106,7 +114,8 @@ int run_sample(AppContext& ctx, const SampleOptions& options, GpuSource* gpu, Cl
   const HostRoot root = ctx.host_root();
   const FileMeta meta = make_file_meta(root, gpu, std::string(kVersion));
   const bool to_stdout = options.out == "-";
-  const std::string events_path = options.events.empty() ? default_events_path(options.out) : options.events;
+  const std::string events_path =
+      options.events.empty() ? default_events_path(options.out) : options.events;
 
   std::optional<DurableAppender> file;
   if (!to_stdout) {
@@ -134,14 +143,16 @@ int run_sample(AppContext& ctx, const SampleOptions& options, GpuSource* gpu, Cl
     events.emplace(std::move(*opened));
   }
 
-  print_error(ctx, fmt::format("sampling every {} into {} ({} format){}{}; Ctrl-C stops",
-                               format_duration(options.interval), to_stdout ? "stdout" : options.out,
-                               sample_format_name(options.format),
-                               events ? fmt::format(", events to {} and stderr", events_path)
-                                      : std::string(", events to stderr"),
-                               gpu != nullptr && gpu->state() != GpuState::ok
-                                   ? fmt::format("; GPU: {} ({})", gpu_state_name(gpu->state()), gpu->state_detail())
-                                   : std::string{}));
+  print_error(ctx,
+              fmt::format("sampling every {} into {} ({} format){}{}; Ctrl-C stops",
+                          format_duration(options.interval), to_stdout ? "stdout" : options.out,
+                          sample_format_name(options.format),
+                          events ? fmt::format(", events to {} and stderr", events_path)
+                                 : std::string(", events to stderr"),
+                          gpu != nullptr && gpu->state() != GpuState::ok
+                              ? fmt::format("; GPU: {} ({})", gpu_state_name(gpu->state()),
+                                            gpu->state_detail())
+                              : std::string{}));
 
   Collector collector(root, gpu);
   Sampler sampler(collector, options.format, options.detector);
@@ -165,25 +176,28 @@ int run_sample(AppContext& ctx, const SampleOptions& options, GpuSource* gpu, Cl
     }
   };
 
-  const LoopEnd end = run_schedule(clock, options.interval, options.limits, flags.stop, [&](const Tick& t) {
-    if (flags.reopen.exchange(false)) reopen_files();
-    if (t.skipped_before > 0) {
-      print_error(ctx, fmt::format("fell behind: skipped {} tick(s) instead of sampling in a burst", t.skipped_before));
-      skipped += t.skipped_before;
-    }
-    TickResult result = sampler.tick(t);
-    for (auto& row : result.rows) {
-      if (file) {
-        row_reporter.report(*file, file->append(std::move(row)));
-      } else {
-        std::fputs(row.c_str(), ctx.out);
-        std::fflush(ctx.out);
-      }
-      ++rows;
-    }
-    emit_events(result.events);
-    ++ticks;
-  });
+  const LoopEnd end =
+      run_schedule(clock, options.interval, options.limits, flags.stop, [&](const Tick& t) {
+        if (flags.reopen.exchange(false)) reopen_files();
+        if (t.skipped_before > 0) {
+          print_error(ctx,
+                      fmt::format("fell behind: skipped {} tick(s) instead of sampling in a burst",
+                                  t.skipped_before));
+          skipped += t.skipped_before;
+        }
+        TickResult result = sampler.tick(t);
+        for (auto& row : result.rows) {
+          if (file) {
+            row_reporter.report(*file, file->append(std::move(row)));
+          } else {
+            std::fputs(row.c_str(), ctx.out);
+            std::fflush(ctx.out);
+          }
+          ++rows;
+        }
+        emit_events(result.events);
+        ++ticks;
+      });
   emit_events(sampler.finish(clock.system_now()));
 
   int code = kExitOk;
@@ -192,14 +206,14 @@ int run_sample(AppContext& ctx, const SampleOptions& options, GpuSource* gpu, Cl
     if (f == nullptr) continue;
     if (f->buffered_rows() > 0) f->retry();
     if (f->buffered_rows() > 0) {
-      print_error(ctx, fmt::format("{}: {} row(s) could not be written before exit", f->path().string(),
-                                   f->buffered_rows()));
+      print_error(ctx, fmt::format("{}: {} row(s) could not be written before exit",
+                                   f->path().string(), f->buffered_rows()));
       code = kExitFailure;
       unwritten += f->buffered_rows();
     }
     (void)f->sync();
   }
-  const std::string_view why = end == LoopEnd::stopped        ? "stopped by signal"
+  const std::string_view why = end == LoopEnd::stopped         ? "stopped by signal"
                                : end == LoopEnd::count_reached ? "count reached"
                                                                : "duration reached";
   if (options.json) {
@@ -214,8 +228,9 @@ int run_sample(AppContext& ctx, const SampleOptions& options, GpuSource* gpu, Cl
                                   {"unwritten_rows", unwritten}};
     fmt::print(ctx.out, "{}\n", doc.dump(2));
   } else {
-    print_error(ctx, fmt::format("{}: {} tick(s), {} row(s), {} event(s) ({})", to_stdout ? "stdout" : options.out,
-                                 ticks, rows, event_count, why));
+    print_error(ctx,
+                fmt::format("{}: {} tick(s), {} row(s), {} event(s) ({})",
+                            to_stdout ? "stdout" : options.out, ticks, rows, event_count, why));
   }
   return code;
 }

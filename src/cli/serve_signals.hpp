@@ -1,7 +1,7 @@
 #pragma once
 // SIGINT/SIGTERM for long-running commands (serve): the signals are blocked in every thread and one
-// watcher thread takes them with sigtimedwait, then calls a callback on that thread. No async-signal
-// handler runs, so the callback may lock mutexes and stop servers.
+// watcher thread takes them with sigtimedwait, then calls a callback on that thread. No
+// async-signal handler runs, so the callback may lock mutexes and stop servers.
 
 #include <atomic>
 #include <chrono>

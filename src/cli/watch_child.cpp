@@ -25,7 +25,8 @@ void close_fd(int& fd) {
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   sigemptyset(&dfl.sa_mask);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGCHLD, SIGQUIT}) ::sigaction(sig, &dfl, nullptr);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGCHLD, SIGQUIT})
+    ::sigaction(sig, &dfl, nullptr);
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -43,9 +44,11 @@ void close_fd(int& fd) {
 }  // namespace
 
 Result<ChildProcess> spawn_child(const std::vector<std::string>& argv) {
-  if (argv.empty()) return fail(Errc::invalid_argument, "no command given (sparkops watch [options] -- CMD ...)");
+  if (argv.empty())
+    return fail(Errc::invalid_argument, "no command given (sparkops watch [options] -- CMD ...)");
   int out[2] = {-1, -1}, err[2] = {-1, -1}, status[2] = {-1, -1};
-  if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0 || ::pipe2(status, O_CLOEXEC) != 0) {
+  if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0 ||
+      ::pipe2(status, O_CLOEXEC) != 0) {
     const int e = errno;
     for (int* p : {out, err, status}) {
       close_fd(p[0]);
@@ -84,7 +87,7 @@ Result<ChildProcess> spawn_child(const std::vector<std::string>& argv) {
     }
     close_fd(out[0]);
     close_fd(err[0]);
-    const Errc code = exec_errno == ENOENT ? Errc::not_found
+    const Errc code = exec_errno == ENOENT   ? Errc::not_found
                       : exec_errno == EACCES ? Errc::permission_denied
                                              : Errc::io;
     return fail(code, fmt::format("{}: {}", argv[0], std::strerror(exec_errno)));

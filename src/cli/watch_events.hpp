@@ -19,7 +19,8 @@ std::string thermal_evidence(const Sample* sample);
 
 // "2025-11-09T09:26:12.345Z start cause=slowdown step=120 first_step=116 seconds=0.500
 //  baseline_s=0.100 ratio=5.00 gpu_temp_c=..."
-std::string format_slowdown_event(const diagnose::LiveSlowdownEvent& e, SystemTime now, const Sample* latest);
+std::string format_slowdown_event(const diagnose::LiveSlowdownEvent& e, SystemTime now,
+                                  const Sample* latest);
 
 struct PressureThresholds {
   double psi_share = 0.10;        // PSI memory "some" time over the interval

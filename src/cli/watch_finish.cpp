@@ -10,9 +10,9 @@
 
 #include "base/time_format.hpp"
 #include "base/units.hpp"
+#include "cli/common_options.hpp"
 #include "cli/oom_render.hpp"
 #include "cli/watch_summary.hpp"
-#include "cli/common_options.hpp"
 #include "diagnose/thermal_log.hpp"
 #include "host/kernel_log.hpp"
 #include "host/meminfo.hpp"
@@ -47,7 +47,8 @@ std::optional<trainlog::StepSeries> final_series(const WatchOptions& o, const Wa
   return out.series;
 }
 
-std::optional<diagnose::Diagnosis> diagnose_run(const AppContext& ctx, const WatchOptions& o, const WatchOutcome& out,
+std::optional<diagnose::Diagnosis> diagnose_run(const AppContext& ctx, const WatchOptions& o,
+                                                const WatchOutcome& out,
                                                 const std::optional<trainlog::StepSeries>& series) {
   if (!series || series->steps.empty()) return std::nullopt;
   diagnose::DiagnoseOptions d = diagnose_options_from_config(ctx.config);
@@ -69,7 +70,8 @@ std::optional<LadderContext> ladder_context(const FinishInput& in) {
 std::optional<PlannedRun> planned_run(const FinishInput& in) {
   if (in.plan == nullptr) return std::nullopt;
   PlannedRun p;
-  p.model_arg = in.plan_flags->model.empty() ? fmt::format("--params {}", in.plan_flags->params) : in.plan_flags->model;
+  p.model_arg = in.plan_flags->model.empty() ? fmt::format("--params {}", in.plan_flags->params)
+                                             : in.plan_flags->model;
   p.shape = in.plan->model.shape;
   p.run = in.plan->run;
   p.budget_bytes = in.plan->budget_bytes;
@@ -91,19 +93,23 @@ std::filesystem::path user_anchor_file() {
 std::vector<std::string> preflight_warnings(const StatusReport& report) {
   std::vector<std::string> out;
   if (report.pool && report.pool->flush_suggested) {
-    out.push_back(fmt::format("warning: free now ({}) is far below available ({}): the page cache holds {}; "
-                              "flush it before a big load: sudo sparkops flush",
-                              format_bytes(report.pool->free_now_bytes), format_bytes(report.pool->available_bytes),
-                              format_bytes(report.pool->reclaimable_bytes)));
+    out.push_back(fmt::format(
+        "warning: free now ({}) is far below available ({}): the page cache holds {}; "
+        "flush it before a big load: sudo sparkops flush",
+        format_bytes(report.pool->free_now_bytes), format_bytes(report.pool->available_bytes),
+        format_bytes(report.pool->reclaimable_bytes)));
   }
   if (report.workloads) {
     for (const auto& w : *report.workloads) {
       if (!w.heavy) continue;  // heavy = uncapped or near capacity (workloads/scan.hpp)
-      out.push_back(fmt::format("warning: heavy GPU workload running: PID {} {} ({}, {}{}); one heavy job at a "
-                                "time — stop it or cap it first (sparkops procs)",
-                                w.pid, w.kind, w.name,
-                                w.claim_bytes ? fmt::format("claims {}", format_bytes(*w.claim_bytes)) : std::string("uncapped"),
-                                w.actual_bytes ? fmt::format(", holds {}", format_bytes(*w.actual_bytes)) : std::string()));
+      out.push_back(fmt::format(
+          "warning: heavy GPU workload running: PID {} {} ({}, {}{}); one heavy job at a "
+          "time — stop it or cap it first (sparkops procs)",
+          w.pid, w.kind, w.name,
+          w.claim_bytes ? fmt::format("claims {}", format_bytes(*w.claim_bytes))
+                        : std::string("uncapped"),
+          w.actual_bytes ? fmt::format(", holds {}", format_bytes(*w.actual_bytes))
+                         : std::string()));
     }
   }
   return out;
@@ -131,15 +137,17 @@ std::optional<OomReport> oom_verdict(const WatchOutcome& outcome, const HostRoot
     }
     OomClassifier kernel;
     kernel.feed(text);
-    if (auto r = kernel.finish(); r && r->process_pid && *r->process_pid == static_cast<std::uint32_t>(outcome.pid) &&
-                                  (r->kind == OomKind::host_oom_killer || r->kind == OomKind::cgroup_oom_killer)) {
+    if (auto r = kernel.finish();
+        r && r->process_pid && *r->process_pid == static_cast<std::uint32_t>(outcome.pid) &&
+        (r->kind == OomKind::host_oom_killer || r->kind == OomKind::cgroup_oom_killer)) {
       return *r;
     }
   }
   return inferred;
 }
 
-std::optional<plan::Anchor> measured_anchor(const plan::PlanResult& plan, const WatchOutcome& outcome, std::size_t steps,
+std::optional<plan::Anchor> measured_anchor(const plan::PlanResult& plan,
+                                            const WatchOutcome& outcome, std::size_t steps,
                                             SystemTime now) {
   const auto peak = outcome.peak_over_launch_bytes();
   if (!peak || *peak == 0) return std::nullopt;
@@ -153,8 +161,8 @@ std::optional<plan::Anchor> measured_anchor(const plan::PlanResult& plan, const 
   a.batch = plan.run.batch;
   a.seq = plan.run.seq;
   a.source = "watch";
-  a.note = fmt::format("sparkops watch: peak pool use over launch, exit {}, {} step(s)", outcome.exit_code,
-                       steps);
+  a.note = fmt::format("sparkops watch: peak pool use over launch, exit {}, {} step(s)",
+                       outcome.exit_code, steps);
   return a;
 }
 
@@ -196,7 +204,8 @@ void finish_watch(AppContext& ctx, const FinishInput& in) {
   }
 
   if (in.plan != nullptr && !view.oom) {
-    if (auto anchor = measured_anchor(*in.plan, out, view.series ? view.series->steps.size() : 0, out.ended)) {
+    if (auto anchor = measured_anchor(*in.plan, out, view.series ? view.series->steps.size() : 0,
+                                      out.ended)) {
       const auto path = user_anchor_file();
       std::error_code ec;
       if (!path.empty()) std::filesystem::create_directories(path.parent_path(), ec);
@@ -206,13 +215,16 @@ void finish_watch(AppContext& ctx, const FinishInput& in) {
         f.flush();
         if (f) view.anchor_file = path.string();
       }
-      if (!view.anchor_file) print_error(ctx, fmt::format("{}: could not append the measured anchor", path.string()));
+      if (!view.anchor_file)
+        print_error(ctx, fmt::format("{}: could not append the measured anchor", path.string()));
     }
   }
 
   const auto json = watch_summary_json(view);
   std::ofstream(in.options->dir / "summary.json") << json.dump(2) << '\n';
-  if (advice_text) fmt::print(ctx.err, "sparkops: the job died of an OOM; the ladder's next step:\n{}", *advice_text);
+  if (advice_text)
+    fmt::print(ctx.err, "sparkops: the job died of an OOM; the ladder's next step:\n{}",
+               *advice_text);
   if (in.json) {
     fmt::print(ctx.err, "{}\n", json.dump(2));
   } else {

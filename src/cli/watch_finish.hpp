@@ -32,8 +32,9 @@ std::optional<OomReport> oom_verdict(const WatchOutcome& outcome, const HostRoot
 
 // The anchor a run measured: the plan's model and run with the peak pool use over the launch
 // baseline. nullopt when no peak was measured.
-std::optional<plan::Anchor> measured_anchor(const plan::PlanResult& plan, const WatchOutcome& outcome,
-                                            std::size_t steps, SystemTime now);
+std::optional<plan::Anchor> measured_anchor(const plan::PlanResult& plan,
+                                            const WatchOutcome& outcome, std::size_t steps,
+                                            SystemTime now);
 
 struct FinishInput {
   const WatchOptions* options = nullptr;

@@ -16,7 +16,9 @@ namespace sparkops::cli {
 
 namespace {
 
-bool is_terminator(char c) { return c == '\n' || c == '\r'; }
+bool is_terminator(char c) {
+  return c == '\n' || c == '\r';
+}
 
 // write(2) until done. EAGAIN (a non-blocking terminal) waits for room; other errors return errno.
 int write_all(int fd, const char* data, std::size_t size) {
@@ -50,7 +52,8 @@ Result<int> open_append(const std::filesystem::path& path) {
 
 }  // namespace
 
-Result<OutputSink> OutputSink::open(const std::filesystem::path& log, const std::filesystem::path& sidecar) {
+Result<OutputSink> OutputSink::open(const std::filesystem::path& log,
+                                    const std::filesystem::path& sidecar) {
   auto log_fd = open_append(log);
   if (!log_fd) return tl::unexpected(log_fd.error());
   auto sidecar_fd = open_append(sidecar);
@@ -63,12 +66,14 @@ Result<OutputSink> OutputSink::open(const std::filesystem::path& log, const std:
   sink.log_fd_ = *log_fd;
   sink.sidecar_fd_ = *sidecar_fd;
   struct stat st {};
-  if (::fstat(*log_fd, &st) == 0 && S_ISREG(st.st_mode)) sink.base_ = static_cast<std::uint64_t>(st.st_size);
+  if (::fstat(*log_fd, &st) == 0 && S_ISREG(st.st_mode))
+    sink.base_ = static_cast<std::uint64_t>(st.st_size);
   sink.offset_ = sink.base_;
   if (sink.base_ > 0) {
     // Appending: the next record starts here only when the old log ended with a terminator.
     char last = '\n';
-    if (::pread(*log_fd, &last, 1, static_cast<off_t>(sink.base_ - 1)) == 1) sink.at_record_start_ = is_terminator(last);
+    if (::pread(*log_fd, &last, 1, static_cast<off_t>(sink.base_ - 1)) == 1)
+      sink.at_record_start_ = is_terminator(last);
   }
   return sink;
 }
@@ -98,7 +103,8 @@ OutputSink::~OutputSink() {
 void OutputSink::to_terminal(int stream, std::string_view data) {
   bool& dead = stream == 1 ? out_dead_ : err_dead_;
   if (dead) return;
-  if (write_all(stream == 1 ? STDOUT_FILENO : STDERR_FILENO, data.data(), data.size()) != 0) dead = true;
+  if (write_all(stream == 1 ? STDOUT_FILENO : STDERR_FILENO, data.data(), data.size()) != 0)
+    dead = true;
 }
 
 std::uint64_t OutputSink::forward(int stream, std::string_view data, SystemTime arrival) {
@@ -116,12 +122,14 @@ std::uint64_t OutputSink::forward(int stream, std::string_view data, SystemTime 
         break;
       }
     }
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(arrival.time_since_epoch()).count();
+    const auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(arrival.time_since_epoch()).count();
     if (first && ms != last_entry_ms_) {
       last_entry_ms_ = ms;
       sidecar_buf_ += fmt::format("{}\t{}\n", format_iso8601_utc_ms(arrival), start + *first);
     }
-    if (const int e = write_all(log_fd_, data.data(), data.size()); e != 0) fail_files(log_path_.string(), e);
+    if (const int e = write_all(log_fd_, data.data(), data.size()); e != 0)
+      fail_files(log_path_.string(), e);
   }
   at_record_start_ = is_terminator(data.empty() ? (at_record_start_ ? '\n' : 'x') : data.back());
   offset_ += data.size();
@@ -149,9 +157,10 @@ void OutputSink::fail_files(std::string_view what, int error) {
   if (failed_) return;
   failed_ = true;
   sidecar_buf_.clear();
-  failure_ = fmt::format("{}: {}; the job keeps running and its output still reaches the terminal, but "
-                         "the log and its .times sidecar stop at byte {}",
-                         what, std::strerror(error), offset_);
+  failure_ = fmt::format(
+      "{}: {}; the job keeps running and its output still reaches the terminal, but "
+      "the log and its .times sidecar stop at byte {}",
+      what, std::strerror(error), offset_);
 }
 
 std::optional<std::string> OutputSink::take_failure() {

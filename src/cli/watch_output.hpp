@@ -1,6 +1,7 @@
 #pragma once
-// Where the job's output goes in `sparkops watch`: the terminal first, unchanged (child stdout to our
-// stdout, child stderr to our stderr), then the log file (both streams, in arrival order) and its
+// Where the job's output goes in `sparkops watch`: the terminal first, unchanged (child stdout to
+// our stdout, child stderr to our stderr), then the log file (both streams, in arrival order) and
+// its
 // `.times` sidecar (trainlog/sidecar.hpp: one `<ISO-8601 UTC ms>\t<offset>` line per record start
 // whose arrival millisecond differs from the previous entry's). The terminal never waits on the
 // files: when a file write fails (disk full), the files are abandoned and the failure is reported
@@ -22,7 +23,8 @@ class OutputSink {
  public:
   // Opens the log and the sidecar for appending (created when missing). Sidecar offsets count from
   // the log's first byte, so appending to an existing log keeps them right.
-  static Result<OutputSink> open(const std::filesystem::path& log, const std::filesystem::path& sidecar);
+  static Result<OutputSink> open(const std::filesystem::path& log,
+                                 const std::filesystem::path& sidecar);
 
   OutputSink(OutputSink&& other) noexcept;
   OutputSink& operator=(OutputSink&&) = delete;

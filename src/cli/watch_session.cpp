@@ -35,7 +35,8 @@ constexpr auto kMaxPollWait = std::chrono::milliseconds{100};
 
 std::optional<std::uint64_t> used_bytes(const HostReading& h) {
   if (!h.mem_total_bytes || !h.mem_available_bytes) return std::nullopt;
-  return *h.mem_total_bytes > *h.mem_available_bytes ? *h.mem_total_bytes - *h.mem_available_bytes : 0;
+  return *h.mem_total_bytes > *h.mem_available_bytes ? *h.mem_total_bytes - *h.mem_available_bytes
+                                                     : 0;
 }
 
 std::optional<std::uint64_t> gpu_process_bytes(const Sample& s) {
@@ -53,8 +54,8 @@ void keep_max(std::optional<std::uint64_t>& peak, std::optional<std::uint64_t> v
 // Everything one run holds while the loop turns.
 class Session {
  public:
-  Session(AppContext& ctx, const WatchOptions& options, GpuSource* gpu, Clock& clock, WatchSignalFlags& flags,
-          OutputSink sink, DurableAppender thermal, DurableAppender events)
+  Session(AppContext& ctx, const WatchOptions& options, GpuSource* gpu, Clock& clock,
+          WatchSignalFlags& flags, OutputSink sink, DurableAppender thermal, DurableAppender events)
       : ctx_(ctx),
         options_(options),
         clock_(clock),
@@ -66,7 +67,8 @@ class Session {
         collector_(root_, gpu),
         sampler_(collector_, options.format, options.detector),
         slowdown_(options.slowdown),
-        pressure_(PressureThresholds{options.pressure_psi_share, options.pressure_available_share}) {}
+        pressure_(
+            PressureThresholds{options.pressure_psi_share, options.pressure_available_share}) {}
 
   Result<WatchOutcome> run();
 
@@ -106,7 +108,8 @@ void Session::emit_event(const std::string& line) {
   const AppendReport r = events_.append(line);
   if (r.failed_now && !side_failure_said_) {
     side_failure_said_ = true;
-    print_error(ctx_, fmt::format("{}; events stay on stderr and are kept in memory", r.failed_now->detail));
+    print_error(ctx_, fmt::format("{}; events stay on stderr and are kept in memory",
+                                  r.failed_now->detail));
   }
 }
 
@@ -144,7 +147,8 @@ void Session::pump(int stream, int& fd, bool& got_data) {
     const std::string_view data(buffer_.data(), static_cast<std::size_t>(n));
     const std::uint64_t offset = sink_.forward(stream, data, arrival);
     out_.tail.append(data);
-    if (out_.tail.size() > 2 * options_.tail_bytes) out_.tail.erase(0, out_.tail.size() - options_.tail_bytes);
+    if (out_.tail.size() > 2 * options_.tail_bytes)
+      out_.tail.erase(0, out_.tail.size() - options_.tail_bytes);
     splitters_[static_cast<std::size_t>(stream - 1)].feed(
         data, offset, [&](std::string_view r, std::uint64_t o) { on_record(r, o, arrival); });
     if (static_cast<std::size_t>(n) < buffer_.size()) return;
@@ -157,8 +161,9 @@ void Session::sample_tick(const Tick& t) {
     const AppendReport r = thermal_.append(std::move(row));
     if (r.failed_now && !side_failure_said_) {
       side_failure_said_ = true;
-      print_error(ctx_, fmt::format("{}; the job keeps running, samples are kept in memory and retried",
-                                    r.failed_now->detail));
+      print_error(ctx_,
+                  fmt::format("{}; the job keeps running, samples are kept in memory and retried",
+                              r.failed_now->detail));
     }
   }
   ++out_.samples;
@@ -184,12 +189,14 @@ void Session::handle_signals(const ChildProcess& child) {
     const int forward = sig == SIGHUP ? SIGHUP : sig == SIGTERM ? SIGTERM : SIGINT;
     signal_job(child, forward);
     out_.forwarded_signal = forward;
-    print_error(ctx_, fmt::format("forwarded SIG{} to the job (process group {}); a second Ctrl-C kills it",
-                                  sigabbrev_np(forward), child.pid));
+    print_error(
+        ctx_, fmt::format("forwarded SIG{} to the job (process group {}); a second Ctrl-C kills it",
+                          sigabbrev_np(forward), child.pid));
   } else if (!out_.killed_by_watch) {
     signal_job(child, SIGKILL);
     out_.killed_by_watch = true;
-    print_error(ctx_, fmt::format("second signal: sent SIGKILL to the job (process group {})", child.pid));
+    print_error(
+        ctx_, fmt::format("second signal: sent SIGKILL to the job (process group {})", child.pid));
   }
 }
 
@@ -233,9 +240,12 @@ Result<WatchOutcome> Session::run() {
     }
     if (exited) {
       const bool both_closed = fds[0] < 0 && fds[1] < 0;
-      if (both_closed || now - last_data >= options_.drain_idle || now - exit_at >= options_.drain_max) break;
+      if (both_closed || now - last_data >= options_.drain_idle ||
+          now - exit_at >= options_.drain_max)
+        break;
     }
-    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(schedule.due(next_tick) - now);
+    auto wait =
+        std::chrono::duration_cast<std::chrono::milliseconds>(schedule.due(next_tick) - now);
     wait = std::clamp(wait, std::chrono::milliseconds{0}, std::chrono::milliseconds{kMaxPollWait});
     if (exited) wait = std::min(wait, std::chrono::milliseconds{20});
     pollfd p[2];
@@ -259,7 +269,8 @@ Result<WatchOutcome> Session::run() {
       fds[i] = -1;
     }
     const SystemTime now = clock_.system_now();
-    splitters_[static_cast<std::size_t>(i)].finish([&](std::string_view r, std::uint64_t o) { on_record(r, o, now); });
+    splitters_[static_cast<std::size_t>(i)].finish(
+        [&](std::string_view r, std::uint64_t o) { on_record(r, o, now); });
   }
   out_.ended = clock_.system_now();
   for (const auto& e : sampler_.finish(out_.ended)) emit_event(format_event_line(e));
@@ -277,7 +288,8 @@ Result<WatchOutcome> Session::run() {
   out_.series = tracker_.finish();
   out_.live_baseline_seconds = slowdown_.baseline_seconds();
   out_.last_seconds = slowdown_.last_seconds();
-  if (out_.tail.size() > options_.tail_bytes) out_.tail.erase(0, out_.tail.size() - options_.tail_bytes);
+  if (out_.tail.size() > options_.tail_bytes)
+    out_.tail.erase(0, out_.tail.size() - options_.tail_bytes);
   return std::move(out_);
 }
 
@@ -298,7 +310,8 @@ Result<WatchOutcome> run_watch_session(AppContext& ctx, const WatchOptions& opti
   if (!thermal) return tl::unexpected(thermal.error());
   auto events = open_events_file((options.dir / "events.log").string(), sample, nullptr);
   if (!events) return tl::unexpected(events.error());
-  Session session(ctx, options, gpu, clock, flags, std::move(*sink), std::move(*thermal), std::move(*events));
+  Session session(ctx, options, gpu, clock, flags, std::move(*sink), std::move(*thermal),
+                  std::move(*events));
   return session.run();
 }
 

@@ -25,24 +25,24 @@ namespace sparkops::cli {
 
 struct WatchOptions {
   std::vector<std::string> command;
-  std::filesystem::path dir;      // run folder: thermal.log, events.log
-  std::filesystem::path log;      // the job's output (sidecar: <log>.times)
+  std::filesystem::path dir;  // run folder: thermal.log, events.log
+  std::filesystem::path log;  // the job's output (sidecar: <log>.times)
   std::chrono::nanoseconds interval{std::chrono::seconds{30}};
   SampleFormat format = SampleFormat::nvidia_smi;
   DetectorConfig detector;
   AppenderOptions appender;
   diagnose::LiveSlowdownOptions slowdown;
-  double pressure_psi_share = 0.10;       // PSI memory "some" over the interval that counts
-  double pressure_available_share = 0.05;  // MemAvailable below this share of MemTotal counts
+  double pressure_psi_share = 0.10;           // PSI memory "some" over the interval that counts
+  double pressure_available_share = 0.05;     // MemAvailable below this share of MemTotal counts
   std::chrono::milliseconds drain_idle{250};  // after the job exits: stop after this long quiet...
   std::chrono::milliseconds drain_max{2000};  // ...or this long in all (daemons holding the pipe)
   std::size_t tail_bytes = 256 << 10;         // output kept for the OOM classifier
 };
 
 struct WatchOutcome {
-  int exit_code = 0;       // the job's status, 128 + n when killed by signal n
+  int exit_code = 0;  // the job's status, 128 + n when killed by signal n
   std::optional<int> term_signal;
-  bool killed_by_watch = false;   // the second Ctrl-C/SIGTERM sent SIGKILL
+  bool killed_by_watch = false;  // the second Ctrl-C/SIGTERM sent SIGKILL
   std::optional<int> forwarded_signal;
   pid_t pid = -1;
   SystemTime started{};

@@ -36,7 +36,8 @@ ScopedWatchSignals::ScopedWatchSignals(WatchSignalFlags& flags) {
 }
 
 ScopedWatchSignals::~ScopedWatchSignals() {
-  for (std::size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals[i], &g_previous[i], nullptr);
+  for (std::size_t i = 0; i < kSignals.size(); ++i)
+    ::sigaction(kSignals[i], &g_previous[i], nullptr);
   g_flags = nullptr;
 }
 

@@ -53,46 +53,54 @@ std::string render_watch_summary_text(const WatchSummaryView& v) {
   };
   row("command", joined(v.command));
   row("exit", fmt::format("{} ({})", o.exit_code, describe_exit(o)));
-  row("duration", format_duration(std::chrono::duration_cast<std::chrono::nanoseconds>(o.ended - o.started)));
+  row("duration",
+      format_duration(std::chrono::duration_cast<std::chrono::nanoseconds>(o.ended - o.started)));
   row("files", fmt::format("{} (+ .times), {}/thermal.log, {}/events.log{}", v.log, v.dir, v.dir,
                            o.files_failed ? " (log incomplete: a write failed)" : ""));
   row("output", fmt::format("{} bytes", o.output_bytes));
   if (v.series) {
-    row("steps", fmt::format("{} ({} format)", v.series->steps.size(), trainlog::format_name(v.series->format)));
+    row("steps", fmt::format("{} ({} format)", v.series->steps.size(),
+                             trainlog::format_name(v.series->format)));
   } else {
     row("steps", "none recognised in the output");
   }
   std::optional<double> baseline = v.diagnosis ? v.diagnosis->baseline_seconds : std::nullopt;
   if (!baseline) baseline = o.live_baseline_seconds;
-  row("step time", fmt::format("baseline {}, final {}",
-                               baseline ? fmt::format("{:.3f} s/step", *baseline) : std::string("unknown"),
-                               o.last_seconds ? fmt::format("{:.3f} s/step", *o.last_seconds) : std::string("unknown")));
+  row("step time",
+      fmt::format(
+          "baseline {}, final {}",
+          baseline ? fmt::format("{:.3f} s/step", *baseline) : std::string("unknown"),
+          o.last_seconds ? fmt::format("{:.3f} s/step", *o.last_seconds) : std::string("unknown")));
   if (v.diagnosis && !v.diagnosis->slowdowns.empty()) {
     row("slowdowns", fmt::format("{}", v.diagnosis->slowdowns.size()));
     for (const auto& sd : v.diagnosis->slowdowns) {
-      s += fmt::format("    {} at {:.1f}x baseline: {} ({:.0f}% confidence){}\n", step_range(sd), sd.ratio,
-                       diagnose::cause_name(sd.cause), sd.confidence * 100.0,
+      s += fmt::format("    {} at {:.1f}x baseline: {} ({:.0f}% confidence){}\n", step_range(sd),
+                       sd.ratio, diagnose::cause_name(sd.cause), sd.confidence * 100.0,
                        sd.explanation.empty() ? std::string() : " — " + sd.explanation);
     }
   } else {
-    row("slowdowns", o.slowdown_events > 0 ? fmt::format("{} seen live", o.slowdown_events) : std::string("none"));
+    row("slowdowns", o.slowdown_events > 0 ? fmt::format("{} seen live", o.slowdown_events)
+                                           : std::string("none"));
   }
   row("events", fmt::format("{} throttle episode(s), {} memory pressure episode(s), {} sample(s)",
                             o.throttle_episodes, o.pressure_events, o.samples));
-  std::string mem = o.peak_over_launch_bytes()
-                        ? fmt::format("peak pool use {} over launch", format_bytes(*o.peak_over_launch_bytes()))
-                        : std::string("pool use not measured");
-  if (o.peak_gpu_process_bytes) mem += fmt::format(", GPU-resident peak {}", format_bytes(*o.peak_gpu_process_bytes));
+  std::string mem =
+      o.peak_over_launch_bytes()
+          ? fmt::format("peak pool use {} over launch", format_bytes(*o.peak_over_launch_bytes()))
+          : std::string("pool use not measured");
+  if (o.peak_gpu_process_bytes)
+    mem += fmt::format(", GPU-resident peak {}", format_bytes(*o.peak_gpu_process_bytes));
   if (v.plan_peak_bytes) mem += fmt::format("; plan estimate {}", format_bytes(*v.plan_peak_bytes));
   row("memory", mem);
   if (v.anchor_file) row("anchor", fmt::format("measured peak appended to {}", *v.anchor_file));
   if (v.oom) {
-    row("oom", fmt::format("{} ({}, {}){}", oom_kind_name(v.oom->kind), oom_phase_name(v.oom->phase),
-                           v.oom->evidence == Evidence::stated ? "stated" : "inferred",
-                           v.oom->evidence_text.empty() ? std::string() : ": " + v.oom->evidence_text));
+    row("oom",
+        fmt::format("{} ({}, {}){}", oom_kind_name(v.oom->kind), oom_phase_name(v.oom->phase),
+                    v.oom->evidence == Evidence::stated ? "stated" : "inferred",
+                    v.oom->evidence_text.empty() ? std::string() : ": " + v.oom->evidence_text));
     if (v.next_step) {
-      row("next step", fmt::format("{} {}: {}", step_id(v.next_step->step), step_title(v.next_step->step),
-                                   v.next_step->action));
+      row("next step", fmt::format("{} {}: {}", step_id(v.next_step->step),
+                                   step_title(v.next_step->step), v.next_step->action));
     }
   }
   return s;
@@ -112,7 +120,8 @@ nlohmann::ordered_json watch_summary_json(const WatchSummaryView& v) {
   j["log"] = v.log;
   j["output_bytes"] = o.output_bytes;
   j["files_failed"] = o.files_failed;
-  j["format"] = v.series ? nlohmann::ordered_json(trainlog::format_name(v.series->format)) : nlohmann::ordered_json(nullptr);
+  j["format"] = v.series ? nlohmann::ordered_json(trainlog::format_name(v.series->format))
+                         : nlohmann::ordered_json(nullptr);
   j["steps"] = v.series ? v.series->steps.size() : 0;
   std::optional<double> baseline = v.diagnosis ? v.diagnosis->baseline_seconds : std::nullopt;
   if (!baseline) baseline = o.live_baseline_seconds;

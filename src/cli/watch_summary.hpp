@@ -20,7 +20,8 @@ struct WatchSummaryView {
   std::string dir;
   std::string log;
   const WatchOutcome* outcome = nullptr;
-  std::optional<trainlog::StepSeries> series;   // as analyze reads the log back (else the live parse)
+  std::optional<trainlog::StepSeries>
+      series;  // as analyze reads the log back (else the live parse)
   std::optional<diagnose::Diagnosis> diagnosis;
   std::optional<std::uint64_t> plan_peak_bytes;  // the plan's pool peak, when plan flags were given
   std::optional<std::string> anchor_file;        // where the measured anchor was appended

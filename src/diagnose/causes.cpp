@@ -29,10 +29,12 @@ Samples in_window(const ThermalLog& log, SystemTime from, SystemTime to) {
 double sample_interval_seconds(const ThermalLog& log) {
   std::vector<double> gaps;
   for (std::size_t i = 1; i < log.samples.size() && gaps.size() < 1000; ++i) {
-    gaps.push_back(std::chrono::duration<double>(log.samples[i].time - log.samples[i - 1].time).count());
+    gaps.push_back(
+        std::chrono::duration<double>(log.samples[i].time - log.samples[i - 1].time).count());
   }
   if (gaps.empty()) return 1;
-  std::nth_element(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 2), gaps.end());
+  std::nth_element(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 2),
+                   gaps.end());
   return std::max(1.0, gaps[gaps.size() / 2]);
 }
 
@@ -73,7 +75,9 @@ std::optional<double> sum_of(const Samples& s, std::initializer_list<Member> mem
   return out;
 }
 
-double round3(double v) { return std::round(v * 1000.0) / 1000.0; }
+double round3(double v) {
+  return std::round(v * 1000.0) / 1000.0;
+}
 
 void put(Evidence& e, std::string key, std::optional<double> v) {
   if (v && std::isfinite(*v)) e.emplace_back(std::move(key), round3(*v));
@@ -84,12 +88,14 @@ void put(Evidence& e, std::string key, std::optional<double> v) {
 void attribute_cause(Slowdown& sd, const Window& window, std::optional<Window> baseline,
                      const ThermalLog& thermal, const DiagnoseOptions& o) {
   const double interval = sample_interval_seconds(thermal);
-  const auto pad = std::chrono::duration_cast<SystemTime::duration>(std::chrono::duration<double>(interval));
+  const auto pad =
+      std::chrono::duration_cast<SystemTime::duration>(std::chrono::duration<double>(interval));
   Samples w = in_window(thermal, window.from, window.to);
   if (w.empty()) w = in_window(thermal, window.from - pad, window.to + pad);
   Samples b;
   if (baseline) b = in_window(thermal, baseline->from, baseline->to);
-  if (b.empty()) b = in_window(thermal, window.from - std::chrono::minutes(10), window.from - pad / 2);
+  if (b.empty())
+    b = in_window(thermal, window.from - std::chrono::minutes(10), window.from - pad / 2);
   Evidence& ev = sd.evidence;
   ev.clear();
   put(ev, "samples_in_window", static_cast<double>(w.size()));
@@ -100,7 +106,8 @@ void attribute_cause(Slowdown& sd, const Window& window, std::optional<Window> b
     sd.explanation = "no thermal sample covers this window";
     return;
   }
-  const double duration = std::max(interval, std::chrono::duration<double>(window.to - window.from).count());
+  const double duration =
+      std::max(interval, std::chrono::duration<double>(window.to - window.from).count());
 
   // Thermal side.
   const auto temp_w = median_of(w, &ThermalSample::gpu_temp_c);
@@ -111,8 +118,9 @@ void attribute_cause(Slowdown& sd, const Window& window, std::optional<Window> b
   const auto clock_w = median_of(w, &ThermalSample::sm_clock_mhz);
   const auto clock_b = median_of(b, &ThermalSample::sm_clock_mhz);
   const auto clock_max = median_of(w, &ThermalSample::sm_clock_max_mhz);
-  const auto throttle_s = sum_of(w, {&ThermalSample::throttle_sw_thermal_s, &ThermalSample::throttle_hw_thermal_s,
-                                     &ThermalSample::throttle_hw_power_brake_s, &ThermalSample::throttle_sw_power_cap_s});
+  const auto throttle_s = sum_of(
+      w, {&ThermalSample::throttle_sw_thermal_s, &ThermalSample::throttle_hw_thermal_s,
+          &ThermalSample::throttle_hw_power_brake_s, &ThermalSample::throttle_sw_power_cap_s});
   constexpr std::uint64_t kHeldBack = kReasonSwPowerCap | kReasonHwSlowdown | kReasonSwThermal |
                                       kReasonHwThermal | kReasonHwPowerBrake;
   std::size_t reason_samples = 0, reason_known = 0;
@@ -135,14 +143,17 @@ void attribute_cause(Slowdown& sd, const Window& window, std::optional<Window> b
   if (reason_known) put(ev, "throttle_reason_samples", static_cast<double>(reason_samples));
 
   const bool counters = (throttle_share && *throttle_share >= 0.05) ||
-                        (reason_known && static_cast<double>(reason_samples) >= 0.3 * static_cast<double>(reason_known));
+                        (reason_known && static_cast<double>(reason_samples) >=
+                                             0.3 * static_cast<double>(reason_known));
   const bool hot = temp_w && *temp_w >= o.hot_celsius;
   const bool temp_rise = temp_w && temp_b && *temp_w - *temp_b >= 5;
-  const bool at_ceiling = power_w && std::fabs(*power_w - o.ceiling_watts) <= o.ceiling_band_watts &&
+  const bool at_ceiling = power_w &&
+                          std::fabs(*power_w - o.ceiling_watts) <= o.ceiling_band_watts &&
                           *power_w < o.rated_watts;
   const bool power_drop = power_w && power_b && *power_b > 0 && *power_w / *power_b <= 0.85;
-  const bool clock_drop = (clock_w && clock_b && *clock_b > 0 && *clock_w / *clock_b <= 0.85) ||
-                          (clock_w && clock_max && *clock_max > 0 && *clock_w / *clock_max < o.low_clock_ratio);
+  const bool clock_drop =
+      (clock_w && clock_b && *clock_b > 0 && *clock_w / *clock_b <= 0.85) ||
+      (clock_w && clock_max && *clock_max > 0 && *clock_w / *clock_max < o.low_clock_ratio);
   const bool cap_signature = (at_ceiling || power_drop) && (hot || temp_rise);
   double thermal_score = 0;
   if (counters) {
@@ -185,7 +196,8 @@ void attribute_cause(Slowdown& sd, const Window& window, std::optional<Window> b
     const double rate = *faults_w / duration;
     const double base_rate = faults_b ? *faults_b / b_duration : 0;
     put(ev, "major_faults_per_s", rate);
-    put(ev, "major_faults_per_s_baseline", faults_b ? std::optional<double>(base_rate) : std::nullopt);
+    put(ev, "major_faults_per_s_baseline",
+        faults_b ? std::optional<double>(base_rate) : std::nullopt);
     if (rate >= 50 && rate >= 5 * (base_rate + 1)) ++signals;
   }
   if (proc_b && proc_w) {
@@ -207,10 +219,10 @@ void attribute_cause(Slowdown& sd, const Window& window, std::optional<Window> b
       sd.explanation = fmt::format("GPU throttle counters: {:.0f} s held back in the window",
                                    throttle_s.value_or(0));
     } else if (cap_signature) {
-      sd.explanation = fmt::format("platform cap signature: power {:.0f} W (baseline {:.0f} W) while the GPU "
-                                   "sits at {:.0f} C (baseline {:.0f} C)",
-                                   power_w.value_or(0), power_b.value_or(0), temp_w.value_or(0),
-                                   temp_b.value_or(0));
+      sd.explanation = fmt::format(
+          "platform cap signature: power {:.0f} W (baseline {:.0f} W) while the GPU "
+          "sits at {:.0f} C (baseline {:.0f} C)",
+          power_w.value_or(0), power_b.value_or(0), temp_w.value_or(0), temp_b.value_or(0));
     } else {
       sd.explanation = fmt::format("SM clock fell to {:.0f} MHz (baseline {:.0f} MHz) at {:.0f} C",
                                    clock_w.value_or(0), clock_b.value_or(0), temp_w.value_or(0));
@@ -219,9 +231,10 @@ void attribute_cause(Slowdown& sd, const Window& window, std::optional<Window> b
   }
   sd.cause = Cause::contention;
   sd.confidence = contention_score;
-  sd.explanation = fmt::format("memory contention: {} signal(s) (available memory, PSI stalls, major "
-                               "faults, GPU process memory)",
-                               signals);
+  sd.explanation = fmt::format(
+      "memory contention: {} signal(s) (available memory, PSI stalls, major "
+      "faults, GPU process memory)",
+      signals);
 }
 
 }  // namespace sparkops::diagnose

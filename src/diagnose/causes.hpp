@@ -12,8 +12,8 @@ struct Window {
   SystemTime to;
 };
 
-// Fills cause, confidence, evidence and explanation of `slowdown`. `baseline` is the calm period the
-// samples are compared with (nullopt: the samples before the slowdown are used).
+// Fills cause, confidence, evidence and explanation of `slowdown`. `baseline` is the calm period
+// the samples are compared with (nullopt: the samples before the slowdown are used).
 void attribute_cause(Slowdown& slowdown, const Window& window, std::optional<Window> baseline,
                      const ThermalLog& thermal, const DiagnoseOptions& options);
 

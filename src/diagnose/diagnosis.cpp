@@ -36,9 +36,13 @@ void collect_pauses(const StepSeries& series, std::optional<double> baseline, Di
       if (i < steps.size()) {
         cursor = i;
         // Measured: the wall time between the steps around the pause, less the steps' own time.
-        if (!p.duration_seconds && baseline && i + 1 < steps.size() && steps[i].time && steps[i + 1].time) {
-          const double gap = std::chrono::duration<double>(*steps[i + 1].time - *steps[i].time).count();
-          const double own = static_cast<double>(std::max<std::int64_t>(1, steps[i + 1].step - steps[i].step)) * *baseline;
+        if (!p.duration_seconds && baseline && i + 1 < steps.size() && steps[i].time &&
+            steps[i + 1].time) {
+          const double gap =
+              std::chrono::duration<double>(*steps[i + 1].time - *steps[i].time).count();
+          const double own =
+              static_cast<double>(std::max<std::int64_t>(1, steps[i + 1].step - steps[i].step)) *
+              *baseline;
           if (gap - own > 0) p.duration_seconds = std::round((gap - own) * 1000.0) / 1000.0;
         }
       }
@@ -51,9 +55,12 @@ void collect_pauses(const StepSeries& series, std::optional<double> baseline, Di
 
 std::string_view cause_name(Cause c) {
   switch (c) {
-    case Cause::thermal: return "thermal";
-    case Cause::contention: return "contention";
-    case Cause::unexplained: return "unexplained";
+    case Cause::thermal:
+      return "thermal";
+    case Cause::contention:
+      return "contention";
+    case Cause::unexplained:
+      return "unexplained";
   }
   return "unexplained";
 }
@@ -97,7 +104,8 @@ Diagnosis diagnose(const StepSeries& series, const ThermalLog* thermal, const Di
     base.push_back(*steps[measured[k]].seconds);
   }
   if (base.empty()) {
-    // Every measurement follows a pause (DeepSpeed timing a save every print interval): use them all.
+    // Every measurement follows a pause (DeepSpeed timing a save every print interval): use them
+    // all.
     for (std::size_t i = 0; i < n; ++i) {
       if (steps[i].seconds && *steps[i].seconds > 0) base.push_back(*steps[i].seconds);
     }
@@ -164,7 +172,8 @@ Diagnosis diagnose(const StepSeries& series, const ThermalLog* thermal, const Di
   std::optional<Window> base_window;
   if (!base.empty()) {
     const auto& first = steps[measured[d.warmup_skipped]];
-    const auto& last = steps[measured[std::min(measured.size() - 1, d.warmup_skipped + base.size() - 1)]];
+    const auto& last =
+        steps[measured[std::min(measured.size() - 1, d.warmup_skipped + base.size() - 1)]];
     if (first.time && last.time) base_window = Window{*first.time, *last.time};
   }
   bool warned_no_time = false;
@@ -191,7 +200,8 @@ Diagnosis diagnose(const StepSeries& series, const ThermalLog* thermal, const Di
     } else if (!sd.start_time || !sd.end_time) {
       sd.cause = Cause::unexplained;
       sd.confidence = 0;
-      sd.explanation = "the log has no wall times to match the samples (pass --start or use a .times sidecar)";
+      sd.explanation =
+          "the log has no wall times to match the samples (pass --start or use a .times sidecar)";
       if (!warned_no_time) d.notes.push_back(sd.explanation);
       warned_no_time = true;
     } else {
@@ -201,8 +211,10 @@ Diagnosis diagnose(const StepSeries& series, const ThermalLog* thermal, const Di
   }
   collect_pauses(series, d.baseline_seconds, d);
   if (thermal && !thermal->samples.empty() && n > 0 && steps.front().time && steps.back().time) {
-    if (thermal->samples.back().time < *steps.front().time || thermal->samples.front().time > *steps.back().time) {
-      d.notes.push_back("the thermal samples do not overlap the run's time span (check --tz-offset)");
+    if (thermal->samples.back().time < *steps.front().time ||
+        thermal->samples.front().time > *steps.back().time) {
+      d.notes.push_back(
+          "the thermal samples do not overlap the run's time span (check --tz-offset)");
     }
   }
   return d;

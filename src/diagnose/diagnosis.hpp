@@ -17,9 +17,9 @@
 namespace sparkops::diagnose {
 
 struct DiagnoseOptions {
-  double slowdown_factor = 1.3;     // analyze.slowdown_factor
-  std::int64_t sustain_steps = 5;   // analyze.sustain_steps (consecutive measurements)
-  std::int64_t warmup_steps = 5;    // analyze.warmup_steps (records skipped before the baseline)
+  double slowdown_factor = 1.3;    // analyze.slowdown_factor
+  std::int64_t sustain_steps = 5;  // analyze.sustain_steps (consecutive measurements)
+  std::int64_t warmup_steps = 5;   // analyze.warmup_steps (records skipped before the baseline)
   double doubled_factor = 2.0;
   // Thermal thresholds (thermal.* config keys).
   double rated_watts = 240;
@@ -42,12 +42,12 @@ struct Slowdown {
   std::optional<SystemTime> start_time;
   std::optional<SystemTime> end_time;
   double median_seconds = 0;
-  double ratio = 0;            // median_seconds / baseline
+  double ratio = 0;  // median_seconds / baseline
   bool doubled = false;
   Cause cause = Cause::unexplained;
-  double confidence = 0;       // 0..1: how sure the cause is
-  Evidence evidence;           // named numbers behind the cause
-  std::string explanation;     // one line for people
+  double confidence = 0;    // 0..1: how sure the cause is
+  Evidence evidence;        // named numbers behind the cause
+  std::string explanation;  // one line for people
 };
 
 struct Pause {
@@ -61,10 +61,10 @@ struct Pause {
 struct Diagnosis {
   std::optional<double> baseline_seconds;
   std::size_t warmup_skipped = 0;
-  std::size_t baseline_samples = 0;      // measurements the baseline is the median of
+  std::size_t baseline_samples = 0;  // measurements the baseline is the median of
   std::vector<Slowdown> slowdowns;
   std::vector<Pause> pauses;
-  std::vector<std::string> notes;        // why something could not be concluded
+  std::vector<std::string> notes;  // why something could not be concluded
 };
 
 // `thermal` may be null (no --thermal).

@@ -30,7 +30,7 @@ struct LiveSlowdownEvent {
   std::optional<SystemTime> time;  // when the streak began
   double seconds = 0;              // median of the streak's measurements
   double baseline_seconds = 0;
-  double ratio = 0;                // seconds / baseline
+  double ratio = 0;  // seconds / baseline
 };
 
 class LiveSlowdownDetector {
@@ -38,7 +38,8 @@ class LiveSlowdownDetector {
   explicit LiveSlowdownDetector(LiveSlowdownOptions options = {});
 
   // One measurement (seconds per step at `step`). Returns an edge when one is confirmed.
-  std::optional<LiveSlowdownEvent> feed(std::int64_t step, double seconds, std::optional<SystemTime> time);
+  std::optional<LiveSlowdownEvent> feed(std::int64_t step, double seconds,
+                                        std::optional<SystemTime> time);
 
   std::optional<double> baseline_seconds() const { return baseline_; }
   std::optional<double> last_seconds() const { return last_; }

@@ -127,7 +127,8 @@ bool apply(const Field& f, std::string_view cell, ThermalSample& s, bool& has_ti
     case FieldKind::number:
       s.*(f.member) = cell_number(v);
       return true;
-    case FieldKind::ignore: return true;
+    case FieldKind::ignore:
+      return true;
   }
   return true;
 }
@@ -217,9 +218,12 @@ bool parse_json_row(std::string_view line, ThermalSample& s, const ThermalReadOp
 
 std::string_view thermal_format_name(ThermalFormat f) {
   switch (f) {
-    case ThermalFormat::nvidia_smi: return "nvidia_smi";
-    case ThermalFormat::extended_csv: return "extended_csv";
-    case ThermalFormat::jsonl: return "jsonl";
+    case ThermalFormat::nvidia_smi:
+      return "nvidia_smi";
+    case ThermalFormat::extended_csv:
+      return "extended_csv";
+    case ThermalFormat::jsonl:
+      return "jsonl";
   }
   return "nvidia_smi";
 }
@@ -298,11 +302,13 @@ Result<ThermalLog> parse_thermal_log(std::string_view text, const ThermalReadOpt
     }
     acc.add(s);
   }
-  if (!header_seen) return fail(Errc::malformed, fmt::format("{}: empty thermal sample file", name));
+  if (!header_seen)
+    return fail(Errc::malformed, fmt::format("{}: empty thermal sample file", name));
   return log;
 }
 
-Result<ThermalLog> read_thermal_log(const std::filesystem::path& path, const ThermalReadOptions& options) {
+Result<ThermalLog> read_thermal_log(const std::filesystem::path& path,
+                                    const ThermalReadOptions& options) {
   auto text = read_file(path, std::size_t{1} << 30);
   if (!text) return tl::unexpected(text.error());
   return parse_thermal_log(*text, options, path.string());
@@ -310,9 +316,11 @@ Result<ThermalLog> read_thermal_log(const std::filesystem::path& path, const The
 
 std::vector<std::string> describe_thermal_notes(const ThermalLog& log) {
   std::vector<std::string> out;
-  if (log.skipped_rows) out.push_back(fmt::format("skipped {} unreadable sample row(s)", log.skipped_rows));
+  if (log.skipped_rows)
+    out.push_back(fmt::format("skipped {} unreadable sample row(s)", log.skipped_rows));
   if (log.backwards_rows) {
-    out.push_back(fmt::format("skipped {} sample row(s) whose time went backwards", log.backwards_rows));
+    out.push_back(
+        fmt::format("skipped {} sample row(s) whose time went backwards", log.backwards_rows));
   }
   if (log.other_gpu_rows) {
     out.push_back(fmt::format("ignored {} row(s) for other GPUs", log.other_gpu_rows));

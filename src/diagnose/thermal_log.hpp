@@ -4,10 +4,11 @@
 //      `2025/11/09 09:26:12.345, 45, 11.23 W` (`[N/A]` when unsupported), local time of the
 //      sampling machine; also the real `nvidia-smi --query-gpu=... --format=csv` header
 //      `timestamp, temperature.gpu, power.draw [W]` with unit-less values;
-//  (b) sparkops' extended CSV: optional `# sparkops ...` comment, then `timestamp_utc,gpu_index,...`;
-//  (c) JSONL with the extended CSV's keys (absent: key omitted or null).
-// Columns are read by name, never position; unknown columns are ignored; a torn last line, rows with
-// the wrong cell count and rows going back in time are skipped and counted.
+//  (b) sparkops' extended CSV: optional `# sparkops ...` comment, then
+//  `timestamp_utc,gpu_index,...`; (c) JSONL with the extended CSV's keys (absent: key omitted or
+//  null).
+// Columns are read by name, never position; unknown columns are ignored; a torn last line, rows
+// with the wrong cell count and rows going back in time are skipped and counted.
 
 #include <cstdint>
 #include <filesystem>
@@ -31,8 +32,8 @@ struct ThermalSample {
   std::optional<double> sm_clock_mhz;
   std::optional<double> sm_clock_max_mhz;
   std::optional<double> gpu_util_pct;
-  std::optional<std::int64_t> pstate;          // 0 for "P0"
-  std::optional<std::uint64_t> reasons_mask;   // NVML clocks-event-reason bits
+  std::optional<std::int64_t> pstate;         // 0 for "P0"
+  std::optional<std::uint64_t> reasons_mask;  // NVML clocks-event-reason bits
   // Seconds spent in each reason during the interval (diffs of NVML's cumulative counters).
   std::optional<double> throttle_sw_power_cap_s;
   std::optional<double> throttle_sync_boost_s;
@@ -72,7 +73,8 @@ struct ThermalReadOptions {
 // Errors: malformed with a message naming the input when the header is neither format.
 Result<ThermalLog> parse_thermal_log(std::string_view text, const ThermalReadOptions& options,
                                      std::string_view name = "<thermal>");
-Result<ThermalLog> read_thermal_log(const std::filesystem::path& path, const ThermalReadOptions& options);
+Result<ThermalLog> read_thermal_log(const std::filesystem::path& path,
+                                    const ThermalReadOptions& options);
 
 // Describes skipped rows for the summary; empty when nothing was skipped.
 std::vector<std::string> describe_thermal_notes(const ThermalLog& log);

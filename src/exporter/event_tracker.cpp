@@ -4,9 +4,9 @@ namespace sparkops {
 
 namespace {
 
-constexpr ThrottleCause kThrottleCauses[] = {ThrottleCause::sw_power_cap,  ThrottleCause::hw_slowdown,
-                                             ThrottleCause::sw_thermal,    ThrottleCause::hw_thermal,
-                                             ThrottleCause::hw_power_brake, ThrottleCause::platform_cap};
+constexpr ThrottleCause kThrottleCauses[] = {
+    ThrottleCause::sw_power_cap, ThrottleCause::hw_slowdown,    ThrottleCause::sw_thermal,
+    ThrottleCause::hw_thermal,   ThrottleCause::hw_power_brake, ThrottleCause::platform_cap};
 constexpr ThrottleCause kSlowdownCauses[] = {ThrottleCause::unflagged_low_clock,
                                              ThrottleCause::unflagged_low_power};
 
@@ -32,11 +32,16 @@ Sample sample_from_report(const StatusReport& report, std::uint64_t tick, Steady
     s.host.hottest_millicelsius = report.hottest_sensor->temp_millicelsius;
   }
   for (const auto& rail : report.spbm_rails) {
-    if (rail.name == "sys_total") s.host.spbm_sys_total_microwatts = rail.power_microwatts;
-    else if (rail.name == "soc_pkg") s.host.spbm_soc_pkg_microwatts = rail.power_microwatts;
-    else if (rail.name == "cpu_gpu") s.host.spbm_cpu_gpu_microwatts = rail.power_microwatts;
-    else if (rail.name == "gpu") s.host.spbm_gpu_microwatts = rail.power_microwatts;
-    else if (rail.name == "dc_input") s.host.spbm_dc_input_microwatts = rail.power_microwatts;
+    if (rail.name == "sys_total")
+      s.host.spbm_sys_total_microwatts = rail.power_microwatts;
+    else if (rail.name == "soc_pkg")
+      s.host.spbm_soc_pkg_microwatts = rail.power_microwatts;
+    else if (rail.name == "cpu_gpu")
+      s.host.spbm_cpu_gpu_microwatts = rail.power_microwatts;
+    else if (rail.name == "gpu")
+      s.host.spbm_gpu_microwatts = rail.power_microwatts;
+    else if (rail.name == "dc_input")
+      s.host.spbm_dc_input_microwatts = rail.power_microwatts;
   }
   if (report.pool) {
     s.host.mem_total_bytes = report.pool->total_bytes;
@@ -45,7 +50,8 @@ Sample sample_from_report(const StatusReport& report, std::uint64_t tick, Steady
   }
   if (report.memory_pressure) {
     s.host.psi_mem_some_total_us = report.memory_pressure->some.total_us;
-    if (report.memory_pressure->full) s.host.psi_mem_full_total_us = report.memory_pressure->full->total_us;
+    if (report.memory_pressure->full)
+      s.host.psi_mem_full_total_us = report.memory_pressure->full->total_us;
   }
   s.gpu_state = report.gpu.state;
   s.gpu_detail = report.gpu.detail;

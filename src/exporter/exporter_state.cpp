@@ -26,8 +26,9 @@ void ExporterState::update(const StatusReport& report, SteadyTime steady,
   mo.collect_duration_seconds = collect_seconds;
   auto metrics = std::make_shared<const std::string>(render_metrics(report, events_.totals(), mo));
   auto status = std::make_shared<const std::string>(status_to_json(report).dump(2) + "\n");
-  auto history = std::make_shared<const std::string>(history_to_json(
-      history_.points(), std::chrono::duration<double>(options_.interval).count(), history_.capacity()));
+  auto history = std::make_shared<const std::string>(
+      history_to_json(history_.points(), std::chrono::duration<double>(options_.interval).count(),
+                      history_.capacity()));
   const std::lock_guard lock(mutex_);
   metrics_ = std::move(metrics);
   status_ = std::move(status);

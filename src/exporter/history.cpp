@@ -10,10 +10,12 @@ HistoryPoint history_point(const StatusReport& report) {
   p.time_seconds = std::chrono::duration<double>(report.taken_at.time_since_epoch()).count();
   if (!report.gpu.snapshots.empty()) {
     const auto& s = report.gpu.snapshots.front();
-    if (s.temp_millicelsius) p.gpu_temperature_celsius = static_cast<double>(*s.temp_millicelsius) / 1e3;
+    if (s.temp_millicelsius)
+      p.gpu_temperature_celsius = static_cast<double>(*s.temp_millicelsius) / 1e3;
     if (s.power_microwatts) p.gpu_power_watts = static_cast<double>(*s.power_microwatts) / 1e6;
     if (s.sm_clock_mhz) p.gpu_sm_clock_hertz = static_cast<double>(*s.sm_clock_mhz) * 1e6;
-    if (s.util_gpu_percent) p.gpu_utilization_ratio = static_cast<double>(*s.util_gpu_percent) / 1e2;
+    if (s.util_gpu_percent)
+      p.gpu_utilization_ratio = static_cast<double>(*s.util_gpu_percent) / 1e2;
   }
   if (report.pool) {
     p.pool_available_bytes = static_cast<double>(report.pool->available_bytes);
@@ -31,7 +33,8 @@ HistoryPoint history_point(const StatusReport& report) {
     }
     if (any || report.workloads->empty()) p.workloads_actual_bytes = sum;
   }
-  if (report.memory_pressure) p.memory_pressure_some_avg10_ratio = report.memory_pressure->some.avg10 / 1e2;
+  if (report.memory_pressure)
+    p.memory_pressure_some_avg10_ratio = report.memory_pressure->some.avg10 / 1e2;
   if (report.hottest_sensor) {
     p.host_hottest_celsius = static_cast<double>(report.hottest_sensor->temp_millicelsius) / 1e3;
   }
@@ -80,8 +83,10 @@ std::string history_to_json(const std::vector<HistoryPoint>& points, double inte
     auto column = nlohmann::ordered_json::array();
     for (const auto& p : points) {
       const auto& v = p.*member;
-      if (v) column.push_back(*v);
-      else column.push_back(nullptr);
+      if (v)
+        column.push_back(*v);
+      else
+        column.push_back(nullptr);
     }
     series[name] = std::move(column);
   }

@@ -102,7 +102,8 @@ bool token_matches(std::string_view token, std::string_view candidate) {
   return diff == 0;
 }
 
-HttpExporter::HttpExporter(const ExporterState& state, HttpOptions options, std::string dashboard_html)
+HttpExporter::HttpExporter(const ExporterState& state, HttpOptions options,
+                           std::string dashboard_html)
     : state_(state),
       options_(std::move(options)),
       dashboard_html_(std::move(dashboard_html)),
@@ -118,7 +119,8 @@ void HttpExporter::install_routes() {
   const std::size_t queued = options_.max_queued_connections;
   s.new_task_queue = [workers, queued] { return new BoundedPool(workers, queued); };
   s.set_payload_max_length(options_.max_request_bytes);
-  // Without TCP_NODELAY a keep-alive client's next request waits on delayed ACK (~40 ms per scrape).
+  // Without TCP_NODELAY a keep-alive client's next request waits on delayed ACK (~40 ms per
+  // scrape).
   s.set_tcp_nodelay(true);
   s.set_read_timeout(options_.read_timeout);
   s.set_write_timeout(options_.read_timeout);
@@ -141,8 +143,9 @@ void HttpExporter::install_routes() {
     }
     if (options_.token) {
       const auto bearer = bearer_token(req);
-      const bool ok = (bearer && token_matches(*options_.token, *bearer)) ||
-                      (req.has_param("token") && token_matches(*options_.token, req.get_param_value("token")));
+      const bool ok =
+          (bearer && token_matches(*options_.token, *bearer)) ||
+          (req.has_param("token") && token_matches(*options_.token, req.get_param_value("token")));
       if (!ok) {
         res.status = 401;
         res.set_header("WWW-Authenticate", "Bearer realm=\"sparkops\"");
@@ -167,8 +170,9 @@ void HttpExporter::install_routes() {
   });
   s.set_error_handler([](const httplib::Request&, httplib::Response& res) {
     if (res.body.empty()) {
-      res.set_content(res.status == 404 ? "sparkops: not found (try /metrics)\n" : "sparkops: error\n",
-                      kPlainType);
+      res.set_content(
+          res.status == 404 ? "sparkops: not found (try /metrics)\n" : "sparkops: error\n",
+          kPlainType);
     }
   });
 }
@@ -194,6 +198,8 @@ Status HttpExporter::run() {
   return {};
 }
 
-void HttpExporter::stop() { server_->stop(); }
+void HttpExporter::stop() {
+  server_->stop();
+}
 
 }  // namespace sparkops

@@ -22,7 +22,8 @@ bool is_loopback_host(std::string_view host) {
 
 Result<ListenAddress> parse_listen_address(std::string_view text) {
   const auto bad = [&](std::string_view why) {
-    return fail(Errc::invalid_argument, "--listen " + quote_for_message(text) + ": " + std::string(why));
+    return fail(Errc::invalid_argument,
+                "--listen " + quote_for_message(text) + ": " + std::string(why));
   };
   ListenAddress out;
   std::string_view host;
@@ -37,7 +38,8 @@ Result<ListenAddress> parse_listen_address(std::string_view text) {
   } else if (const auto colon = text.rfind(':'); colon != std::string_view::npos) {
     host = text.substr(0, colon);
     port = text.substr(colon + 1);
-    if (host.find(':') != std::string_view::npos) return bad("put an IPv6 address in brackets: [::1]:9877");
+    if (host.find(':') != std::string_view::npos)
+      return bad("put an IPv6 address in brackets: [::1]:9877");
     if (host.empty()) host = "0.0.0.0";
   } else {
     host = "127.0.0.1";

@@ -30,7 +30,8 @@ const std::vector<MetricDef>& metric_catalogue() {
       {"sparkops_pool_flush_suggested", gauge, "",
        "1 when reclaimable page cache exceeds the flush hint gap, else 0."},
       {"sparkops_cgroup_memory_max_bytes", gauge, "", "cgroup v2 memory.max of sparkops' cgroup."},
-      {"sparkops_cgroup_memory_high_bytes", gauge, "", "cgroup v2 memory.high of sparkops' cgroup."},
+      {"sparkops_cgroup_memory_high_bytes", gauge, "",
+       "cgroup v2 memory.high of sparkops' cgroup."},
       {"sparkops_cgroup_memory_current_bytes", gauge, "",
        "cgroup v2 memory.current of sparkops' cgroup."},
       {"sparkops_memory_pressure_avg10_ratio", gauge, "scope",
@@ -50,13 +51,15 @@ const std::vector<MetricDef>& metric_catalogue() {
       {"sparkops_gpu_temperature_margin_celsius", gauge, "gpu",
        "Distance from the GPU temperature to its slowdown limit."},
       {"sparkops_gpu_power_watts", gauge, "gpu", "GPU power draw (driver 1 s average)."},
-      {"sparkops_gpu_power_limit_watts", gauge, "gpu", "Enforced GPU power limit (absent on GB10)."},
+      {"sparkops_gpu_power_limit_watts", gauge, "gpu",
+       "Enforced GPU power limit (absent on GB10)."},
       {"sparkops_gpu_energy_joules_total", counter, "gpu", "GPU energy since driver load."},
       {"sparkops_gpu_sm_clock_hertz", gauge, "gpu", "Current SM clock."},
       {"sparkops_gpu_sm_clock_max_hertz", gauge, "gpu", "Maximum SM clock."},
       {"sparkops_gpu_memory_clock_hertz", gauge, "gpu", "Current memory clock."},
       {"sparkops_gpu_memory_clock_max_hertz", gauge, "gpu", "Maximum memory clock."},
-      {"sparkops_gpu_utilization_ratio", gauge, "gpu", "GPU (SM) utilisation over the last sample period (0-1)."},
+      {"sparkops_gpu_utilization_ratio", gauge, "gpu",
+       "GPU (SM) utilisation over the last sample period (0-1)."},
       {"sparkops_gpu_memory_utilization_ratio", gauge, "gpu",
        "Memory controller utilisation over the last sample period (0-1)."},
       {"sparkops_gpu_pstate", gauge, "gpu", "Performance state (0 = P0, fastest)."},
@@ -84,10 +87,13 @@ const std::vector<MetricDef>& metric_catalogue() {
       {"sparkops_throttle_events_total", counter, "gpu,reason",
        "Throttle events detected by the exporter's sampling loop since it started."},
       {"sparkops_slowdown_events_total", counter, "gpu,reason",
-       "Unflagged slow states (clock stuck low or power collapsed under load) since the exporter started."},
+       "Unflagged slow states (clock stuck low or power collapsed under load) since the exporter "
+       "started."},
       {"sparkops_contention_events_total", counter, "",
-       "Contention events since the exporter started: the one-heavy-job rule starting to be broken, "
-       "and memory contention between readings (PSI, major faults, refaults, swap-in, eviction, OOM kills)."},
+       "Contention events since the exporter started: the one-heavy-job rule starting to be "
+       "broken, "
+       "and memory contention between readings (PSI, major faults, refaults, swap-in, eviction, "
+       "OOM kills)."},
   };
   return defs;
 }

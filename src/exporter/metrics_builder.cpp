@@ -53,7 +53,8 @@ void add_pool(FamilySet& f, const StatusReport& r) {
     f.add("sparkops_pool_reclaimable_bytes", {}, static_cast<double>(p.reclaimable_bytes));
     f.add("sparkops_pool_effective_available_bytes", {},
           static_cast<double>(p.effective_available_bytes));
-    f.add("sparkops_pool_hugepages_reserved_bytes", {}, static_cast<double>(p.hugepages_reserved_bytes));
+    f.add("sparkops_pool_hugepages_reserved_bytes", {},
+          static_cast<double>(p.hugepages_reserved_bytes));
     f.add("sparkops_pool_overhead_bytes", {}, static_cast<double>(p.overhead_bytes));
     f.add("sparkops_pool_budget_bytes", {}, static_cast<double>(p.budget_bytes));
     f.add("sparkops_pool_flush_suggested", {}, p.flush_suggested ? 1.0 : 0.0);
@@ -92,15 +93,16 @@ void add_reasons(FamilySet& f, const std::string& gpu, std::uint64_t mask) {
   f.add("sparkops_gpu_clocks_event_reasons", {{"gpu", gpu}}, static_cast<double>(mask));
   for (int bit = 0; bit < 9; ++bit) {
     const std::uint64_t b = 1ULL << bit;
-    f.add("sparkops_gpu_clocks_event_reason_active", {{"gpu", gpu}, {"reason", reason_names(b).front()}},
-          (mask & b) ? 1.0 : 0.0);
+    f.add("sparkops_gpu_clocks_event_reason_active",
+          {{"gpu", gpu}, {"reason", reason_names(b).front()}}, (mask & b) ? 1.0 : 0.0);
   }
 }
 
 void add_counters(FamilySet& f, const std::string& gpu, const ThrottleCounters& c) {
   const std::pair<std::string_view, const std::optional<std::chrono::nanoseconds>*> counters[] = {
-      {"sw_power_cap", &c.sw_power_cap}, {"sync_boost", &c.sync_boost}, {"sw_thermal", &c.sw_thermal},
-      {"hw_thermal", &c.hw_thermal},     {"hw_power_brake", &c.hw_power_brake},
+      {"sw_power_cap", &c.sw_power_cap},     {"sync_boost", &c.sync_boost},
+      {"sw_thermal", &c.sw_thermal},         {"hw_thermal", &c.hw_thermal},
+      {"hw_power_brake", &c.hw_power_brake},
   };
   for (const auto& [reason, value] : counters) {
     if (*value) {
@@ -115,7 +117,10 @@ void add_gpu(FamilySet& f, const GpuStatus& g) {
         {{"backend", g.backend}, {"state", std::string(gpu_state_name(g.state))}}, 1.0);
   for (const auto& d : g.devices) {
     f.add("sparkops_gpu_info",
-          {{"gpu", std::to_string(d.index)}, {"name", d.name}, {"uuid", d.uuid}, {"pci_bus_id", d.pci_bus_id}},
+          {{"gpu", std::to_string(d.index)},
+           {"name", d.name},
+           {"uuid", d.uuid},
+           {"pci_bus_id", d.pci_bus_id}},
           1.0);
   }
   for (const auto& s : g.snapshots) {
@@ -154,7 +159,8 @@ void add_workloads(FamilySet& f, const std::vector<WorkloadLine>& workloads, std
   for (const auto& w : workloads) order.push_back(&w);
   std::sort(order.begin(), order.end(), [](const WorkloadLine* a, const WorkloadLine* b) {
     const auto av = a->actual_bytes.value_or(0), bv = b->actual_bytes.value_or(0);
-    if (a->actual_bytes.has_value() != b->actual_bytes.has_value()) return a->actual_bytes.has_value();
+    if (a->actual_bytes.has_value() != b->actual_bytes.has_value())
+      return a->actual_bytes.has_value();
     if (av != bv) return av > bv;
     return a->pid < b->pid;
   });
@@ -174,10 +180,12 @@ void add_workloads(FamilySet& f, const std::vector<WorkloadLine>& workloads, std
 }
 
 void add_events(FamilySet& f, const EventTotals& e) {
-  const auto add_list = [&f](std::string_view name, const std::optional<std::vector<EventCount>>& list) {
+  const auto add_list = [&f](std::string_view name,
+                             const std::optional<std::vector<EventCount>>& list) {
     if (!list) return;
     for (const auto& c : *list) {
-      f.add(name, {{"gpu", std::to_string(c.gpu)}, {"reason", c.reason}}, static_cast<double>(c.count));
+      f.add(name, {{"gpu", std::to_string(c.gpu)}, {"reason", c.reason}},
+            static_cast<double>(c.count));
     }
   };
   add_list("sparkops_throttle_events_total", e.throttle);
@@ -187,7 +195,8 @@ void add_events(FamilySet& f, const EventTotals& e) {
 
 }  // namespace
 
-std::vector<MetricFamily> build_metric_families(const StatusReport& report, const EventTotals& events,
+std::vector<MetricFamily> build_metric_families(const StatusReport& report,
+                                                const EventTotals& events,
                                                 const MetricsOptions& options) {
   FamilySet f;
   const auto& sys = report.system;

@@ -34,7 +34,8 @@ struct MetricsOptions {
   std::optional<double> collect_duration_seconds;
 };
 
-std::vector<MetricFamily> build_metric_families(const StatusReport& report, const EventTotals& events,
+std::vector<MetricFamily> build_metric_families(const StatusReport& report,
+                                                const EventTotals& events,
                                                 const MetricsOptions& options);
 
 // render_exposition(build_metric_families(...)).

@@ -41,9 +41,12 @@ std::string escape_help(std::string_view help) {
   std::string out;
   out.reserve(help.size());
   for (const char c : help) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -76,7 +79,9 @@ bool valid_name(std::string_view name, bool allow_colon) {
 
 }  // namespace
 
-bool is_valid_metric_name(std::string_view name) { return valid_name(name, true); }
+bool is_valid_metric_name(std::string_view name) {
+  return valid_name(name, true);
+}
 
 bool is_valid_label_name(std::string_view name) {
   return valid_name(name, false) && name.substr(0, 2) != "__";

@@ -1,6 +1,7 @@
 #pragma once
-// Prometheus text exposition format 0.0.4 (https://prometheus.io/docs/instrumenting/exposition_formats/):
-// one `# HELP` and one `# TYPE` line per family, then its samples. Pure and locale-free.
+// Prometheus text exposition format 0.0.4
+// (https://prometheus.io/docs/instrumenting/exposition_formats/): one `# HELP` and one `# TYPE`
+// line per family, then its samples. Pure and locale-free.
 
 #include <string>
 #include <string_view>

@@ -113,7 +113,8 @@ class DeviceReader {
     for (const auto& f : v) ok(f.nvmlReturn);
     c.sw_power_cap = counter_value(v[0]);
     c.sync_boost = counter_value(v[1]);
-    const int first = nvml::choose_slowdown_ids(v[2].nvmlReturn) == nvml::SlowdownIdSet::early_r580_251 ? 2 : 5;
+    const int first =
+        nvml::choose_slowdown_ids(v[2].nvmlReturn) == nvml::SlowdownIdSet::early_r580_251 ? 2 : 5;
     c.sw_thermal = counter_value(v[first]);
     if (!c.sw_thermal) c.sw_thermal = counter_value(v[8]);
     c.hw_thermal = counter_value(v[first + 1]);

@@ -72,7 +72,8 @@ Result<ProcStat> parse_proc_stat(std::string_view text) {
   const auto ppid = parse_u32(fields[1]);
   const auto start = parse_u64(fields[19]);
   if (!ppid || !start) {
-    return fail(Errc::malformed, fmt::format("stat {}: bad ppid or starttime", quote_for_message(text)));
+    return fail(Errc::malformed,
+                fmt::format("stat {}: bad ppid or starttime", quote_for_message(text)));
   }
   st.ppid = *ppid;
   st.start_ticks = *start;
@@ -96,7 +97,8 @@ Result<ProcStatus> parse_proc_status(std::string_view text) {
     } else if (key == "VmRSS" || key == "VmSwap") {
       const auto bytes = parse_kb_value(value);
       if (!bytes) {
-        return fail(Errc::malformed, fmt::format("status: bad {} line {}", key, quote_for_message(line)));
+        return fail(Errc::malformed,
+                    fmt::format("status: bad {} line {}", key, quote_for_message(line)));
       }
       (key == "VmRSS" ? st.vm_rss_bytes : st.vm_swap_bytes) = bytes;
     } else if (key == "NSpid") {
@@ -115,13 +117,17 @@ Result<SmapsRollup> parse_smaps_rollup(std::string_view text) {
     if (colon == std::string_view::npos) continue;  // the "00400000-ffff... [rollup]" header
     const auto key = line.substr(0, colon);
     std::optional<std::uint64_t>* slot = nullptr;
-    if (key == "Rss") slot = &r.rss_bytes;
-    else if (key == "Pss") slot = &r.pss_bytes;
-    else if (key == "Swap") slot = &r.swap_bytes;
+    if (key == "Rss")
+      slot = &r.rss_bytes;
+    else if (key == "Pss")
+      slot = &r.pss_bytes;
+    else if (key == "Swap")
+      slot = &r.swap_bytes;
     if (slot == nullptr) continue;
     *slot = parse_kb_value(line.substr(colon + 1));
     if (!*slot) {
-      return fail(Errc::malformed, fmt::format("smaps_rollup: bad line {}", quote_for_message(line)));
+      return fail(Errc::malformed,
+                  fmt::format("smaps_rollup: bad line {}", quote_for_message(line)));
     }
   }
   return r;
@@ -133,9 +139,9 @@ EnvList parse_proc_environ(std::string_view text, const std::vector<std::string_
     const auto eq = entry.find('=');
     if (eq == std::string_view::npos || eq == 0) continue;
     const auto name = entry.substr(0, eq);
-    const bool wanted = prefixes.empty() ||
-                        std::any_of(prefixes.begin(), prefixes.end(),
-                                    [&](std::string_view p) { return name.starts_with(p); });
+    const bool wanted =
+        prefixes.empty() || std::any_of(prefixes.begin(), prefixes.end(),
+                                        [&](std::string_view p) { return name.starts_with(p); });
     if (wanted) env.emplace_back(std::string(name), std::string(entry.substr(eq + 1)));
   }
   return env;

@@ -55,8 +55,8 @@ struct SmapsRollup {
 };
 Result<SmapsRollup> parse_smaps_rollup(std::string_view text);
 
-// /proc/PID/environ: NUL-separated NAME=value. Entries without '=' are skipped. Only variables whose
-// name starts with one of `prefixes` are kept (an empty list keeps all), in file order.
+// /proc/PID/environ: NUL-separated NAME=value. Entries without '=' are skipped. Only variables
+// whose name starts with one of `prefixes` are kept (an empty list keeps all), in file order.
 using EnvList = std::vector<std::pair<std::string, std::string>>;
 EnvList parse_proc_environ(std::string_view text, const std::vector<std::string_view>& prefixes);
 

@@ -12,7 +12,8 @@ Result<std::chrono::milliseconds> parse_proc_uptime(std::string_view text) {
   const auto fields = split_ws(trim(text));
   const auto seconds = fields.empty() ? std::nullopt : parse_double(fields.front());
   if (!seconds || !std::isfinite(*seconds) || *seconds < 0) {
-    return fail(Errc::malformed, fmt::format("/proc/uptime {}: expected seconds", quote_for_message(text)));
+    return fail(Errc::malformed,
+                fmt::format("/proc/uptime {}: expected seconds", quote_for_message(text)));
   }
   return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(*seconds * 1000.0)));
 }
@@ -22,7 +23,9 @@ Result<std::int64_t> parse_proc_stat_btime(std::string_view text) {
     const auto fields = split_ws(line);
     if (fields.size() == 2 && fields[0] == "btime") {
       const auto v = parse_i64(fields[1]);
-      if (!v) return fail(Errc::malformed, fmt::format("/proc/stat: bad line {}", quote_for_message(line)));
+      if (!v)
+        return fail(Errc::malformed,
+                    fmt::format("/proc/stat: bad line {}", quote_for_message(line)));
       return *v;
     }
   }
@@ -45,8 +48,9 @@ std::optional<std::chrono::milliseconds> process_age(std::uint64_t start_ticks,
                                                      std::uint64_t ticks_per_second,
                                                      std::chrono::milliseconds uptime) {
   if (ticks_per_second == 0) return std::nullopt;
-  const auto start_ms = static_cast<std::int64_t>(start_ticks / ticks_per_second * 1000 +
-                                                  start_ticks % ticks_per_second * 1000 / ticks_per_second);
+  const auto start_ms =
+      static_cast<std::int64_t>(start_ticks / ticks_per_second * 1000 +
+                                start_ticks % ticks_per_second * 1000 / ticks_per_second);
   if (start_ms > uptime.count()) return std::nullopt;
   return std::chrono::milliseconds(uptime.count() - start_ms);
 }

@@ -57,9 +57,10 @@ Status check_can_record(const LadderState& state, LadderStep s, const LadderCont
   if (force == Force::yes) return {};
   std::string why;
   if (!step_applies(s, ctx, &why)) {
-    return fail(Errc::conflict, fmt::format("step {} ({}) does not apply: {}; pass --force to record "
-                                            "it anyway",
-                                            step_id(s), step_title(s), why));
+    return fail(Errc::conflict,
+                fmt::format("step {} ({}) does not apply: {}; pass --force to record "
+                            "it anyway",
+                            step_id(s), step_title(s), why));
   }
   for (const auto earlier : kLadderOrder) {
     if (earlier == s) break;

@@ -32,7 +32,8 @@ std::string_view step_reason(LadderStep s);
 
 // Ok when `s` may be recorded now; Errc::conflict naming the first earlier applicable step not yet
 // tried (and why it comes first), or saying that `s` does not apply. Force::yes allows both.
-Status check_can_record(const LadderState& state, LadderStep s, const LadderContext& ctx, Force force);
+Status check_can_record(const LadderState& state, LadderStep s, const LadderContext& ctx,
+                        Force force);
 
 // check_can_record, then appends the record (forced marks a record that skipped a step).
 Status record_step(LadderState& state, LadderStep s, StepResult result, SystemTime at,

@@ -18,15 +18,17 @@ std::string plan_command(const PlannedRun& p, const plan::RunConfig& run) {
 
 std::string peak_line(const plan::Estimate& e, std::uint64_t budget) {
   const auto peak = e.peak_pool_bytes();
-  return fmt::format("estimated peak {} of a {} budget ({})", format_bytes(peak), format_bytes(budget),
-                     peak <= budget ? "fits" : "does not fit");
+  return fmt::format("estimated peak {} of a {} budget ({})", format_bytes(peak),
+                     format_bytes(budget), peak <= budget ? "fits" : "does not fit");
 }
 
 bool current_estimate_fits(const PlannedRun& p) {
   return p.estimate.peak_pool_bytes() <= p.budget_bytes;
 }
 
-std::uint64_t halve_seq(std::uint64_t seq) { return std::max<std::uint64_t>(128, seq / 2 / 128 * 128); }
+std::uint64_t halve_seq(std::uint64_t seq) {
+  return std::max<std::uint64_t>(128, seq / 2 / 128 * 128);
+}
 
 constexpr std::string_view kUnderestimate =
     "the planner estimates the current run within the budget, yet it OOMed, so it cannot size the "
@@ -38,12 +40,14 @@ StepAdvice flush_advice(const std::optional<PoolView>& pool) {
   a.action = "flush the page cache between runs (needs root; changes nothing about the job)";
   a.commands = {"sparkops flush --dry-run", "sudo sparkops flush"};
   if (pool) {
-    a.details.push_back(fmt::format("MemAvailable - MemFree is {} now: about what a flush gives back "
-                                    "to CUDA, which sees only MemFree on a unified pool",
-                                    format_bytes(pool->reclaimable_bytes)));
+    a.details.push_back(
+        fmt::format("MemAvailable - MemFree is {} now: about what a flush gives back "
+                    "to CUDA, which sees only MemFree on a unified pool",
+                    format_bytes(pool->reclaimable_bytes)));
   }
-  a.details.push_back("then rerun the job unchanged; record the outcome with `sparkops oom --done 1` "
-                      "(sparkops flush records it for you when a ladder state file exists)");
+  a.details.push_back(
+      "then rerun the job unchanged; record the outcome with `sparkops oom --done 1` "
+      "(sparkops flush records it for you when a ladder state file exists)");
   return a;
 }
 
@@ -52,8 +56,9 @@ StepAdvice packing_advice(const std::optional<PlannedRun>& planned) {
   a.step = LadderStep::packing;
   if (!planned) {
     a.action = "cut the packing length (halve it, e.g. 4096 -> 2048); keep the batch";
-    a.details.push_back("describe the run with the plan flags (MODEL --method --batch --seq ...) for "
-                        "the largest packing length that fits");
+    a.details.push_back(
+        "describe the run with the plan flags (MODEL --method --batch --seq ...) for "
+        "the largest packing length that fits");
     return a;
   }
   const auto& run = planned->run;
@@ -67,9 +72,10 @@ StepAdvice packing_advice(const std::optional<PlannedRun>& planned) {
     a.details.push_back(peak_line(fit->estimate, planned->budget_bytes));
   } else {
     next.seq = halve_seq(run.seq);
-    a.details.push_back(fmt::format("no packing length fits at batch {} by the estimate; halve it, "
-                                    "and go on to step 2b if it still fails",
-                                    run.batch));
+    a.details.push_back(
+        fmt::format("no packing length fits at batch {} by the estimate; halve it, "
+                    "and go on to step 2b if it still fails",
+                    run.batch));
   }
   a.action = fmt::format("cut the packing length from {} to {} tokens; keep batch {}", run.seq,
                          next.seq, run.batch);
@@ -85,8 +91,9 @@ StepAdvice batch_advice(const std::optional<PlannedRun>& planned) {
   StepAdvice a;
   a.step = LadderStep::batch;
   if (!planned) {
-    a.action = "cut the micro-batch (halve it) and raise gradient accumulation to keep the "
-               "effective batch";
+    a.action =
+        "cut the micro-batch (halve it) and raise gradient accumulation to keep the "
+        "effective batch";
     a.details.push_back("describe the run with the plan flags for the largest batch that fits");
     return a;
   }
@@ -101,9 +108,10 @@ StepAdvice batch_advice(const std::optional<PlannedRun>& planned) {
     a.details.push_back(peak_line(fit->estimate, planned->budget_bytes));
   } else {
     next.batch = 1;
-    a.details.push_back(fmt::format("no batch fits at packing {} by the estimate; use 1 and go on to "
-                                    "step 3 if it still fails",
-                                    run.seq));
+    a.details.push_back(
+        fmt::format("no batch fits at packing {} by the estimate; use 1 and go on to "
+                    "step 3 if it still fails",
+                    run.seq));
   }
   a.action = fmt::format("cut the micro-batch from {} to {} at packing {}", run.batch, next.batch,
                          run.seq);
@@ -161,8 +169,9 @@ StepAdvice scale_advice(const std::optional<PlannedRun>& planned) {
   StepAdvice a;
   a.step = LadderStep::scale;
   a.action = "use a smaller model, or split the run across several machines (FSDP full shard)";
-  a.details.push_back("two Sparks linked over ConnectX-7 run DDP/FSDP; tensor parallel across the "
-                      "link is not viable");
+  a.details.push_back(
+      "two Sparks linked over ConnectX-7 run DDP/FSDP; tensor parallel across the "
+      "link is not viable");
   if (!planned) {
     a.commands.push_back("sparkops plan MODEL --nodes 2");
     return a;
@@ -170,7 +179,8 @@ StepAdvice scale_advice(const std::optional<PlannedRun>& planned) {
   plan::RunConfig two = planned->run;
   two.nodes = std::max<std::uint64_t>(2, planned->run.nodes + 1);
   const auto est = plan::estimate(planned->shape, two, planned->largest_shard_bytes);
-  a.details.push_back(fmt::format("with {} nodes: {}", two.nodes, peak_line(est, planned->budget_bytes)));
+  a.details.push_back(
+      fmt::format("with {} nodes: {}", two.nodes, peak_line(est, planned->budget_bytes)));
   a.commands.push_back(plan_command(*planned, two));
   a.new_run = two;
   return a;
@@ -186,36 +196,40 @@ void add_failure_notes(const OomReport& r, const AdviceInput& in, std::vector<st
         "lower the transient");
     if (in.planned) {
       const auto& e = in.planned->estimate;
-      notes.push_back(fmt::format("estimated load peak {} (largest shard {}), training peak {}, "
-                                  "budget {}",
-                                  format_bytes(e.load_peak_pool_bytes),
-                                  format_bytes(e.largest_shard_bytes),
-                                  format_bytes(e.train_peak_pool_bytes),
-                                  format_bytes(in.planned->budget_bytes)));
+      notes.push_back(fmt::format(
+          "estimated load peak {} (largest shard {}), training peak {}, "
+          "budget {}",
+          format_bytes(e.load_peak_pool_bytes), format_bytes(e.largest_shard_bytes),
+          format_bytes(e.train_peak_pool_bytes), format_bytes(in.planned->budget_bytes)));
     }
   }
   switch (r.kind) {
     case OomKind::cgroup_oom_killer:
-      notes.push_back("a memory cgroup limit was hit (container or systemd scope), not the whole "
-                      "pool: check the limit (`sparkops status` shows it) before cutting the run");
+      notes.push_back(
+          "a memory cgroup limit was hit (container or systemd scope), not the whole "
+          "pool: check the limit (`sparkops status` shows it) before cutting the run");
       break;
     case OomKind::server_admission:
-      notes.push_back("the server refused to start: vLLM compares --gpu-memory-utilization x total "
-                      "with free memory, and on a unified pool free memory is MemFree (page cache "
-                      "counts as used). Flush first, then stop other GPU servers (`sparkops procs`) "
-                      "or lower --gpu-memory-utilization");
+      notes.push_back(
+          "the server refused to start: vLLM compares --gpu-memory-utilization x total "
+          "with free memory, and on a unified pool free memory is MemFree (page cache "
+          "counts as used). Flush first, then stop other GPU servers (`sparkops procs`) "
+          "or lower --gpu-memory-utilization");
       break;
     case OomKind::host_oom_killer:
       if (r.evidence == Evidence::inferred) {
-        notes.push_back("exit -9/137 (SIGKILL) is usually the kernel OOM killer; confirm with "
-                        "`journalctl -k | grep -i 'killed process'`");
+        notes.push_back(
+            "exit -9/137 (SIGKILL) is usually the kernel OOM killer; confirm with "
+            "`journalctl -k | grep -i 'killed process'`");
       }
       break;
     case OomKind::driver:
-      notes.push_back("NVRM NV_ERR_NO_MEMORY alone is also logged on healthy hosts: treat it as "
-                      "memory pressure, not proof of an OOM");
+      notes.push_back(
+          "NVRM NV_ERR_NO_MEMORY alone is also logged on healthy hosts: treat it as "
+          "memory pressure, not proof of an OOM");
       break;
-    default: break;
+    default:
+      break;
   }
   const bool qlora = in.planned && in.planned->run.method == plan::Method::qlora;
   if (r.bitsandbytes_on_stack && qlora) {
@@ -232,8 +246,9 @@ void add_failure_notes(const OomReport& r, const AdviceInput& in, std::vector<st
           peak_line(est, in.planned->budget_bytes), plan_command(*in.planned, lora)));
     }
   } else if (r.bitsandbytes_on_stack) {
-    notes.push_back("bitsandbytes frames are on the stack: QLoRA's dequantization buffers are "
-                    "transient allocations that can OOM before an equivalent bf16 LoRA run would");
+    notes.push_back(
+        "bitsandbytes frames are on the stack: QLoRA's dequantization buffers are "
+        "transient allocations that can OOM before an equivalent bf16 LoRA run would");
   }
 }
 
@@ -242,12 +257,17 @@ void add_failure_notes(const OomReport& r, const AdviceInput& in, std::vector<st
 StepAdvice advise_step(LadderStep s, const std::optional<PlannedRun>& planned,
                        const std::optional<PoolView>& pool) {
   switch (s) {
-    case LadderStep::flush: return flush_advice(pool);
-    case LadderStep::packing: return packing_advice(planned);
-    case LadderStep::batch: return batch_advice(planned);
+    case LadderStep::flush:
+      return flush_advice(pool);
+    case LadderStep::packing:
+      return packing_advice(planned);
+    case LadderStep::batch:
+      return batch_advice(planned);
     case LadderStep::method_lora:
-    case LadderStep::method_qlora: return method_advice(s, planned);
-    case LadderStep::scale: return scale_advice(planned);
+    case LadderStep::method_qlora:
+      return method_advice(s, planned);
+    case LadderStep::scale:
+      return scale_advice(planned);
   }
   return flush_advice(pool);
 }
@@ -256,8 +276,9 @@ OomAdvice advise_oom(const AdviceInput& in) {
   OomAdvice out;
   if (in.report && in.report->kind == OomKind::not_oom) {
     out.ladder_applies = false;
-    out.notes.push_back("no out-of-memory failure in this text: the ladder does not apply and "
-                        "nothing was recorded");
+    out.notes.push_back(
+        "no out-of-memory failure in this text: the ladder does not apply and "
+        "nothing was recorded");
     return out;
   }
   if (in.report) add_failure_notes(*in.report, in, out.notes);

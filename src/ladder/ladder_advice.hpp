@@ -28,10 +28,10 @@ struct PlannedRun {
 
 struct StepAdvice {
   LadderStep step = LadderStep::flush;
-  std::string action;                 // one line: what to do
-  std::vector<std::string> commands;  // exact commands to run
-  std::vector<std::string> changes;   // exact config changes (trainer keys)
-  std::vector<std::string> details;   // estimates and reasons
+  std::string action;                      // one line: what to do
+  std::vector<std::string> commands;       // exact commands to run
+  std::vector<std::string> changes;        // exact config changes (trainer keys)
+  std::vector<std::string> details;        // estimates and reasons
   std::optional<plan::RunConfig> new_run;  // the planner's values for this step
 };
 

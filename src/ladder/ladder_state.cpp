@@ -48,7 +48,8 @@ Result<SystemTime> time_field(const json& object, const char* key, std::string_v
     return tl::unexpected(corrupt(source, fmt::format("\"{}\" must be a timestamp string", key)));
   }
   const auto parsed = parse_timestamp(it->get<std::string>());
-  if (!parsed) return tl::unexpected(corrupt(source, fmt::format("\"{}\" is not a timestamp", key)));
+  if (!parsed)
+    return tl::unexpected(corrupt(source, fmt::format("\"{}\" is not a timestamp", key)));
   return *parsed;
 }
 
@@ -79,7 +80,8 @@ Result<StepRecord> parse_step_record(const json& j, std::string_view source) {
   }
   record.result = *parsed_result;
   if (const auto it = j.find("forced"); it != j.end()) {
-    if (!it->is_boolean()) return tl::unexpected(corrupt(source, "\"forced\" must be true or false"));
+    if (!it->is_boolean())
+      return tl::unexpected(corrupt(source, "\"forced\" must be true or false"));
     record.forced = it->get<bool>();
   }
   if (const auto it = j.find("note"); it != j.end()) {
@@ -91,9 +93,15 @@ Result<StepRecord> parse_step_record(const json& j, std::string_view source) {
 
 }  // namespace
 
-std::string_view step_id(LadderStep s) { return info(s).id; }
-std::string_view step_name(LadderStep s) { return info(s).name; }
-std::string_view step_title(LadderStep s) { return info(s).title; }
+std::string_view step_id(LadderStep s) {
+  return info(s).id;
+}
+std::string_view step_name(LadderStep s) {
+  return info(s).name;
+}
+std::string_view step_title(LadderStep s) {
+  return info(s).title;
+}
 
 std::optional<LadderStep> parse_step(std::string_view text) {
   for (const auto& i : kSteps) {
@@ -102,7 +110,9 @@ std::optional<LadderStep> parse_step(std::string_view text) {
   return std::nullopt;
 }
 
-std::string_view step_result_name(StepResult r) { return r == StepResult::ok ? "ok" : "oom"; }
+std::string_view step_result_name(StepResult r) {
+  return r == StepResult::ok ? "ok" : "oom";
+}
 
 std::optional<StepResult> parse_step_result(std::string_view text) {
   if (text == "ok") return StepResult::ok;
@@ -130,7 +140,8 @@ Result<LadderState> parse_ladder_state(std::string_view json_text, std::string_v
     return tl::unexpected(corrupt(source, "missing \"version\""));
   }
   if (version->get<int>() != kLadderStateVersion) {
-    return tl::unexpected(corrupt(source, fmt::format("unsupported version {}", version->get<int>())));
+    return tl::unexpected(
+        corrupt(source, fmt::format("unsupported version {}", version->get<int>())));
   }
   LadderState state;
   auto created = time_field(doc, "created", source);
@@ -146,7 +157,8 @@ Result<LadderState> parse_ladder_state(std::string_view json_text, std::string_v
     state.steps.push_back(std::move(*record));
   }
   if (const auto last = doc.find("last_oom"); last != doc.end() && !last->is_null()) {
-    if (!last->is_object()) return tl::unexpected(corrupt(source, "\"last_oom\" must be an object"));
+    if (!last->is_object())
+      return tl::unexpected(corrupt(source, "\"last_oom\" must be an object"));
     LastOom oom;
     auto kind = string_field(*last, "kind", source);
     if (!kind) return tl::unexpected(kind.error());

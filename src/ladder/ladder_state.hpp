@@ -18,20 +18,20 @@ namespace sparkops {
 // In ladder order. Reducing batch is never first; packing comes before batch; bf16 LoRA before
 // QLoRA; a smaller model or more machines only after all of them.
 enum class LadderStep {
-  flush,        // "1":  drop the page cache (sparkops flush)
-  packing,      // "2a": cut the packing length
-  batch,        // "2b": cut the micro-batch
-  method_lora,  // "3a": full fine-tune -> bf16 LoRA
-  method_qlora, // "3b": bf16 LoRA -> QLoRA
-  scale,        // "4":  a smaller model, or several machines (--nodes 2)
+  flush,         // "1":  drop the page cache (sparkops flush)
+  packing,       // "2a": cut the packing length
+  batch,         // "2b": cut the micro-batch
+  method_lora,   // "3a": full fine-tune -> bf16 LoRA
+  method_qlora,  // "3b": bf16 LoRA -> QLoRA
+  scale,         // "4":  a smaller model, or several machines (--nodes 2)
 };
-inline constexpr LadderStep kLadderOrder[] = {LadderStep::flush,       LadderStep::packing,
-                                              LadderStep::batch,       LadderStep::method_lora,
+inline constexpr LadderStep kLadderOrder[] = {LadderStep::flush,        LadderStep::packing,
+                                              LadderStep::batch,        LadderStep::method_lora,
                                               LadderStep::method_qlora, LadderStep::scale};
 
-std::string_view step_id(LadderStep s);    // "1", "2a", "2b", "3a", "3b", "4"
-std::string_view step_name(LadderStep s);  // "flush", "packing", "batch", "lora", "qlora", "scale"
-std::string_view step_title(LadderStep s); // "flush the page cache", ...
+std::string_view step_id(LadderStep s);     // "1", "2a", "2b", "3a", "3b", "4"
+std::string_view step_name(LadderStep s);   // "flush", "packing", "batch", "lora", "qlora", "scale"
+std::string_view step_title(LadderStep s);  // "flush the page cache", ...
 // Accepts the id ("2a") or the name ("packing"), case-sensitive.
 std::optional<LadderStep> parse_step(std::string_view text);
 

@@ -43,22 +43,32 @@ void take_if(std::optional<T>& into, std::optional<T>&& from) {
 
 std::string_view oom_kind_name(OomKind k) {
   switch (k) {
-    case OomKind::not_oom: return "not_oom";
-    case OomKind::cuda_allocator: return "cuda_allocator";
-    case OomKind::accelerator_runtime: return "accelerator_runtime";
-    case OomKind::host_oom_killer: return "host_oom_killer";
-    case OomKind::cgroup_oom_killer: return "cgroup_oom_killer";
-    case OomKind::server_admission: return "server_admission";
-    case OomKind::driver: return "driver";
+    case OomKind::not_oom:
+      return "not_oom";
+    case OomKind::cuda_allocator:
+      return "cuda_allocator";
+    case OomKind::accelerator_runtime:
+      return "accelerator_runtime";
+    case OomKind::host_oom_killer:
+      return "host_oom_killer";
+    case OomKind::cgroup_oom_killer:
+      return "cgroup_oom_killer";
+    case OomKind::server_admission:
+      return "server_admission";
+    case OomKind::driver:
+      return "driver";
   }
   return "not_oom";
 }
 
 std::string_view oom_phase_name(OomPhase p) {
   switch (p) {
-    case OomPhase::unknown: return "unknown";
-    case OomPhase::load: return "load";
-    case OomPhase::step: return "step";
+    case OomPhase::unknown:
+      return "unknown";
+    case OomPhase::load:
+      return "load";
+    case OomPhase::step:
+      return "step";
   }
   return "unknown";
 }
@@ -124,8 +134,10 @@ void OomClassifier::handle_ready(bool at_end) {
 void OomClassifier::handle(const Pending& p) {
   const auto& needle = oomsig::needles()[p.needle];
   const std::uint64_t start = p.end - needle.text.size();
-  const std::uint64_t window_begin = std::max<std::uint64_t>(base_, start > kLookbehind ? start - kLookbehind : 0);
-  const std::uint64_t window_end = std::min<std::uint64_t>(base_ + dense_.lower.size(), p.end + kLookahead);
+  const std::uint64_t window_begin =
+      std::max<std::uint64_t>(base_, start > kLookbehind ? start - kLookbehind : 0);
+  const std::uint64_t window_end =
+      std::min<std::uint64_t>(base_ + dense_.lower.size(), p.end + kLookahead);
   const auto offset = static_cast<std::size_t>(window_begin - base_);
   const auto length = static_cast<std::size_t>(window_end - window_begin);
   const oomtext::DenseView window{std::string_view(dense_.lower).substr(offset, length),
@@ -135,17 +147,27 @@ void OomClassifier::handle(const Pending& p) {
   const auto local_end = static_cast<std::size_t>(p.end - window_begin);
   if (!oomsig::check_passes(needle, window, local_start, local_end)) return;
   switch (needle.role) {
-    case oomsig::Role::signal: on_signal(needle, start, p.end, window, local_start, local_end); break;
-    case oomsig::Role::load_marker: last_load_ = p.end; break;
-    case oomsig::Role::step_marker: last_step_ = p.end; break;
-    case oomsig::Role::traceback_start: traceback_start_ = p.end; break;
+    case oomsig::Role::signal:
+      on_signal(needle, start, p.end, window, local_start, local_end);
+      break;
+    case oomsig::Role::load_marker:
+      last_load_ = p.end;
+      break;
+    case oomsig::Role::step_marker:
+      last_step_ = p.end;
+      break;
+    case oomsig::Role::traceback_start:
+      traceback_start_ = p.end;
+      break;
     case oomsig::Role::progress_rate: {
       const auto phase = oomsig::progress_bar_phase(window, local_start);
       if (phase == OomPhase::load) last_load_ = p.end;
       if (phase == OomPhase::step) last_step_ = p.end;
       break;
     }
-    case oomsig::Role::bitsandbytes: bitsandbytes_ = true; break;
+    case oomsig::Role::bitsandbytes:
+      bitsandbytes_ = true;
+      break;
   }
 }
 
@@ -158,8 +180,8 @@ void OomClassifier::on_signal(const oomsig::Needle& needle, std::uint64_t start,
   ++record.count;
   ++signal_count_;
   record.display = needle.display;
-  record.phase = needle.signal_class == oomsig::SignalClass::server_admission ? OomPhase::load
-                                                                             : phase_at(end);
+  record.phase =
+      needle.signal_class == oomsig::SignalClass::server_admission ? OomPhase::load : phase_at(end);
   auto facts = oomsig::extract_facts(needle.signal_class, window, local_start, local_end);
   take_if(record.facts.requested_bytes, std::move(facts.requested_bytes));
   take_if(record.facts.capacity_bytes, std::move(facts.capacity_bytes));
@@ -207,9 +229,12 @@ Result<OomReport> OomClassifier::finish() {
   handle_ready(true);
   if (raw_bytes_ == 0) return fail(Errc::invalid_argument, "empty input: nothing to classify");
   if (head_.rfind("\x1f\x8b", 0) == 0) {
-    return fail(Errc::malformed, "gzip-compressed data; decompress it first (zcat FILE | sparkops oom)");
+    return fail(Errc::malformed,
+                "gzip-compressed data; decompress it first (zcat FILE | sparkops oom)");
   }
-  if (head_.rfind("\x7f" "ELF", 0) == 0 ||
+  if (head_.rfind("\x7f"
+                  "ELF",
+                  0) == 0 ||
       head_nul_bytes_ * 100 > std::min(raw_bytes_, kBinaryProbe)) {
     return fail(Errc::malformed, "binary data (NUL bytes), not a log or traceback");
   }
@@ -265,7 +290,7 @@ Result<OomReport> classify_oom_file(const std::filesystem::path& path) {
   std::unique_ptr<std::FILE, Closer> file(std::fopen(path.c_str(), "rb"));
   if (!file) {
     const int err = errno;
-    const Errc code = err == ENOENT ? Errc::not_found
+    const Errc code = err == ENOENT                     ? Errc::not_found
                       : (err == EACCES || err == EPERM) ? Errc::permission_denied
                                                         : Errc::io;
     return fail(code, fmt::format("{}: cannot open: {}", path.string(), std::strerror(err)));

@@ -66,9 +66,9 @@ class OomClassifier {
   const MultiMatcher* matcher_;
   MultiMatcher::State state_;
   oomtext::DenseNormalizer normalizer_;
-  oomtext::DenseText dense_;   // a window of the dense stream
-  std::uint64_t base_ = 0;     // dense offset of dense_.lower[0]
-  std::size_t scanned_ = 0;    // bytes of dense_ already run through the matcher
+  oomtext::DenseText dense_;  // a window of the dense stream
+  std::uint64_t base_ = 0;    // dense offset of dense_.lower[0]
+  std::size_t scanned_ = 0;   // bytes of dense_ already run through the matcher
   std::deque<Pending> pending_;
   std::array<ClassRecord, oomsig::kSignalClassCount> records_{};
 

@@ -13,7 +13,8 @@ namespace sparkops {
 enum class OomKind {
   not_oom,
   cuda_allocator,       // PyTorch caching allocator: "CUDA out of memory. Tried to allocate ..."
-  accelerator_runtime,  // "CUDA error: out of memory", cudaMalloc/ggml, NvMap error 12, MPS, NCCL, XLA
+  accelerator_runtime,  // "CUDA error: out of memory", cudaMalloc/ggml, NvMap error 12, MPS, NCCL,
+                        // XLA
   host_oom_killer,      // kernel global OOM kill, or a launcher's exit -9/137 (SIGKILL)
   cgroup_oom_killer,    // kernel memcg OOM kill (CONSTRAINT_MEMCG), container OOMKilled
   server_admission,     // an inference server refusing to start for lack of memory

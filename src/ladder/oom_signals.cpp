@@ -12,7 +12,8 @@ using oomtext::TokenEnd;
 
 constexpr std::size_t npos = std::string_view::npos;
 
-Needle sig(std::string_view text, SignalClass c, std::string_view display, Check check = Check::none) {
+Needle sig(std::string_view text, SignalClass c, std::string_view display,
+           Check check = Check::none) {
   return Needle{text, Role::signal, c, check, display};
 }
 Needle mark(std::string_view text, Role role, Check check = Check::none) {
@@ -28,7 +29,9 @@ std::size_t find_near(std::string_view lower, std::string_view what, std::size_t
   return lower.rfind(what, from - 1);
 }
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 void read_victim(const DenseView& v, std::size_t from, Facts& facts) {
   // Kernel: "Out of memory: Killed process 3742074 (lmcache) total-vm:..."
@@ -114,7 +117,8 @@ void read_runtime(const DenseView& v, std::size_t from, Facts& facts) {
   // ggml: "failed to allocate CUDA0 buffer of size 1234567"
   at = find_near(lower, "bufferofsize", from);
   if (at != npos) {
-    facts.requested_bytes = oomtext::quantity_at(lower, at + 12, SiPrefix::decimal, BareNumber::bytes);
+    facts.requested_bytes =
+        oomtext::quantity_at(lower, at + 12, SiPrefix::decimal, BareNumber::bytes);
     if (facts.requested_bytes) return;
   }
   // XLA: "RESOURCE_EXHAUSTED: Out of memory while trying to allocate 1073741824 bytes."
@@ -190,13 +194,20 @@ bool contains_any(std::string_view text, std::initializer_list<std::string_view>
 
 OomKind kind_of(SignalClass c) {
   switch (c) {
-    case SignalClass::cgroup_kill: return OomKind::cgroup_oom_killer;
-    case SignalClass::host_kill: return OomKind::host_oom_killer;
-    case SignalClass::server_admission: return OomKind::server_admission;
-    case SignalClass::cuda_allocator: return OomKind::cuda_allocator;
-    case SignalClass::accelerator_runtime: return OomKind::accelerator_runtime;
-    case SignalClass::host_exit_code: return OomKind::host_oom_killer;
-    case SignalClass::driver: return OomKind::driver;
+    case SignalClass::cgroup_kill:
+      return OomKind::cgroup_oom_killer;
+    case SignalClass::host_kill:
+      return OomKind::host_oom_killer;
+    case SignalClass::server_admission:
+      return OomKind::server_admission;
+    case SignalClass::cuda_allocator:
+      return OomKind::cuda_allocator;
+    case SignalClass::accelerator_runtime:
+      return OomKind::accelerator_runtime;
+    case SignalClass::host_exit_code:
+      return OomKind::host_oom_killer;
+    case SignalClass::driver:
+      return OomKind::driver;
   }
   return OomKind::not_oom;
 }
@@ -221,17 +232,20 @@ const std::vector<Needle>& needles() {
       sig("cudaerror2:outofmemory", S::accelerator_runtime, "CUDA error 2: out of memory"),
       sig("cuda_error_out_of_memory", S::accelerator_runtime, "CUDA_ERROR_OUT_OF_MEMORY"),
       sig("cudaerrormemoryallocation", S::accelerator_runtime, "cudaErrorMemoryAllocation"),
-      sig("cudamallocfailed:outofmemory", S::accelerator_runtime, "cudaMalloc failed: out of memory"),
+      sig("cudamallocfailed:outofmemory", S::accelerator_runtime,
+          "cudaMalloc failed: out of memory"),
       sig("unabletoallocatecuda", S::accelerator_runtime, "unable to allocate CUDA buffer"),
       sig("failedtoallocatecuda", S::accelerator_runtime, "failed to allocate CUDA buffer"),
       sig("cublas_status_alloc_failed", S::accelerator_runtime, "CUBLAS_STATUS_ALLOC_FAILED"),
       sig("cudafailure'outofmemory'", S::accelerator_runtime, "NCCL: Cuda failure 'out of memory'"),
       sig("nvmapmem", S::accelerator_runtime, "NvMap error 12", Check::nvmap_error12),
       sig("mpsbackendoutofmemory", S::accelerator_runtime, "MPS backend out of memory"),
-      sig("resource_exhausted:outofmemory", S::accelerator_runtime, "RESOURCE_EXHAUSTED: Out of memory"),
+      sig("resource_exhausted:outofmemory", S::accelerator_runtime,
+          "RESOURCE_EXHAUSTED: Out of memory"),
       sig("oomwhenallocatingtensor", S::accelerator_runtime, "OOM when allocating tensor"),
       // Kernel OOM killer (dmesg / journalctl -k).
-      sig("outofmemory:killedprocess", S::host_kill, "Out of memory: Killed process", Check::not_memcg),
+      sig("outofmemory:killedprocess", S::host_kill, "Out of memory: Killed process",
+          Check::not_memcg),
       sig("invokedoom-killer", S::host_kill, "invoked oom-killer"),
       sig("oom-kill:", S::host_kill, "oom-kill:"),
       sig("oom_reaper:reapedprocess", S::host_kill, "oom_reaper: reaped process"),
@@ -241,7 +255,8 @@ const std::vector<Needle>& needles() {
       sig("oomkilled", S::cgroup_kill, "OOMKilled"),
       // A launcher or shell reporting SIGKILL: the OOM killer is the usual sender.
       sig("exitcode", S::host_exit_code, "exit code -9/137 (SIGKILL)", Check::kill_exit_code),
-      sig("exitedwithcode", S::host_exit_code, "exited with code -9/137 (SIGKILL)", Check::kill_exit_code),
+      sig("exitedwithcode", S::host_exit_code, "exited with code -9/137 (SIGKILL)",
+          Check::kill_exit_code),
       sig("returncode", S::host_exit_code, "return code -9/137 (SIGKILL)", Check::kill_exit_code),
       sig("exitstatus", S::host_exit_code, "exit status 137 (SIGKILL)", Check::kill_exit_code),
       sig("exited(137)", S::host_exit_code, "Exited (137)"),
@@ -255,7 +270,8 @@ const std::vector<Needle>& needles() {
           "No available memory for the cache blocks"),
       sig("largerthantheavailablekvcachememory", S::server_admission,
           "larger than the available KV cache memory"),
-      sig("modelrequiresmoresystemmemory", S::server_admission, "model requires more system memory"),
+      sig("modelrequiresmoresystemmemory", S::server_admission,
+          "model requires more system memory"),
       sig("notenoughmemory.pleasetrytoincrease", S::server_admission,
           "Not enough memory (increase --mem-fraction-static)"),
       // NVIDIA kernel driver.
@@ -327,19 +343,22 @@ const std::vector<Needle>& needles() {
 bool check_passes(const Needle& needle, const DenseView& v, std::size_t start, std::size_t end) {
   const auto lower = v.lower;
   switch (needle.check) {
-    case Check::none: return true;
+    case Check::none:
+      return true;
     case Check::nvmap_error12: {
       // "NvMapMemAllocInternalTagged: 1075072515 error 12"
       const auto err = lower.find("error12", end);
       return err != npos && err < end + 48 &&
              (err + 7 == lower.size() || !is_digit(lower[err + 7]));
     }
-    case Check::kill_exit_code: return followed_by_kill_code(lower, end);
+    case Check::kill_exit_code:
+      return followed_by_kill_code(lower, end);
     case Check::not_memcg: {
       constexpr std::string_view memcg = "memorycgroup";
       return start < memcg.size() || lower.substr(start - memcg.size(), memcg.size()) != memcg;
     }
-    case Check::digit_follows: return end < lower.size() && is_digit(lower[end]);
+    case Check::digit_follows:
+      return end < lower.size() && is_digit(lower[end]);
   }
   return false;
 }
@@ -349,12 +368,23 @@ Facts extract_facts(SignalClass c, const DenseView& v, std::size_t start, std::s
   (void)end;
   switch (c) {
     case SignalClass::cgroup_kill:
-    case SignalClass::host_kill: read_victim(v, start, facts); break;
-    case SignalClass::host_exit_code: read_launcher_victim(v, start, facts); break;
-    case SignalClass::server_admission: read_admission(v, start, facts); break;
-    case SignalClass::cuda_allocator: read_allocator(v, start, SiPrefix::decimal, facts); break;
-    case SignalClass::accelerator_runtime: read_runtime(v, start, facts); break;
-    case SignalClass::driver: break;
+    case SignalClass::host_kill:
+      read_victim(v, start, facts);
+      break;
+    case SignalClass::host_exit_code:
+      read_launcher_victim(v, start, facts);
+      break;
+    case SignalClass::server_admission:
+      read_admission(v, start, facts);
+      break;
+    case SignalClass::cuda_allocator:
+      read_allocator(v, start, SiPrefix::decimal, facts);
+      break;
+    case SignalClass::accelerator_runtime:
+      read_runtime(v, start, facts);
+      break;
+    case SignalClass::driver:
+      break;
   }
   return facts;
 }
@@ -373,12 +403,13 @@ std::optional<OomPhase> progress_bar_phase(const DenseView& v, std::size_t rate_
   std::size_t desc_end = percent;
   while (desc_end > 0 && (is_digit(bar[desc_end - 1]) || bar[desc_end - 1] == '.')) --desc_end;
   const auto desc = bar.substr(0, desc_end);
-  if (contains_any(desc, {"load", "shard", "download", "fetch", "captur", "compil", "warm", "quantiz",
-                          "map", "tokeniz", "filter", "generating", "split", "pull"})) {
+  if (contains_any(desc, {"load", "shard", "download", "fetch", "captur", "compil", "warm",
+                          "quantiz", "map", "tokeniz", "filter", "generating", "split", "pull"})) {
     return OomPhase::load;
   }
   if (desc.empty() || desc == ":" ||
-      contains_any(desc, {"epoch", "iter", "train", "step", "eval", "batch", "prompt", "request"})) {
+      contains_any(desc,
+                   {"epoch", "iter", "train", "step", "eval", "batch", "prompt", "request"})) {
     return OomPhase::step;
   }
   return std::nullopt;

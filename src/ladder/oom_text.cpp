@@ -6,7 +6,9 @@
 namespace sparkops::oomtext {
 namespace {
 
-bool is_line_break(char c) { return c == '\n' || c == '\r'; }
+bool is_line_break(char c) {
+  return c == '\n' || c == '\r';
+}
 
 // Control bytes (NUL, escape sequences' ESC, form feeds) read as whitespace: binary junk and
 // terminal colour codes must not glue words into false needles, nor split them.
@@ -17,10 +19,16 @@ bool is_space(char c) {
 
 // Line-leading markers removed before matching: shell/Python comments, C++ comments, e-mail and
 // Markdown quotes, Markdown bullets/emphasis, Lisp/ini comments.
-bool is_prefix_marker(char c) { return c == '#' || c == '/' || c == '>' || c == '*' || c == ';'; }
+bool is_prefix_marker(char c) {
+  return c == '#' || c == '/' || c == '>' || c == '*' || c == ';';
+}
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_alpha(char c) { return c >= 'a' && c <= 'z'; }
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+bool is_alpha(char c) {
+  return c >= 'a' && c <= 'z';
+}
 
 struct Unit {
   std::string_view text;
@@ -171,7 +179,8 @@ std::optional<std::uint64_t> quantity_before(std::string_view lower, std::size_t
   std::size_t unit_begin = pos;
   while (unit_begin > 0 && is_alpha(lower[unit_begin - 1]) && pos - unit_begin < 5) --unit_begin;
   std::size_t number_begin = unit_begin;
-  while (number_begin > 0 && (is_digit(lower[number_begin - 1]) || lower[number_begin - 1] == '.')) {
+  while (number_begin > 0 &&
+         (is_digit(lower[number_begin - 1]) || lower[number_begin - 1] == '.')) {
     --number_begin;
   }
   if (number_begin == unit_begin) return std::nullopt;

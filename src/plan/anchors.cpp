@@ -48,15 +48,18 @@ Result<Anchor> anchor_from_json(const json& j, std::string_view where) {
                 fmt::format("{}: missing \"params\" and \"model\" is not in the catalogue", where));
   }
   if (a.params == 0) return fail(Errc::malformed, fmt::format("{}: \"params\" is 0", where));
-  a.kind = j.value("kind", std::string("measured_peak")) == "fits_ceiling" ? AnchorKind::fits_ceiling
-                                                                          : AnchorKind::measured_peak;
+  a.kind = j.value("kind", std::string("measured_peak")) == "fits_ceiling"
+               ? AnchorKind::fits_ceiling
+               : AnchorKind::measured_peak;
   a.peak_pool_bytes = opt_u64(j, "peak_pool_bytes");
   a.peak_allocated_bytes = opt_u64(j, "peak_allocated_bytes");
   a.batch = opt_u64(j, "batch");
   a.seq = opt_u64(j, "seq");
   if (a.kind == AnchorKind::measured_peak && !a.peak_pool_bytes && !a.peak_allocated_bytes) {
-    return fail(Errc::malformed,
-                fmt::format("{}: measured anchor without \"peak_pool_bytes\" or \"peak_allocated_bytes\"", where));
+    return fail(
+        Errc::malformed,
+        fmt::format("{}: measured anchor without \"peak_pool_bytes\" or \"peak_allocated_bytes\"",
+                    where));
   }
   return a;
 }
@@ -122,7 +125,8 @@ std::string anchor_to_jsonl(const Anchor& a) {
 }
 
 std::optional<AnchorMatch> nearest_anchor(const std::vector<Anchor>& anchors, std::uint64_t params,
-                                          const RunConfig& run, const Estimate& estimate, bool fits) {
+                                          const RunConfig& run, const Estimate& estimate,
+                                          bool fits) {
   const Anchor* best = nullptr;
   double best_score = 0;
   for (const auto& a : anchors) {

@@ -20,7 +20,7 @@ enum class AnchorKind { measured_peak, fits_ceiling };
 
 struct Anchor {
   std::string id;
-  std::string model;            // "Llama-3.1-70B" or free text
+  std::string model;  // "Llama-3.1-70B" or free text
   std::uint64_t params = 0;
   Method method = Method::lora;
   AnchorKind kind = AnchorKind::measured_peak;
@@ -28,7 +28,7 @@ struct Anchor {
   std::optional<std::uint64_t> peak_allocated_bytes;
   std::optional<std::uint64_t> batch;
   std::optional<std::uint64_t> seq;
-  std::string source;           // "skill", "user", a file path
+  std::string source;  // "skill", "user", a file path
   std::string note;
 };
 
@@ -45,11 +45,11 @@ std::string anchor_to_jsonl(const Anchor& a);
 
 struct AnchorMatch {
   Anchor anchor;
-  double params_ratio = 1.0;       // plan params / anchor params
+  double params_ratio = 1.0;             // plan params / anchor params
   std::optional<double> estimate_ratio;  // plan peak / anchor peak (measured anchors)
-  bool far = false;                // same class and the estimate is > 25 % away (or wont_fit vs a
-                                   // fits_ceiling anchor at a shorter or equal packing)
-  std::string message;             // one line for the table
+  bool far = false;     // same class and the estimate is > 25 % away (or wont_fit vs a
+                        // fits_ceiling anchor at a shorter or equal packing)
+  std::string message;  // one line for the table
 };
 
 // The nearest anchor by |log(params ratio)|, preferring the same method. `same class` = same
@@ -57,6 +57,7 @@ struct AnchorMatch {
 // A measured anchor is compared like with like: its peak_allocated_bytes with the estimate's
 // allocated peak when it has one, else its peak_pool_bytes with the estimate's pool peak.
 std::optional<AnchorMatch> nearest_anchor(const std::vector<Anchor>& anchors, std::uint64_t params,
-                                          const RunConfig& run, const Estimate& estimate, bool fits);
+                                          const RunConfig& run, const Estimate& estimate,
+                                          bool fits);
 
 }  // namespace sparkops::plan

@@ -44,9 +44,9 @@ Result<std::vector<CatalogueEntry>> parse_catalogue(std::string_view text) {
     Architecture& a = c.arch;
     a.family = e.value("family", "");
     for (const auto& [key, field] :
-         {std::pair{"hidden", &a.hidden}, std::pair{"layers", &a.layers}, std::pair{"heads", &a.heads},
-          std::pair{"kv_heads", &a.kv_heads}, std::pair{"intermediate", &a.intermediate},
-          std::pair{"vocab", &a.vocab}}) {
+         {std::pair{"hidden", &a.hidden}, std::pair{"layers", &a.layers},
+          std::pair{"heads", &a.heads}, std::pair{"kv_heads", &a.kv_heads},
+          std::pair{"intermediate", &a.intermediate}, std::pair{"vocab", &a.vocab}}) {
       auto v = need_u64(e, key, c.name);
       if (!v) return tl::unexpected(v.error());
       *field = *v;

@@ -12,8 +12,8 @@
 namespace sparkops::plan {
 
 struct CatalogueEntry {
-  std::string name;                  // "Llama-3.1-8B"
-  std::string repo;                  // "meta-llama/Llama-3.1-8B"
+  std::string name;  // "Llama-3.1-8B"
+  std::string repo;  // "meta-llama/Llama-3.1-8B"
   std::vector<std::string> aliases;
   Architecture arch;
   std::string note;

@@ -20,19 +20,22 @@ Result<E> parse_enum(std::string_view s, const std::pair<std::string_view, E> (&
     if (!choices.empty()) choices += "|";
     choices += name;
   }
-  return fail(Errc::invalid_argument, fmt::format("{}: unknown value \"{}\" (one of {})", flag, s, choices));
+  return fail(Errc::invalid_argument,
+              fmt::format("{}: unknown value \"{}\" (one of {})", flag, s, choices));
 }
 
 constexpr std::pair<std::string_view, Method> kMethods[] = {
     {"full", Method::full}, {"lora", Method::lora}, {"qlora", Method::qlora}};
-constexpr std::pair<std::string_view, Precision> kPrecisions[] = {
-    {"bf16", Precision::bf16}, {"fp16", Precision::fp16}, {"fp32", Precision::fp32},
-    {"mixed", Precision::mixed}};
-constexpr std::pair<std::string_view, Optim> kOptims[] = {{"adamw", Optim::adamw},
-                                                         {"adamw8bit", Optim::adamw8bit},
-                                                         {"paged_adamw8bit", Optim::paged_adamw8bit},
-                                                         {"adafactor", Optim::adafactor},
-                                                         {"sgd", Optim::sgd}};
+constexpr std::pair<std::string_view, Precision> kPrecisions[] = {{"bf16", Precision::bf16},
+                                                                  {"fp16", Precision::fp16},
+                                                                  {"fp32", Precision::fp32},
+                                                                  {"mixed", Precision::mixed}};
+constexpr std::pair<std::string_view, Optim> kOptims[] = {
+    {"adamw", Optim::adamw},
+    {"adamw8bit", Optim::adamw8bit},
+    {"paged_adamw8bit", Optim::paged_adamw8bit},
+    {"adafactor", Optim::adafactor},
+    {"sgd", Optim::sgd}};
 constexpr std::pair<std::string_view, GradCkpt> kCkpts[] = {
     {"none", GradCkpt::none}, {"full", GradCkpt::full}, {"offload", GradCkpt::offload}};
 constexpr std::pair<std::string_view, Attn> kAttns[] = {
@@ -46,13 +49,19 @@ std::string_view enum_name(E v, const std::pair<std::string_view, E> (&table)[N]
   return "?";
 }
 
-std::uint64_t to_bytes(double v) { return v <= 0 ? 0 : static_cast<std::uint64_t>(std::llround(v)); }
-double d(std::uint64_t v) { return static_cast<double>(v); }
+std::uint64_t to_bytes(double v) {
+  return v <= 0 ? 0 : static_cast<std::uint64_t>(std::llround(v));
+}
+double d(std::uint64_t v) {
+  return static_cast<double>(v);
+}
 
 bool targeted(const LinearMap& m, const RunConfig& run) {
   switch (run.lora_targets) {
-    case LoraTargets::all_linear: return true;
-    case LoraTargets::attn: return m.attention;
+    case LoraTargets::all_linear:
+      return true;
+    case LoraTargets::attn:
+      return m.attention;
     case LoraTargets::list:
       return std::find(run.lora_target_names.begin(), run.lora_target_names.end(), m.name) !=
              run.lora_target_names.end();
@@ -74,16 +83,36 @@ std::string_view canonical_target(std::string_view t) {
 
 }  // namespace
 
-std::string_view method_name(Method m) { return enum_name(m, kMethods); }
-std::string_view precision_name(Precision p) { return enum_name(p, kPrecisions); }
-std::string_view optim_name(Optim o) { return enum_name(o, kOptims); }
-std::string_view grad_ckpt_name(GradCkpt g) { return enum_name(g, kCkpts); }
-std::string_view attn_name(Attn a) { return enum_name(a, kAttns); }
-Result<Method> parse_method(std::string_view s) { return parse_enum(s, kMethods, "--method"); }
-Result<Precision> parse_precision(std::string_view s) { return parse_enum(s, kPrecisions, "--precision"); }
-Result<Optim> parse_optim(std::string_view s) { return parse_enum(s, kOptims, "--optim"); }
-Result<GradCkpt> parse_grad_ckpt(std::string_view s) { return parse_enum(s, kCkpts, "--grad-ckpt"); }
-Result<Attn> parse_attn(std::string_view s) { return parse_enum(s, kAttns, "--attn"); }
+std::string_view method_name(Method m) {
+  return enum_name(m, kMethods);
+}
+std::string_view precision_name(Precision p) {
+  return enum_name(p, kPrecisions);
+}
+std::string_view optim_name(Optim o) {
+  return enum_name(o, kOptims);
+}
+std::string_view grad_ckpt_name(GradCkpt g) {
+  return enum_name(g, kCkpts);
+}
+std::string_view attn_name(Attn a) {
+  return enum_name(a, kAttns);
+}
+Result<Method> parse_method(std::string_view s) {
+  return parse_enum(s, kMethods, "--method");
+}
+Result<Precision> parse_precision(std::string_view s) {
+  return parse_enum(s, kPrecisions, "--precision");
+}
+Result<Optim> parse_optim(std::string_view s) {
+  return parse_enum(s, kOptims, "--optim");
+}
+Result<GradCkpt> parse_grad_ckpt(std::string_view s) {
+  return parse_enum(s, kCkpts, "--grad-ckpt");
+}
+Result<Attn> parse_attn(std::string_view s) {
+  return parse_enum(s, kAttns, "--attn");
+}
 
 const EstimatorConstants& estimator_constants() {
   static const EstimatorConstants constants;
@@ -187,7 +216,8 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
   Terms& t = e.terms;
   double weights = 0;
   if (run.method == Method::qlora) {
-    const double nf4 = run.double_quant == DoubleQuant::on ? k.nf4_dq_bytes_per_param : k.nf4_bytes_per_param;
+    const double nf4 =
+        run.double_quant == DoubleQuant::on ? k.nf4_dq_bytes_per_param : k.nf4_bytes_per_param;
     const double kept = run.kbit_prep == KbitPrep::on ? 4.0 : 2.0;
     weights = d(p.linear) * nf4 + d(p.embedding + p.lm_head + p.other) * kept;
   } else {
@@ -217,9 +247,15 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
       optimizer = trainable * (train_dtype >= 4.0 || run.precision == Precision::mixed ? 8.0 : 4.0);
       break;
     case Optim::adamw8bit:
-    case Optim::paged_adamw8bit: optimizer = trainable * 2.0; break;
-    case Optim::adafactor: optimizer = adafactor_elements(s, run) * 4.0; break;
-    case Optim::sgd: optimizer = 0; break;
+    case Optim::paged_adamw8bit:
+      optimizer = trainable * 2.0;
+      break;
+    case Optim::adafactor:
+      optimizer = adafactor_elements(s, run) * 4.0;
+      break;
+    case Optim::sgd:
+      optimizer = 0;
+      break;
   }
   t.optimizer = to_bytes(optimizer / nodes);
   if (run.precision == Precision::mixed && !peft) t.master = to_bytes(trainable * 4.0 / nodes);
@@ -235,12 +271,12 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
     activations = tokens * d(a.layers) * 2.0 * d(a.hidden) + tokens * per_layer;
   }
   t.activations = to_bytes(activations);
-  const double per_vocab =
-      run.chunked_loss == ChunkedLoss::on ? k.chunked_logits_bytes_per_vocab : k.logits_bytes_per_vocab;
+  const double per_vocab = run.chunked_loss == ChunkedLoss::on ? k.chunked_logits_bytes_per_vocab
+                                                               : k.logits_bytes_per_vocab;
   t.logits = to_bytes(tokens * d(a.vocab) * per_vocab);
 
-  e.train_peak_allocated_bytes = t.weights + t.adapter + t.gradients + t.optimizer + t.master +
-                                 t.activations + t.logits;
+  e.train_peak_allocated_bytes =
+      t.weights + t.adapter + t.gradients + t.optimizer + t.master + t.activations + t.logits;
   t.cuda_context = k.cuda_context_bytes;
   t.allocator_reserve = to_bytes(d(e.train_peak_allocated_bytes) * k.allocator_reserve_fraction);
   e.train_peak_pool_bytes = e.train_peak_allocated_bytes + t.cuda_context + t.allocator_reserve;
@@ -249,8 +285,7 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
   e.largest_shard_bytes = shard.value_or(std::min(checkpoint, k.assumed_shard_bytes));
   // Load: the final weights accumulate while one mmap'd shard sits in the page cache; QLoRA also
   // holds that shard's bf16 device copy until it is quantized.
-  const std::uint64_t transient =
-      e.largest_shard_bytes * (run.method == Method::qlora ? 2 : 1);
+  const std::uint64_t transient = e.largest_shard_bytes * (run.method == Method::qlora ? 2 : 1);
   e.load_peak_pool_bytes = t.weights + transient + t.cuda_context;
   return e;
 }

@@ -59,23 +59,23 @@ Status validate_run(const RunConfig& run, const ModelShape& shape);
 
 // The constants the estimator uses, in one place so docs/estimator.md and tests can name them.
 struct EstimatorConstants {
-  double nf4_bytes_per_param = 0.5625;         // bitsandbytes NF4, block 64, fp32 absmax
-  double nf4_dq_bytes_per_param = 0.5159;      // with double quantization
-  double logits_bytes_per_vocab = 14.0;        // bf16 logits + fp32 upcast + fp32 grad (+ bf16 grad)
-  double chunked_logits_bytes_per_vocab = 2.0; // bf16 logits kept; fp32 work per chunk only
-  double kbit_extra_per_intermediate = 8.0;    // fitted: extra saved bytes per token per layer
+  double nf4_bytes_per_param = 0.5625;     // bitsandbytes NF4, block 64, fp32 absmax
+  double nf4_dq_bytes_per_param = 0.5159;  // with double quantization
+  double logits_bytes_per_vocab = 14.0;    // bf16 logits + fp32 upcast + fp32 grad (+ bf16 grad)
+  double chunked_logits_bytes_per_vocab = 2.0;    // bf16 logits kept; fp32 work per chunk only
+  double kbit_extra_per_intermediate = 8.0;       // fitted: extra saved bytes per token per layer
   std::uint64_t cuda_context_bytes = 1ULL << 30;  // context + cuBLAS/cuDNN workspaces
-  double allocator_reserve_fraction = 0.15;    // reserved/allocated - 1
+  double allocator_reserve_fraction = 0.15;       // reserved/allocated - 1
   std::uint64_t assumed_shard_bytes = 5ULL * 1000 * 1000 * 1000;  // save_pretrained default
 };
 const EstimatorConstants& estimator_constants();
 
 struct Terms {
-  std::uint64_t weights = 0;            // base model weights in their training dtype
-  std::uint64_t adapter = 0;            // LoRA A/B weights
+  std::uint64_t weights = 0;  // base model weights in their training dtype
+  std::uint64_t adapter = 0;  // LoRA A/B weights
   std::uint64_t gradients = 0;
   std::uint64_t optimizer = 0;
-  std::uint64_t master = 0;             // fp32 master copy (mixed precision)
+  std::uint64_t master = 0;  // fp32 master copy (mixed precision)
   std::uint64_t activations = 0;
   std::uint64_t logits = 0;             // logits and loss
   std::uint64_t cuda_context = 0;       // context and library workspaces
@@ -93,7 +93,7 @@ struct Estimate {
   std::uint64_t train_peak_pool_bytes = 0;       // + context + allocator reserve
   std::uint64_t load_peak_pool_bytes = 0;        // mmap'd shard + device copy (+ bf16 shard, QLoRA)
   std::uint64_t largest_shard_bytes = 0;
-  std::uint64_t peak_pool_bytes() const;         // max(train, load)
+  std::uint64_t peak_pool_bytes() const;  // max(train, load)
 };
 
 // Pure. `largest_shard_bytes`: from the model directory when known, else the assumed default.

@@ -13,10 +13,16 @@ namespace sparkops::plan {
 
 namespace {
 
-std::uint64_t q_dim(const Architecture& a) { return a.heads * a.head_dim; }
-std::uint64_t kv_dim(const Architecture& a) { return a.kv_heads * a.head_dim; }
+std::uint64_t q_dim(const Architecture& a) {
+  return a.heads * a.head_dim;
+}
+std::uint64_t kv_dim(const Architecture& a) {
+  return a.kv_heads * a.head_dim;
+}
 
-std::uint64_t linear_total(const LinearMap& m) { return m.d_in * m.d_out * m.copies; }
+std::uint64_t linear_total(const LinearMap& m) {
+  return m.d_in * m.d_out * m.copies;
+}
 
 // Per-layer parameters outside the linear maps: norms, q/k norms, sinks.
 std::uint64_t layer_other(const Architecture& a) {
@@ -100,10 +106,14 @@ bool ArchOverrides::any() const {
 
 std::string_view model_source_name(ModelSource s) {
   switch (s) {
-    case ModelSource::catalogue: return "catalogue";
-    case ModelSource::directory: return "directory";
-    case ModelSource::hf_cache: return "hf_cache";
-    case ModelSource::params: return "params";
+    case ModelSource::catalogue:
+      return "catalogue";
+    case ModelSource::directory:
+      return "directory";
+    case ModelSource::hf_cache:
+      return "hf_cache";
+    case ModelSource::params:
+      return "params";
   }
   return "catalogue";
 }
@@ -128,13 +138,14 @@ bool get_bool(const json& j, const char* key, bool fallback) {
 Result<Architecture> parse_config_json(std::string_view text, std::string_view source) {
   json root = json::parse(text.begin(), text.end(), nullptr, false);
   if (root.is_discarded()) {
-    return fail(Errc::malformed, fmt::format("{}: not valid JSON (malformed or truncated)", source));
+    return fail(Errc::malformed,
+                fmt::format("{}: not valid JSON (malformed or truncated)", source));
   }
   if (!root.is_object()) return fail(Errc::malformed, fmt::format("{}: not a JSON object", source));
   const json& top = root;
   // Multimodal configs (Gemma-3, Llama-4 ...) nest the language model under text_config.
-  const json& j = root.contains("text_config") && root["text_config"].is_object() ? root["text_config"]
-                                                                                 : root;
+  const json& j =
+      root.contains("text_config") && root["text_config"].is_object() ? root["text_config"] : root;
   Architecture a;
   if (const auto it = top.find("model_type"); it != top.end() && it->is_string()) {
     a.family = it->get<std::string>();
@@ -150,10 +161,9 @@ Result<Architecture> parse_config_json(std::string_view text, std::string_view s
     out = *v;
     return {};
   };
-  for (const auto& [key, field] : {std::pair{"hidden_size", &a.hidden},
-                                   std::pair{"num_hidden_layers", &a.layers},
-                                   std::pair{"num_attention_heads", &a.heads},
-                                   std::pair{"vocab_size", &a.vocab}}) {
+  for (const auto& [key, field] :
+       {std::pair{"hidden_size", &a.hidden}, std::pair{"num_hidden_layers", &a.layers},
+        std::pair{"num_attention_heads", &a.heads}, std::pair{"vocab_size", &a.vocab}}) {
     if (auto s = required(key, *field); !s) return tl::unexpected(s.error());
   }
   a.kv_heads = get_u64(j, "num_key_value_heads").value_or(a.heads);
@@ -161,7 +171,8 @@ Result<Architecture> parse_config_json(std::string_view text, std::string_view s
   a.head_dim = get_u64(j, "head_dim").value_or(a.hidden / a.heads);
   const std::string& f = a.family;
   const bool gemma = f.rfind("gemma", 0) == 0;
-  a.tied_embeddings = get_bool(j, "tie_word_embeddings", get_bool(top, "tie_word_embeddings", gemma));
+  a.tied_embeddings =
+      get_bool(j, "tie_word_embeddings", get_bool(top, "tie_word_embeddings", gemma));
   a.experts = get_u64(j, "num_local_experts").value_or(get_u64(j, "num_experts").value_or(0));
   a.experts_per_token =
       get_u64(j, "num_experts_per_tok").value_or(get_u64(j, "experts_per_token").value_or(0));
@@ -184,7 +195,8 @@ Result<Architecture> parse_config_json(std::string_view text, std::string_view s
   } else if (f == "falcon" || f == "gpt2" || f == "gpt_neox" || f == "phi") {
     a.intermediate = 4 * a.hidden;
   } else {
-    return fail(Errc::malformed, fmt::format("{}: missing or invalid \"intermediate_size\"", source));
+    return fail(Errc::malformed,
+                fmt::format("{}: missing or invalid \"intermediate_size\"", source));
   }
   a.mlp = (f == "falcon" || f == "gpt2" || f == "gpt_neox" || f == "phi" || f == "gpt_bigcode")
               ? MlpKind::plain
@@ -197,8 +209,8 @@ Result<Architecture> parse_config_json(std::string_view text, std::string_view s
   a.attn_sinks = f == "gpt_oss";
   a.qk_norm = f == "qwen3" || f == "qwen3_moe" || f == "gemma3" || f == "gemma3_text";
   a.post_norms = f == "gemma2" || f == "gemma3" || f == "gemma3_text";
-  a.needs_eager_attention =
-      f == "gpt_oss" || (j.contains("attn_logit_softcapping") && !j["attn_logit_softcapping"].is_null());
+  a.needs_eager_attention = f == "gpt_oss" || (j.contains("attn_logit_softcapping") &&
+                                               !j["attn_logit_softcapping"].is_null());
   if (a.head_dim == 0 || a.kv_heads > a.heads) {
     return fail(Errc::malformed, fmt::format("{}: inconsistent heads/head_dim", source));
   }
@@ -212,8 +224,8 @@ Result<ModelShape> shape_from_params(std::uint64_t params, const ArchOverrides& 
   double best = std::numeric_limits<double>::max();
   for (const auto& e : cat) {
     if (e.arch.experts > 0) continue;  // a bare count is a dense model
-    const double d = std::fabs(std::log(static_cast<double>(count_params(e.arch).total) /
-                                        static_cast<double>(params)));
+    const double d = std::fabs(
+        std::log(static_cast<double>(count_params(e.arch).total) / static_cast<double>(params)));
     if (d < best) {
       best = d;
       nearest = &e;
@@ -239,10 +251,10 @@ Result<ModelShape> shape_from_params(std::uint64_t params, const ArchOverrides& 
     if (!o.kv_heads && a.kv_heads > a.heads) a.kv_heads = a.heads;
   }
   if (a.kv_heads > a.heads) return fail(Errc::invalid_argument, "--kv-heads: exceeds --heads");
-  for (const auto& [flag, v] : {std::pair{"--hidden", a.hidden}, std::pair{"--layers", a.layers},
-                                std::pair{"--heads", a.heads}, std::pair{"--kv-heads", a.kv_heads},
-                                std::pair{"--intermediate", a.intermediate},
-                                std::pair{"--vocab", a.vocab}}) {
+  for (const auto& [flag, v] :
+       {std::pair{"--hidden", a.hidden}, std::pair{"--layers", a.layers},
+        std::pair{"--heads", a.heads}, std::pair{"--kv-heads", a.kv_heads},
+        std::pair{"--intermediate", a.intermediate}, std::pair{"--vocab", a.vocab}}) {
     if (v == 0) return fail(Errc::invalid_argument, fmt::format("{}: must be > 0", flag));
   }
   a.extra_params = 0;

@@ -15,38 +15,38 @@ namespace sparkops::plan {
 enum class MlpKind { gated, plain };  // gated: gate/up/down (SwiGLU, GeGLU); plain: fc1/fc2 (GELU)
 
 struct Architecture {
-  std::string family;                 // config.json model_type: "llama", "qwen2", "gpt_oss", ...
+  std::string family;  // config.json model_type: "llama", "qwen2", "gpt_oss", ...
   std::uint64_t hidden = 0;
   std::uint64_t layers = 0;
   std::uint64_t heads = 0;
   std::uint64_t kv_heads = 0;
-  std::uint64_t head_dim = 0;         // hidden / heads unless the config says otherwise
-  std::uint64_t intermediate = 0;     // dense MLP width, or per-expert width for MoE
+  std::uint64_t head_dim = 0;      // hidden / heads unless the config says otherwise
+  std::uint64_t intermediate = 0;  // dense MLP width, or per-expert width for MoE
   std::uint64_t vocab = 0;
   bool tied_embeddings = false;
   MlpKind mlp = MlpKind::gated;
-  bool qkv_bias = false;              // Qwen2: q/k/v biases
-  bool o_bias = false;                // gpt-oss: o_proj bias too
-  bool mlp_bias = false;              // expert/MLP biases (gpt-oss)
-  bool qk_norm = false;               // Qwen3, Gemma-3: per-head RMSNorm on q and k
-  bool attn_sinks = false;            // gpt-oss: one learned sink per head
-  bool post_norms = false;            // Gemma-2/3: 4 norms per layer instead of 2
-  bool needs_eager_attention = false; // softcapping/sinks: HF falls back to eager attention
-  std::uint64_t experts = 0;          // 0 = dense
+  bool qkv_bias = false;               // Qwen2: q/k/v biases
+  bool o_bias = false;                 // gpt-oss: o_proj bias too
+  bool mlp_bias = false;               // expert/MLP biases (gpt-oss)
+  bool qk_norm = false;                // Qwen3, Gemma-3: per-head RMSNorm on q and k
+  bool attn_sinks = false;             // gpt-oss: one learned sink per head
+  bool post_norms = false;             // Gemma-2/3: 4 norms per layer instead of 2
+  bool needs_eager_attention = false;  // softcapping/sinks: HF falls back to eager attention
+  std::uint64_t experts = 0;           // 0 = dense
   std::uint64_t experts_per_token = 0;
   bool router_bias = false;
-  std::uint64_t extra_params = 0;     // e.g. a vision tower, counted in total, kept 16-bit
+  std::uint64_t extra_params = 0;  // e.g. a vision tower, counted in total, kept 16-bit
 };
 
 // Parameter counts, all exact integers. total = embedding + lm_head + linear + other.
 struct ParamCounts {
   std::uint64_t total = 0;
-  std::uint64_t active = 0;             // per token: dense parts + experts_per_token experts
-  std::uint64_t embedding = 0;          // input embedding
-  std::uint64_t lm_head = 0;            // 0 when tied
-  std::uint64_t linear = 0;             // weights (+biases) of the layers' linear maps and routers:
-                                        // what bitsandbytes quantizes
-  std::uint64_t other = 0;              // norms, sinks, extra_params: kept 16-bit
+  std::uint64_t active = 0;     // per token: dense parts + experts_per_token experts
+  std::uint64_t embedding = 0;  // input embedding
+  std::uint64_t lm_head = 0;    // 0 when tied
+  std::uint64_t linear = 0;     // weights (+biases) of the layers' linear maps and routers:
+                                // what bitsandbytes quantizes
+  std::uint64_t other = 0;      // norms, sinks, extra_params: kept 16-bit
 };
 
 ParamCounts count_params(const Architecture& a);
@@ -84,8 +84,8 @@ struct ShardInfo {
 struct ResolvedModel {
   ModelShape shape;
   ModelSource source = ModelSource::catalogue;
-  std::string location;  // directory path for directory/hf_cache
-  std::vector<ShardInfo> shards;  // empty for catalogue/params
+  std::string location;                             // directory path for directory/hf_cache
+  std::vector<ShardInfo> shards;                    // empty for catalogue/params
   std::optional<std::uint64_t> safetensors_params;  // sum of tensor elements from headers
   std::optional<std::uint64_t> checkpoint_bytes;    // sum of shard data when known
   std::vector<std::string> notes;

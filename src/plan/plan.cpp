@@ -18,20 +18,28 @@ namespace fs = std::filesystem;
 
 std::string_view verdict_name(Verdict v) {
   switch (v) {
-    case Verdict::fits: return "fits";
-    case Verdict::fits_after_flush: return "fits_after_flush";
-    case Verdict::tight: return "tight";
-    case Verdict::wont_fit: return "wont_fit";
+    case Verdict::fits:
+      return "fits";
+    case Verdict::fits_after_flush:
+      return "fits_after_flush";
+    case Verdict::tight:
+      return "tight";
+    case Verdict::wont_fit:
+      return "wont_fit";
   }
   return "wont_fit";
 }
 
 std::string_view advice_kind_name(AdviceKind k) {
   switch (k) {
-    case AdviceKind::shorter_seq: return "shorter_seq";
-    case AdviceKind::smaller_batch: return "smaller_batch";
-    case AdviceKind::method_down: return "method_down";
-    case AdviceKind::more_nodes: return "more_nodes";
+    case AdviceKind::shorter_seq:
+      return "shorter_seq";
+    case AdviceKind::smaller_batch:
+      return "smaller_batch";
+    case AdviceKind::method_down:
+      return "method_down";
+    case AdviceKind::more_nodes:
+      return "more_nodes";
   }
   return "shorter_seq";
 }
@@ -45,18 +53,20 @@ Result<ResolvedModel> resolve_model(const ModelRef& ref, const HfCacheEnv& hf_ca
     ResolvedModel m;
     m.source = ModelSource::params;
     m.shape = std::move(*shape);
-    const bool complete = ref.arch.hidden && ref.arch.layers && ref.arch.heads && ref.arch.kv_heads &&
-                          ref.arch.intermediate && ref.arch.vocab;
+    const bool complete = ref.arch.hidden && ref.arch.layers && ref.arch.heads &&
+                          ref.arch.kv_heads && ref.arch.intermediate && ref.arch.vocab;
     if (!complete) {
-      m.notes.push_back(fmt::format("architecture fields not given were taken from the catalogue "
-                                    "shape of {} (nearest in size)",
-                                    assumed));
+      m.notes.push_back(
+          fmt::format("architecture fields not given were taken from the catalogue "
+                      "shape of {} (nearest in size)",
+                      assumed));
     }
     return m;
   }
   if (ref.params || ref.arch.any()) {
-    return fail(Errc::invalid_argument,
-                fmt::format("{}: --params and architecture flags apply only without a MODEL", ref.name));
+    return fail(
+        Errc::invalid_argument,
+        fmt::format("{}: --params and architecture flags apply only without a MODEL", ref.name));
   }
   std::error_code ec;
   if (fs::is_directory(ref.name, ec)) return read_model_dir(ref.name);
@@ -80,18 +90,20 @@ Result<ResolvedModel> resolve_model(const ModelRef& ref, const HfCacheEnv& hf_ca
   if (contains(ref.name, "/") && (starts_with(ref.name, ".") || starts_with(ref.name, "/"))) {
     return fail(Errc::not_found, fmt::format("{}: no such directory", ref.name));
   }
-  return fail(Errc::not_found,
-              fmt::format("{}: unknown model (not a directory, not in the Hugging Face cache, not in "
-                          "the catalogue; see `sparkops plan --list`)",
-                          ref.name));
+  return fail(
+      Errc::not_found,
+      fmt::format("{}: unknown model (not a directory, not in the Hugging Face cache, not in "
+                  "the catalogue; see `sparkops plan --list`)",
+                  ref.name));
 }
 
 Verdict verdict_for(std::uint64_t peak, std::uint64_t budget, const std::optional<PoolView>& pool) {
   if (peak > budget) return Verdict::wont_fit;
   if (static_cast<double>(peak) > 0.9 * static_cast<double>(budget)) return Verdict::tight;
   if (pool) {
-    const std::uint64_t free_budget =
-        pool->free_now_bytes > pool->overhead_bytes ? pool->free_now_bytes - pool->overhead_bytes : 0;
+    const std::uint64_t free_budget = pool->free_now_bytes > pool->overhead_bytes
+                                          ? pool->free_now_bytes - pool->overhead_bytes
+                                          : 0;
     if (peak > std::min(free_budget, budget)) return Verdict::fits_after_flush;
   }
   return Verdict::fits;
@@ -114,7 +126,8 @@ bool fits(const ModelShape& shape, const RunConfig& run, std::uint64_t budget,
 }  // namespace
 
 std::optional<Advice> largest_seq_that_fits(const ModelShape& shape, const RunConfig& run,
-                                            std::uint64_t budget, std::optional<std::uint64_t> shard) {
+                                            std::uint64_t budget,
+                                            std::optional<std::uint64_t> shard) {
   // The peak grows monotonically with seq: binary search over multiples of 128 below run.seq.
   std::uint64_t lo = 0;  // largest known to fit (0 = none)
   std::uint64_t hi = run.seq / 128;
@@ -135,11 +148,13 @@ std::optional<Advice> largest_seq_that_fits(const ModelShape& shape, const RunCo
 }
 
 std::optional<Advice> largest_batch_that_fits(const ModelShape& shape, const RunConfig& run,
-                                              std::uint64_t budget, std::optional<std::uint64_t> shard) {
+                                              std::uint64_t budget,
+                                              std::optional<std::uint64_t> shard) {
   RunConfig probe = run;
   for (std::uint64_t b = run.batch; b-- > 1;) {
     probe.batch = b;
-    if (fits(shape, probe, budget, shard)) return make_advice(AdviceKind::smaller_batch, shape, probe, budget, shard);
+    if (fits(shape, probe, budget, shard))
+      return make_advice(AdviceKind::smaller_batch, shape, probe, budget, shard);
   }
   return std::nullopt;
 }
@@ -157,7 +172,8 @@ std::optional<RunConfig> method_tier_down(const RunConfig& run) {
       next.method = Method::qlora;
       if (next.precision == Precision::fp32) next.precision = Precision::bf16;
       return next;
-    case Method::qlora: return std::nullopt;
+    case Method::qlora:
+      return std::nullopt;
   }
   return std::nullopt;
 }
@@ -213,8 +229,9 @@ Result<PlanResult> make_plan(const PlanInput& input, const PlanEnvironment& env)
     r.notes.push_back("shard size assumed: 5 GB (save_pretrained default) for the load transient");
   }
   if (r.model.shape.arch.needs_eager_attention && input.run.attn == Attn::sdpa) {
-    r.notes.push_back("this architecture (softcapping or attention sinks) runs eager attention under "
-                      "sdpa in Hugging Face: a·s² scores counted; --attn flash avoids them");
+    r.notes.push_back(
+        "this architecture (softcapping or attention sinks) runs eager attention under "
+        "sdpa in Hugging Face: a·s² scores counted; --attn flash avoids them");
   }
   r.estimate = estimate(r.model.shape, input.run, shard);
 
@@ -239,7 +256,8 @@ Result<PlanResult> make_plan(const PlanInput& input, const PlanEnvironment& env)
   r.verdict = verdict_for(peak, r.budget_bytes, r.pool);
   r.anchor = nearest_anchor(env.anchors, r.model.shape.params.total, input.run, r.estimate,
                             r.verdict != Verdict::wont_fit);
-  if (r.verdict == Verdict::wont_fit) r.advice = advise(r.model.shape, input.run, r.budget_bytes, shard);
+  if (r.verdict == Verdict::wont_fit)
+    r.advice = advise(r.model.shape, input.run, r.budget_bytes, shard);
   return r;
 }
 

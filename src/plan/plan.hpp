@@ -30,16 +30,17 @@ struct ModelRef {
 struct PlanInput {
   ModelRef model;
   RunConfig run;
-  std::optional<std::uint64_t> budget_bytes;    // --budget N; nullopt = auto (the live pool)
-  std::optional<std::uint64_t> overhead_bytes;  // --overhead N; nullopt = PoolOptions default/config
+  std::optional<std::uint64_t> budget_bytes;  // --budget N; nullopt = auto (the live pool)
+  std::optional<std::uint64_t>
+      overhead_bytes;  // --overhead N; nullopt = PoolOptions default/config
 };
 
 struct PlanEnvironment {
-  HostRoot root{"/"};                // --root: where /proc/meminfo and cgroup files are read
-  PoolOptions pool_options;          // overhead etc. (PlanInput::overhead_bytes wins)
-  std::optional<PoolView> pool;      // when set, used instead of reading `root`
-  HfCacheEnv hf_cache;               // HF_HUB_CACHE / HF_HOME / HOME values
-  std::vector<Anchor> anchors;       // embedded_anchors() + user anchors (load_anchors)
+  HostRoot root{"/"};            // --root: where /proc/meminfo and cgroup files are read
+  PoolOptions pool_options;      // overhead etc. (PlanInput::overhead_bytes wins)
+  std::optional<PoolView> pool;  // when set, used instead of reading `root`
+  HfCacheEnv hf_cache;           // HF_HUB_CACHE / HF_HOME / HOME values
+  std::vector<Anchor> anchors;   // embedded_anchors() + user anchors (load_anchors)
 };
 
 enum class Verdict { fits, fits_after_flush, tight, wont_fit };
@@ -50,9 +51,9 @@ std::string_view advice_kind_name(AdviceKind k);  // "shorter_seq", ...
 
 struct Advice {
   AdviceKind kind;
-  RunConfig run;        // the changed run
-  Estimate estimate;    // its estimate
-  bool fits = false;    // peak (train and load, pool view) <= budget
+  RunConfig run;      // the changed run
+  Estimate estimate;  // its estimate
+  bool fits = false;  // peak (train and load, pool view) <= budget
 };
 
 struct PlanResult {
@@ -63,7 +64,7 @@ struct PlanResult {
   std::optional<PoolView> pool;  // absent when --budget was given
   Verdict verdict = Verdict::wont_fit;
   std::optional<AnchorMatch> anchor;
-  std::vector<Advice> advice;   // empty when it fits
+  std::vector<Advice> advice;      // empty when it fits
   std::vector<std::string> notes;  // assumptions made (shape assumed, shard size assumed, ...)
 };
 
@@ -82,17 +83,18 @@ Verdict verdict_for(std::uint64_t peak_pool_bytes, std::uint64_t budget_bytes,
 
 // The largest packing length (multiple of 128, <= run.seq) whose peak fits the budget.
 // `largest_shard_bytes` as in estimate(): the model directory's largest shard when known.
-std::optional<Advice> largest_seq_that_fits(const ModelShape& shape, const RunConfig& run,
-                                            std::uint64_t budget_bytes,
-                                            std::optional<std::uint64_t> largest_shard_bytes = std::nullopt);
+std::optional<Advice> largest_seq_that_fits(
+    const ModelShape& shape, const RunConfig& run, std::uint64_t budget_bytes,
+    std::optional<std::uint64_t> largest_shard_bytes = std::nullopt);
 // The largest micro-batch (< run.batch) that fits at run.seq.
-std::optional<Advice> largest_batch_that_fits(const ModelShape& shape, const RunConfig& run,
-                                              std::uint64_t budget_bytes,
-                                              std::optional<std::uint64_t> largest_shard_bytes = std::nullopt);
+std::optional<Advice> largest_batch_that_fits(
+    const ModelShape& shape, const RunConfig& run, std::uint64_t budget_bytes,
+    std::optional<std::uint64_t> largest_shard_bytes = std::nullopt);
 // full -> lora (bf16) -> qlora; nullopt at qlora.
 std::optional<RunConfig> method_tier_down(const RunConfig& run);
 // The whole ladder for a run that does not fit: seq, then batch, then method tiers, then 2 nodes.
-std::vector<Advice> advise(const ModelShape& shape, const RunConfig& run, std::uint64_t budget_bytes,
+std::vector<Advice> advise(const ModelShape& shape, const RunConfig& run,
+                           std::uint64_t budget_bytes,
                            std::optional<std::uint64_t> largest_shard_bytes = std::nullopt);
 
 }  // namespace sparkops::plan

@@ -50,7 +50,8 @@ Result<SafetensorsHeader> parse_safetensors_header(std::string_view text, std::u
                                                    std::string_view source) {
   const json root = json::parse(text.begin(), text.end(), nullptr, false);
   if (root.is_discarded() || !root.is_object()) {
-    return fail(Errc::malformed, fmt::format("{}: safetensors header is not a JSON object", source));
+    return fail(Errc::malformed,
+                fmt::format("{}: safetensors header is not a JSON object", source));
   }
   SafetensorsHeader h;
   h.header_bytes = text.size();
@@ -58,7 +59,8 @@ Result<SafetensorsHeader> parse_safetensors_header(std::string_view text, std::u
     if (name == "__metadata__") continue;
     const std::string& tensor_name = name;  // clang 14 cannot capture a structured binding
     const auto bad = [&](std::string_view what) {
-      return fail(Errc::malformed, fmt::format("{}: tensor {}: {}", source, quote_for_message(tensor_name), what));
+      return fail(Errc::malformed,
+                  fmt::format("{}: tensor {}: {}", source, quote_for_message(tensor_name), what));
     };
     if (!t.is_object()) return bad("not an object");
     const auto dt = t.find("dtype");
@@ -77,7 +79,8 @@ Result<SafetensorsHeader> parse_safetensors_header(std::string_view text, std::u
     for (const auto& d : *sh) {
       if (!d.is_number_unsigned()) return bad("shape is not a list of sizes");
       info.shape.push_back(d.get<std::uint64_t>());
-      if (mul_overflows(info.elements, info.shape.back(), info.elements)) return bad("shape overflows");
+      if (mul_overflows(info.elements, info.shape.back(), info.elements))
+        return bad("shape overflows");
     }
     info.data_begin = (*off)[0].get<std::uint64_t>();
     info.data_end = (*off)[1].get<std::uint64_t>();
@@ -87,7 +90,8 @@ Result<SafetensorsHeader> parse_safetensors_header(std::string_view text, std::u
     }
     if (const auto size = dtype_bytes(info.dtype)) {
       std::uint64_t expected = 0;
-      if (mul_overflows(info.elements, *size, expected) || expected != info.data_end - info.data_begin) {
+      if (mul_overflows(info.elements, *size, expected) ||
+          expected != info.data_end - info.data_begin) {
         return bad("data_offsets do not match dtype and shape");
       }
     }
@@ -104,7 +108,8 @@ Result<SafetensorsHeader> read_safetensors_header(const fs::path& file) {
   std::error_code ec;
   const std::uint64_t file_size = fs::file_size(file, ec);
   if (ec) return fail(Errc::not_found, fmt::format("{}: {}", name, ec.message()));
-  if (file_size < 8) return fail(Errc::malformed, fmt::format("{}: truncated (no header length)", name));
+  if (file_size < 8)
+    return fail(Errc::malformed, fmt::format("{}: truncated (no header length)", name));
   std::ifstream in(file, std::ios::binary);
   if (!in) return fail(Errc::io, fmt::format("{}: cannot open", name));
   unsigned char len_bytes[8] = {};
@@ -150,7 +155,8 @@ Result<ResolvedModel> read_model_dir(const fs::path& dir) {
     const json index = json::parse(index_text->begin(), index_text->end(), nullptr, false);
     if (index.is_discarded() || !index.is_object() || !index.contains("weight_map") ||
         !index["weight_map"].is_object()) {
-      return fail(Errc::malformed, fmt::format("{}: no \"weight_map\" object", index_path.string()));
+      return fail(Errc::malformed,
+                  fmt::format("{}: no \"weight_map\" object", index_path.string()));
     }
     std::set<std::string> files;
     for (const auto& [tensor, file] : index["weight_map"].items()) {
@@ -160,16 +166,16 @@ Result<ResolvedModel> read_model_dir(const fs::path& dir) {
       }
       const std::string f = file.get<std::string>();
       if (f.find('/') != std::string::npos || f == "..") {
-        return fail(Errc::malformed,
-                    fmt::format("{}: shard {} is not a plain file name", index_path.string(),
-                                quote_for_message(f)));
+        return fail(Errc::malformed, fmt::format("{}: shard {} is not a plain file name",
+                                                 index_path.string(), quote_for_message(f)));
       }
       files.insert(f);
     }
     shard_names.assign(files.begin(), files.end());
   } else {
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
-      if (entry.path().extension() == ".safetensors") shard_names.push_back(entry.path().filename().string());
+      if (entry.path().extension() == ".safetensors")
+        shard_names.push_back(entry.path().filename().string());
     }
     std::sort(shard_names.begin(), shard_names.end());
   }
@@ -195,7 +201,8 @@ Result<ResolvedModel> read_model_dir(const fs::path& dir) {
   if (elements != m.shape.params.total) {
     m.notes.push_back(fmt::format(
         "safetensors headers hold {} elements, config.json gives {} parameters (quantized or "
-        "packed tensors, or extra modules); training terms use config.json, the load transient uses the shard sizes",
+        "packed tensors, or extra modules); training terms use config.json, the load transient "
+        "uses the shard sizes",
         elements, m.shape.params.total));
   }
   return m;

@@ -22,7 +22,8 @@ Json time_or_null(const std::optional<SystemTime>& t) {
 
 }  // namespace
 
-std::vector<std::string> analysis_notes(const trainlog::StepSeries& series, const diagnose::Diagnosis& diagnosis,
+std::vector<std::string> analysis_notes(const trainlog::StepSeries& series,
+                                        const diagnose::Diagnosis& diagnosis,
                                         const diagnose::ThermalLog* thermal) {
   std::vector<std::string> notes = trainlog::describe_notes(series.notes);
   if (series.times_approximate) {
@@ -35,8 +36,10 @@ std::vector<std::string> analysis_notes(const trainlog::StepSeries& series, cons
   return notes;
 }
 
-nlohmann::ordered_json analysis_to_json(std::string_view log_name, const trainlog::StepSeries& series,
-                                        const diagnose::Diagnosis& d, const diagnose::ThermalLog* thermal) {
+nlohmann::ordered_json analysis_to_json(std::string_view log_name,
+                                        const trainlog::StepSeries& series,
+                                        const diagnose::Diagnosis& d,
+                                        const diagnose::ThermalLog* thermal) {
   Json j;
   j["log"] = std::string(log_name);
   j["format"] = std::string(trainlog::format_name(series.format));
@@ -86,8 +89,10 @@ nlohmann::ordered_json analysis_to_json(std::string_view log_name, const trainlo
     Json t;
     t["format"] = std::string(diagnose::thermal_format_name(thermal->format));
     t["samples"] = thermal->samples.size();
-    t["first_time"] = thermal->samples.empty() ? Json(nullptr) : time_or_null(thermal->samples.front().time);
-    t["last_time"] = thermal->samples.empty() ? Json(nullptr) : time_or_null(thermal->samples.back().time);
+    t["first_time"] =
+        thermal->samples.empty() ? Json(nullptr) : time_or_null(thermal->samples.front().time);
+    t["last_time"] =
+        thermal->samples.empty() ? Json(nullptr) : time_or_null(thermal->samples.back().time);
     j["thermal"] = t;
   } else {
     j["thermal"] = nullptr;

@@ -49,11 +49,20 @@ std::string html_escape(std::string_view s) {
   std::string out;
   for (const char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -81,8 +90,9 @@ Json chart_data(const trainlog::StepSeries& series, const diagnose::Diagnosis& d
       temp.push_back(opt(s.gpu_temp_c));
       power.push_back(opt(s.power_w));
       clock.push_back(opt(s.sm_clock_mhz, 1));
-      avail.push_back(s.mem_available_bytes ? opt(*s.mem_available_bytes / (1024.0 * 1024.0 * 1024.0))
-                                            : Json(nullptr));
+      avail.push_back(s.mem_available_bytes
+                          ? opt(*s.mem_available_bytes / (1024.0 * 1024.0 * 1024.0))
+                          : Json(nullptr));
     }
   }
   data["thermal_x"] = tx;
@@ -129,7 +139,8 @@ Json chart_data(const trainlog::StepSeries& series, const diagnose::Diagnosis& d
 }  // namespace
 
 std::string render_html_report(std::string_view log_name, const trainlog::StepSeries& series,
-                               const diagnose::Diagnosis& diagnosis, const diagnose::ThermalLog* thermal) {
+                               const diagnose::Diagnosis& diagnosis,
+                               const diagnose::ThermalLog* thermal) {
   const Json summary = analysis_to_json(log_name, series, diagnosis, thermal);
   const Json data = chart_data(series, diagnosis, thermal);
   Json page;

@@ -1,7 +1,7 @@
 #pragma once
 // The `sparkops analyze --html` report: one self-contained HTML file (uPlot and the page script
-// inlined, the data inline as JSON, no network). Charts on one time axis: step time, GPU temperature,
-// power, SM clock and available memory, with slowdowns and pauses shaded.
+// inlined, the data inline as JSON, no network). Charts on one time axis: step time, GPU
+// temperature, power, SM clock and available memory, with slowdowns and pauses shaded.
 
 #include <string>
 #include <string_view>
@@ -13,6 +13,7 @@
 namespace sparkops::report {
 
 std::string render_html_report(std::string_view log_name, const trainlog::StepSeries& series,
-                               const diagnose::Diagnosis& diagnosis, const diagnose::ThermalLog* thermal);
+                               const diagnose::Diagnosis& diagnosis,
+                               const diagnose::ThermalLog* thermal);
 
 }  // namespace sparkops::report

@@ -21,8 +21,8 @@ constexpr std::size_t kTailChunk = 64 * 1024;
 
 Error errno_error(const std::filesystem::path& path, std::string_view what, int err) {
   const Errc code = (err == EACCES || err == EPERM) ? Errc::permission_denied
-                    : err == ENOENT                  ? Errc::not_found
-                                                     : Errc::io;
+                    : err == ENOENT                 ? Errc::not_found
+                                                    : Errc::io;
   return Error{code, fmt::format("{}: {}: {}", path.string(), what, std::strerror(err))};
 }
 
@@ -43,7 +43,8 @@ off_t end_of_last_line(int fd, off_t size) {
   std::string buf(kTailChunk, '\0');
   off_t end = size;
   while (end > 0) {
-    const off_t start = end > static_cast<off_t>(kTailChunk) ? end - static_cast<off_t>(kTailChunk) : 0;
+    const off_t start =
+        end > static_cast<off_t>(kTailChunk) ? end - static_cast<off_t>(kTailChunk) : 0;
     const auto len = static_cast<std::size_t>(end - start);
     if (pread_all(fd, buf.data(), len, start) != static_cast<ssize_t>(len)) return -1;
     for (std::size_t i = len; i > 0; --i) {
@@ -70,10 +71,11 @@ Result<OpenedFile> open_file(const std::filesystem::path& path, std::string_view
     ::close(f.fd);
     return tl::unexpected(std::move(e));
   };
-  struct stat st{};
+  struct stat st {};
   if (::fstat(f.fd, &st) != 0) return close_with(errno_error(path, "cannot stat", errno));
   if (!S_ISREG(st.st_mode)) {
-    return close_with(Error{Errc::invalid_argument, fmt::format("{}: not a regular file", path.string())});
+    return close_with(
+        Error{Errc::invalid_argument, fmt::format("{}: not a regular file", path.string())});
   }
   const off_t size = st.st_size;
   if (size == 0) {
@@ -82,7 +84,8 @@ Result<OpenedFile> open_file(const std::filesystem::path& path, std::string_view
   }
   const off_t whole = end_of_last_line(f.fd, size);
   if (whole < 0) return close_with(errno_error(path, "cannot read", errno));
-  const auto head_len = static_cast<std::size_t>(std::min<off_t>(whole, static_cast<off_t>(kHeadBytes)));
+  const auto head_len =
+      static_cast<std::size_t>(std::min<off_t>(whole, static_cast<off_t>(kHeadBytes)));
   std::string head(head_len, '\0');
   if (pread_all(f.fd, head.data(), head_len, 0) != static_cast<ssize_t>(head_len)) {
     return close_with(errno_error(path, "cannot read", errno));
@@ -96,10 +99,10 @@ Result<OpenedFile> open_file(const std::filesystem::path& path, std::string_view
     }
     const bool ours = header.empty() ? starts_with(fragment, "{") : starts_with(header, fragment);
     if (!ours) {
-      return close_with(Error{Errc::conflict,
-                              fmt::format("{}: exists and does not start with a sample header ({}); "
-                                          "refusing to append",
-                                          path.string(), quote_for_message(fragment))});
+      return close_with(Error{
+          Errc::conflict, fmt::format("{}: exists and does not start with a sample header ({}); "
+                                      "refusing to append",
+                                      path.string(), quote_for_message(fragment))});
     }
     restart = true;
   } else if (static_cast<std::size_t>(whole) <= header.size() && starts_with(header, head)) {
@@ -113,7 +116,8 @@ Result<OpenedFile> open_file(const std::filesystem::path& path, std::string_view
   }
   if (auto ok = check_header(head); !ok) return close_with(ok.error());
   if (whole < size) {
-    if (::ftruncate(f.fd, whole) != 0) return close_with(errno_error(path, "cannot cut the torn last line", errno));
+    if (::ftruncate(f.fd, whole) != 0)
+      return close_with(errno_error(path, "cannot cut the torn last line", errno));
     f.report.torn_bytes_cut = static_cast<std::uint64_t>(size - whole);
   }
   f.size = static_cast<std::uint64_t>(whole);
@@ -132,16 +136,19 @@ Result<DurableAppender> DurableAppender::open(std::filesystem::path path, std::s
   a.restart_marker_ = std::move(restart_marker);
   a.check_header_ = std::move(check_header);
   a.options_ = std::move(options);
-  if (!a.options_.write) a.options_.write = [](int fd, const void* data, std::size_t size) {
-    return ::write(fd, data, size);
-  };
+  if (!a.options_.write)
+    a.options_.write = [](int fd, const void* data, std::size_t size) {
+      return ::write(fd, data, size);
+    };
   auto opened = a.open_fd();
   if (!opened) return tl::unexpected(opened.error());
   if (report != nullptr) *report = *opened;
   return a;
 }
 
-DurableAppender::DurableAppender(DurableAppender&& other) noexcept { *this = std::move(other); }
+DurableAppender::DurableAppender(DurableAppender&& other) noexcept {
+  *this = std::move(other);
+}
 
 DurableAppender& DurableAppender::operator=(DurableAppender&& other) noexcept {
   if (this == &other) return *this;
@@ -205,7 +212,7 @@ bool DurableAppender::write_one(const std::string& row, Error* error) {
   if (n > 0) {
     // A short write left part of a row: cut it so the file ends on a whole row. O_APPEND put it at
     // the end, so the end minus what we wrote is where it began (even if the file was truncated).
-    struct stat st{};
+    struct stat st {};
     if (::fstat(fd_, &st) == 0 && st.st_size >= n) ::ftruncate(fd_, st.st_size - n);
   }
   *error = errno_error(path_, "write failed", err);
@@ -256,14 +263,21 @@ AppendReport DurableAppender::drain(std::optional<std::string> row) {
   return report;
 }
 
-AppendReport DurableAppender::append(std::string row) { return drain(std::move(row)); }
+AppendReport DurableAppender::append(std::string row) {
+  return drain(std::move(row));
+}
 
-AppendReport DurableAppender::retry() { return drain(std::nullopt); }
+AppendReport DurableAppender::retry() {
+  return drain(std::nullopt);
+}
 
-Result<OpenReport> DurableAppender::reopen() { return open_fd(); }
+Result<OpenReport> DurableAppender::reopen() {
+  return open_fd();
+}
 
 Status DurableAppender::sync() {
-  if (fd_ >= 0 && ::fsync(fd_) != 0) return tl::unexpected(errno_error(path_, "fsync failed", errno));
+  if (fd_ >= 0 && ::fsync(fd_) != 0)
+    return tl::unexpected(errno_error(path_, "fsync failed", errno));
   return {};
 }
 

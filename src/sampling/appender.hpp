@@ -1,6 +1,8 @@
 #pragma once
-// DurableAppender: the sample file that never loses a completed row (issue 5 "Never lose a sample").
-//  - Each row is one write() on an O_APPEND descriptor, so a crash (even SIGKILL) leaves whole rows.
+// DurableAppender: the sample file that never loses a completed row (issue 5 "Never lose a
+// sample").
+//  - Each row is one write() on an O_APPEND descriptor, so a crash (even SIGKILL) leaves whole
+//  rows.
 //  - fsync every `fsync_every` rows.
 //  - Opening an existing file: its header must be the expected one (else conflict, never mix
 //    formats); a torn last line (a crash or power loss mid-write) is cut off before appending.
@@ -29,14 +31,14 @@ namespace sparkops {
 using WriteFn = std::function<ssize_t(int fd, const void* data, std::size_t size)>;
 
 struct AppenderOptions {
-  std::size_t fsync_every = 10;          // rows; 0 = never fsync
+  std::size_t fsync_every = 10;  // rows; 0 = never fsync
   std::size_t memory_buffer_rows = 100000;
-  WriteFn write;                         // empty = ::write
+  WriteFn write;  // empty = ::write
 };
 
 // What opening found, for the caller to report.
 struct OpenReport {
-  bool created = false;            // new or empty file: the header was written
+  bool created = false;              // new or empty file: the header was written
   std::uint64_t torn_bytes_cut = 0;  // bytes of an incomplete last line removed
 };
 

@@ -34,11 +34,16 @@ HostReading read_host_reading(const HostRoot& root) {
     h.hottest_millicelsius = hot->temp_millicelsius;
   }
   for (const PowerRail& rail : spbm_rails(chips)) {
-    if (rail.name == "sys_total") h.spbm_sys_total_microwatts = rail.power_microwatts;
-    else if (rail.name == "soc_pkg") h.spbm_soc_pkg_microwatts = rail.power_microwatts;
-    else if (rail.name == "cpu_gpu") h.spbm_cpu_gpu_microwatts = rail.power_microwatts;
-    else if (rail.name == "gpu") h.spbm_gpu_microwatts = rail.power_microwatts;
-    else if (rail.name == "dc_input") h.spbm_dc_input_microwatts = rail.power_microwatts;
+    if (rail.name == "sys_total")
+      h.spbm_sys_total_microwatts = rail.power_microwatts;
+    else if (rail.name == "soc_pkg")
+      h.spbm_soc_pkg_microwatts = rail.power_microwatts;
+    else if (rail.name == "cpu_gpu")
+      h.spbm_cpu_gpu_microwatts = rail.power_microwatts;
+    else if (rail.name == "gpu")
+      h.spbm_gpu_microwatts = rail.power_microwatts;
+    else if (rail.name == "dc_input")
+      h.spbm_dc_input_microwatts = rail.power_microwatts;
   }
   return h;
 }

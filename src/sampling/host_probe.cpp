@@ -15,7 +15,9 @@ namespace sparkops {
 namespace {
 
 // hottest_sensor()'s plausibility range (host/sensors.hpp: -40..150 C).
-bool plausible(std::int64_t millicelsius) { return millicelsius >= -40000 && millicelsius <= 150000; }
+bool plausible(std::int64_t millicelsius) {
+  return millicelsius >= -40000 && millicelsius <= 150000;
+}
 
 std::string hwmon_file(const HostRoot& root, const std::string& dir, const std::string& file) {
   std::string path = "/sys/class/hwmon/" + dir + "/" + file;
@@ -24,8 +26,10 @@ std::string hwmon_file(const HostRoot& root, const std::string& dir, const std::
 }
 
 // The content of a held /proc file, reopening it when it is missing or its read fails (a captured
-// root whose file was replaced by rename, a file that appears later): one failed open a tick at most.
-std::optional<std::string_view> reread_or_reopen(const HostRoot& root, std::optional<HeldFile>& file,
+// root whose file was replaced by rename, a file that appears later): one failed open a tick at
+// most.
+std::optional<std::string_view> reread_or_reopen(const HostRoot& root,
+                                                 std::optional<HeldFile>& file,
                                                  std::string_view path) {
   if (file) {
     if (auto text = file->reread()) return *text;
@@ -57,10 +61,12 @@ void HostProbe::discover() {
       one.dir = chip.dir;
       one.name = chip.name;
       HwmonTemp probe = t;
-      probe.input_millicelsius = 20000;  // any plausible value: we ask about the channel, not the reading
+      probe.input_millicelsius =
+          20000;  // any plausible value: we ask about the channel, not the reading
       one.temps.push_back(probe);
       if (auto s = hottest_sensor({one}, {})) {
-        if (auto f = root_.hold(hwmon_file(root_, chip.dir, "temp" + std::to_string(t.index) + "_input"))) {
+        if (auto f = root_.hold(
+                hwmon_file(root_, chip.dir, "temp" + std::to_string(t.index) + "_input"))) {
           temps_.push_back({std::move(*f), s->name});
         }
       }
@@ -70,12 +76,15 @@ void HostProbe::discover() {
     ThermalZone one = z;
     one.temp_millicelsius = 20000;
     if (auto s = hottest_sensor({}, {one})) {
-      if (auto f = root_.hold("/sys/class/thermal/" + z.zone + "/temp")) temps_.push_back({std::move(*f), s->name});
+      if (auto f = root_.hold("/sys/class/thermal/" + z.zone + "/temp"))
+        temps_.push_back({std::move(*f), s->name});
     }
   }
   if (const HwmonChip* spbm = find_chip(chips, "spbm")) {
-    const std::pair<const char*, Rail> wanted[] = {{"sys_total", Rail::sys_total}, {"soc_pkg", Rail::soc_pkg},
-                                                   {"cpu_gpu", Rail::cpu_gpu},     {"gpu", Rail::gpu},
+    const std::pair<const char*, Rail> wanted[] = {{"sys_total", Rail::sys_total},
+                                                   {"soc_pkg", Rail::soc_pkg},
+                                                   {"cpu_gpu", Rail::cpu_gpu},
+                                                   {"gpu", Rail::gpu},
                                                    {"dc_input", Rail::dc_input}};
     const auto rails = spbm_rails(chips);
     for (const auto& [label, rail] : wanted) {
@@ -83,8 +92,10 @@ void HostProbe::discover() {
       for (const PowerRail& r : rails) listed = listed || r.name == label;
       const HwmonPower* p = spbm->power_by_label(label);
       if (!listed || p == nullptr) continue;
-      const std::string file = "power" + std::to_string(p->index) + (p->input_microwatts ? "_input" : "_average");
-      if (auto f = root_.hold(hwmon_file(root_, spbm->dir, file))) rails_.push_back({std::move(*f), rail});
+      const std::string file =
+          "power" + std::to_string(p->index) + (p->input_microwatts ? "_input" : "_average");
+      if (auto f = root_.hold(hwmon_file(root_, spbm->dir, file)))
+        rails_.push_back({std::move(*f), rail});
     }
   }
   // The /proc files are (re)opened by reread_or_reopen() on their first read after a discovery.
@@ -105,7 +116,9 @@ void HostProbe::discover() {
 }
 
 HostReading HostProbe::read() {
-  if (!discovered_ || (next_discovery_after_ != 0 && reads_since_discovery_ >= next_discovery_after_)) discover();
+  if (!discovered_ ||
+      (next_discovery_after_ != 0 && reads_since_discovery_ >= next_discovery_after_))
+    discover();
   ++reads_since_discovery_;
   HostReading h;
   if (const auto text = reread_or_reopen(root_, meminfo_, "/proc/meminfo")) {
@@ -156,11 +169,21 @@ HostReading HostProbe::read() {
     }
     const auto uw = static_cast<std::uint64_t>(*value);
     switch (r.rail) {
-      case Rail::sys_total: h.spbm_sys_total_microwatts = uw; break;
-      case Rail::soc_pkg: h.spbm_soc_pkg_microwatts = uw; break;
-      case Rail::cpu_gpu: h.spbm_cpu_gpu_microwatts = uw; break;
-      case Rail::gpu: h.spbm_gpu_microwatts = uw; break;
-      case Rail::dc_input: h.spbm_dc_input_microwatts = uw; break;
+      case Rail::sys_total:
+        h.spbm_sys_total_microwatts = uw;
+        break;
+      case Rail::soc_pkg:
+        h.spbm_soc_pkg_microwatts = uw;
+        break;
+      case Rail::cpu_gpu:
+        h.spbm_cpu_gpu_microwatts = uw;
+        break;
+      case Rail::gpu:
+        h.spbm_gpu_microwatts = uw;
+        break;
+      case Rail::dc_input:
+        h.spbm_dc_input_microwatts = uw;
+        break;
     }
   }
   if (lost_one) discovered_ = false;  // look again next tick: a sensor vanished or moved

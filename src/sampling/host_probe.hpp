@@ -3,11 +3,11 @@
 // chip and thermal zone costs hundreds of file opens; the probe does that walk once (and again
 // every `rediscover_every` ticks, or on the tick after a remembered file fails to read — a sensor
 // vanished or a driver reloaded), remembers which files feed the sample's columns, and then reads
-// only those plus meminfo, PSI memory and vmstat. Every remembered file stays open between ticks and
-// is re-read with one pread() (base/held_file.hpp), so a tick costs one system call per file. While it finds fewer sensors than it once did, it
-// walks again after 1, 2, 4 ... ticks (up to `rediscover_every`) so a returning sensor is found.
-// Its results equal read_host_reading()'s.
-// Not thread-safe.
+// only those plus meminfo, PSI memory and vmstat. Every remembered file stays open between ticks
+// and is re-read with one pread() (base/held_file.hpp), so a tick costs one system call per file.
+// While it finds fewer sensors than it once did, it walks again after 1, 2, 4 ... ticks (up to
+// `rediscover_every`) so a returning sensor is found. Its results equal read_host_reading()'s. Not
+// thread-safe.
 
 #include <cstdint>
 #include <optional>

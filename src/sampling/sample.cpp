@@ -44,8 +44,10 @@ void compute_deltas(const Sample* previous, Sample& current) {
   current.interval = current.steady_time - previous->steady_time;
   const HostReading& a = previous->host;
   const HostReading& b = current.host;
-  current.host_deltas.psi_mem_some_us = counter_delta(a.psi_mem_some_total_us, b.psi_mem_some_total_us);
-  current.host_deltas.psi_mem_full_us = counter_delta(a.psi_mem_full_total_us, b.psi_mem_full_total_us);
+  current.host_deltas.psi_mem_some_us =
+      counter_delta(a.psi_mem_some_total_us, b.psi_mem_some_total_us);
+  current.host_deltas.psi_mem_full_us =
+      counter_delta(a.psi_mem_full_total_us, b.psi_mem_full_total_us);
   current.host_deltas.major_faults = counter_delta(a.major_faults_total, b.major_faults_total);
   for (auto& g : current.gpus) {
     const GpuReading* before = find_gpu(*previous, g.snapshot.index);
@@ -53,7 +55,8 @@ void compute_deltas(const Sample* previous, Sample& current) {
     const GpuSnapshot& s0 = before->snapshot;
     const GpuSnapshot& s1 = g.snapshot;
     g.deltas.energy_microjoules = counter_delta(s0.energy_microjoules, s1.energy_microjoules);
-    g.deltas.throttle.sw_power_cap = duration_delta(s0.counters.sw_power_cap, s1.counters.sw_power_cap);
+    g.deltas.throttle.sw_power_cap =
+        duration_delta(s0.counters.sw_power_cap, s1.counters.sw_power_cap);
     g.deltas.throttle.sync_boost = duration_delta(s0.counters.sync_boost, s1.counters.sync_boost);
     g.deltas.throttle.sw_thermal = duration_delta(s0.counters.sw_thermal, s1.counters.sw_thermal);
     g.deltas.throttle.hw_thermal = duration_delta(s0.counters.hw_thermal, s1.counters.hw_thermal);

@@ -61,9 +61,9 @@ struct Sample {
   HostReading host;
   HostDeltas host_deltas;
   GpuState gpu_state = GpuState::no_library;
-  std::string gpu_detail;            // one line when gpu_state is not ok
-  std::vector<GpuDevice> devices;    // the devices the source knows (kept while lost)
-  std::vector<GpuReading> gpus;      // one per device answering this tick; empty when lost
+  std::string gpu_detail;          // one line when gpu_state is not ok
+  std::vector<GpuDevice> devices;  // the devices the source knows (kept while lost)
+  std::vector<GpuReading> gpus;    // one per device answering this tick; empty when lost
 };
 
 // Fills current.host_deltas, current.gpus[].deltas and current.interval from `previous`

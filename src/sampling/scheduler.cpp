@@ -2,7 +2,8 @@
 
 namespace sparkops {
 
-TickSchedule::TickSchedule(SteadyTime t0, std::chrono::nanoseconds interval) : t0_(t0), interval_(interval) {}
+TickSchedule::TickSchedule(SteadyTime t0, std::chrono::nanoseconds interval)
+    : t0_(t0), interval_(interval) {}
 
 SteadyTime TickSchedule::due(std::uint64_t tick) const {
   return t0_ + interval_ * static_cast<std::int64_t>(tick);
@@ -18,14 +19,16 @@ TickSchedule::Next TickSchedule::next_after(std::uint64_t done, SteadyTime now) 
 }
 
 LoopEnd run_schedule(Clock& clock, std::chrono::nanoseconds interval, const ScheduleLimits& limits,
-                     const std::atomic<bool>& stop, const std::function<void(const Tick&)>& on_tick) {
+                     const std::atomic<bool>& stop,
+                     const std::function<void(const Tick&)>& on_tick) {
   const TickSchedule schedule(clock.steady_now(), interval);
   std::uint64_t ran = 0;
   TickSchedule::Next next{0, 0};
   for (;;) {
     if (limits.count && ran >= *limits.count) return LoopEnd::count_reached;
     const SteadyTime due = schedule.due(next.tick);
-    if (limits.duration && due - schedule.due(0) >= *limits.duration) return LoopEnd::duration_reached;
+    if (limits.duration && due - schedule.due(0) >= *limits.duration)
+      return LoopEnd::duration_reached;
     while (clock.steady_now() < due) {
       if (stop.load()) return LoopEnd::stopped;
       clock.sleep_until(due);

@@ -33,15 +33,15 @@ class TickSchedule {
 };
 
 struct ScheduleLimits {
-  std::optional<std::uint64_t> count;              // stop after this many ticks
+  std::optional<std::uint64_t> count;                // stop after this many ticks
   std::optional<std::chrono::nanoseconds> duration;  // only ticks due before t0 + duration
 };
 
 struct Tick {
   std::uint64_t index = 0;
   SteadyTime due{};
-  SteadyTime steady{};   // when it actually runs
-  SystemTime wall{};     // the stamp
+  SteadyTime steady{};  // when it actually runs
+  SystemTime wall{};    // the stamp
   std::uint64_t skipped_before = 0;
 };
 
@@ -50,6 +50,7 @@ enum class LoopEnd { count_reached, duration_reached, stopped };
 // Runs ticks on `clock` until a limit is reached or `stop` becomes true (checked before every tick
 // and whenever a sleep is interrupted by a signal). The first tick runs at once.
 LoopEnd run_schedule(Clock& clock, std::chrono::nanoseconds interval, const ScheduleLimits& limits,
-                     const std::atomic<bool>& stop, const std::function<void(const Tick&)>& on_tick);
+                     const std::atomic<bool>& stop,
+                     const std::function<void(const Tick&)>& on_tick);
 
 }  // namespace sparkops

@@ -12,9 +12,13 @@ namespace sparkops {
 
 namespace {
 
-std::size_t slot(ThrottleCause cause) { return static_cast<std::size_t>(cause); }
+std::size_t slot(ThrottleCause cause) {
+  return static_cast<std::size_t>(cause);
+}
 
-double seconds(std::chrono::nanoseconds d) { return static_cast<double>(d.count()) / 1e9; }
+double seconds(std::chrono::nanoseconds d) {
+  return static_cast<double>(d.count()) / 1e9;
+}
 
 struct CounterCause {
   ThrottleCause cause;
@@ -33,7 +37,8 @@ constexpr std::array<CounterCause, 5> kCounterCauses = {{
 std::string context_evidence(const GpuSnapshot& s) {
   std::string out;
   if (s.temp_millicelsius) out += fmt::format(" temp_c={}", *s.temp_millicelsius / 1000);
-  if (s.power_microwatts) out += fmt::format(" power_w={:.2f}", static_cast<double>(*s.power_microwatts) / 1e6);
+  if (s.power_microwatts)
+    out += fmt::format(" power_w={:.2f}", static_cast<double>(*s.power_microwatts) / 1e6);
   if (s.sm_clock_mhz) out += fmt::format(" sm_clock_mhz={}", *s.sm_clock_mhz);
   if (s.sm_clock_max_mhz) out += fmt::format(" sm_clock_max_mhz={}", *s.sm_clock_max_mhz);
   if (s.util_gpu_percent) out += fmt::format(" util_pct={}", *s.util_gpu_percent);
@@ -45,16 +50,26 @@ std::string context_evidence(const GpuSnapshot& s) {
 
 std::string_view throttle_cause_name(ThrottleCause cause) {
   switch (cause) {
-    case ThrottleCause::sw_power_cap: return "sw_power_cap";
-    case ThrottleCause::hw_slowdown: return "hw_slowdown";
-    case ThrottleCause::sw_thermal: return "sw_thermal";
-    case ThrottleCause::hw_thermal: return "hw_thermal";
-    case ThrottleCause::hw_power_brake: return "hw_power_brake";
-    case ThrottleCause::platform_cap: return "platform_cap";
-    case ThrottleCause::unflagged_low_clock: return "unflagged_low_clock";
-    case ThrottleCause::unflagged_low_power: return "unflagged_low_power";
-    case ThrottleCause::gpu_lost: return "gpu_lost";
-    case ThrottleCause::host_sensor_lost: return "host_sensor_lost";
+    case ThrottleCause::sw_power_cap:
+      return "sw_power_cap";
+    case ThrottleCause::hw_slowdown:
+      return "hw_slowdown";
+    case ThrottleCause::sw_thermal:
+      return "sw_thermal";
+    case ThrottleCause::hw_thermal:
+      return "hw_thermal";
+    case ThrottleCause::hw_power_brake:
+      return "hw_power_brake";
+    case ThrottleCause::platform_cap:
+      return "platform_cap";
+    case ThrottleCause::unflagged_low_clock:
+      return "unflagged_low_clock";
+    case ThrottleCause::unflagged_low_power:
+      return "unflagged_low_power";
+    case ThrottleCause::gpu_lost:
+      return "gpu_lost";
+    case ThrottleCause::host_sensor_lost:
+      return "host_sensor_lost";
   }
   return "unknown";
 }
@@ -109,7 +124,8 @@ void ThrottleDetector::step(Episode& ep, ThrottleCause cause, std::optional<unsi
     ep.open = false;
     ep.off_streak = 0;
     std::string evidence = fmt::format("samples={}", ep.samples);
-    if (ep.counter_total_s > 0.0) evidence += fmt::format(" counter_total_s={:.3f}", ep.counter_total_s);
+    if (ep.counter_total_s > 0.0)
+      evidence += fmt::format(" counter_total_s={:.3f}", ep.counter_total_s);
     out.push_back({ep.first_clear, EpisodeEdge::end, cause, gpu, std::move(evidence)});
     ep.samples = 0;
     ep.counter_total_s = 0.0;
@@ -145,14 +161,18 @@ void ThrottleDetector::feed_gpu(const Sample& sample, const GpuReading& gpu, Gpu
   }
 
   const std::optional<double> power_w =
-      s.power_microwatts ? std::optional<double>(static_cast<double>(*s.power_microwatts) / 1e6) : std::nullopt;
+      s.power_microwatts ? std::optional<double>(static_cast<double>(*s.power_microwatts) / 1e6)
+                         : std::nullopt;
   const std::optional<double> temp_c =
-      s.temp_millicelsius ? std::optional<double>(static_cast<double>(*s.temp_millicelsius) / 1000.0)
-                          : std::nullopt;
-  const bool busy = s.util_gpu_percent && static_cast<double>(*s.util_gpu_percent) >= config_.busy_util_percent;
+      s.temp_millicelsius
+          ? std::optional<double>(static_cast<double>(*s.temp_millicelsius) / 1000.0)
+          : std::nullopt;
+  const bool busy =
+      s.util_gpu_percent && static_cast<double>(*s.util_gpu_percent) >= config_.busy_util_percent;
 
   track.window.push_back({power_w, temp_c});
-  while (track.window.size() > std::max<std::size_t>(config_.window_samples, 2)) track.window.pop_front();
+  while (track.window.size() > std::max<std::size_t>(config_.window_samples, 2))
+    track.window.pop_front();
 
   // Platform cap: power flat at the ceiling over the window, temperature climbing or hot, busy.
   {
@@ -160,7 +180,8 @@ void ThrottleDetector::feed_gpu(const Sample& sample, const GpuReading& gpu, Gpu
     bool flat = busy && track.window.size() >= 2;
     std::optional<double> min_temp;
     for (const Point& p : track.window) {
-      if (!p.power_w || std::fabs(*p.power_w - config_.ceiling_watts) > config_.ceiling_band_watts) flat = false;
+      if (!p.power_w || std::fabs(*p.power_w - config_.ceiling_watts) > config_.ceiling_band_watts)
+        flat = false;
       if (p.temp_c) min_temp = min_temp ? std::min(*min_temp, *p.temp_c) : *p.temp_c;
     }
     if (flat && temp_c) {
@@ -169,31 +190,35 @@ void ThrottleDetector::feed_gpu(const Sample& sample, const GpuReading& gpu, Gpu
       const bool hot = *temp_c >= config_.hot_celsius;
       if (climbing || hot) {
         obs.seen = true;
-        obs.evidence = fmt::format("ceiling_w={:.0f} band_w={:.0f} temp_rise_c={:.1f} hot_c={:.0f} rated_w={:.0f}{}",
-                                   config_.ceiling_watts, config_.ceiling_band_watts, rise,
-                                   config_.hot_celsius, config_.rated_watts, context);
+        obs.evidence = fmt::format(
+            "ceiling_w={:.0f} band_w={:.0f} temp_rise_c={:.1f} hot_c={:.0f} rated_w={:.0f}{}",
+            config_.ceiling_watts, config_.ceiling_band_watts, rise, config_.hot_celsius,
+            config_.rated_watts, context);
       }
     }
-    step(track.episodes[slot(ThrottleCause::platform_cap)], ThrottleCause::platform_cap, s.index, obs,
-         config_.sustain_samples, now, out);
+    step(track.episodes[slot(ThrottleCause::platform_cap)], ThrottleCause::platform_cap, s.index,
+         obs, config_.sustain_samples, now, out);
   }
 
   // GB10's unflagged states.
   {
     Observation obs;
     if (busy && !any_flag && s.sm_clock_mhz && s.sm_clock_max_mhz && *s.sm_clock_max_mhz > 0 &&
-        static_cast<double>(*s.sm_clock_mhz) < config_.low_clock_ratio * static_cast<double>(*s.sm_clock_max_mhz)) {
+        static_cast<double>(*s.sm_clock_mhz) <
+            config_.low_clock_ratio * static_cast<double>(*s.sm_clock_max_mhz)) {
       obs.seen = true;
-      obs.evidence = fmt::format("clock_ratio={:.2f} threshold={:.2f}{}",
-                                 static_cast<double>(*s.sm_clock_mhz) / static_cast<double>(*s.sm_clock_max_mhz),
-                                 config_.low_clock_ratio, context);
+      obs.evidence = fmt::format(
+          "clock_ratio={:.2f} threshold={:.2f}{}",
+          static_cast<double>(*s.sm_clock_mhz) / static_cast<double>(*s.sm_clock_max_mhz),
+          config_.low_clock_ratio, context);
     }
-    step(track.episodes[slot(ThrottleCause::unflagged_low_clock)], ThrottleCause::unflagged_low_clock,
-         s.index, obs, config_.sustain_samples, now, out);
+    step(track.episodes[slot(ThrottleCause::unflagged_low_clock)],
+         ThrottleCause::unflagged_low_clock, s.index, obs, config_.sustain_samples, now, out);
   }
   {
     Observation obs;
-    const bool reference = track.busy_samples >= config_.reference_min_samples && track.busy_power_peak_w > 0.0;
+    const bool reference =
+        track.busy_samples >= config_.reference_min_samples && track.busy_power_peak_w > 0.0;
     if (busy && !any_flag && power_w && reference &&
         *power_w < config_.low_power_ratio * track.busy_power_peak_w) {
       obs.seen = true;
@@ -201,8 +226,8 @@ void ThrottleDetector::feed_gpu(const Sample& sample, const GpuReading& gpu, Gpu
                                  track.busy_power_peak_w, *power_w / track.busy_power_peak_w,
                                  config_.low_power_ratio, context);
     }
-    step(track.episodes[slot(ThrottleCause::unflagged_low_power)], ThrottleCause::unflagged_low_power,
-         s.index, obs, config_.sustain_samples, now, out);
+    step(track.episodes[slot(ThrottleCause::unflagged_low_power)],
+         ThrottleCause::unflagged_low_power, s.index, obs, config_.sustain_samples, now, out);
   }
   if (busy && power_w) {
     track.busy_power_peak_w = std::max(track.busy_power_peak_w, *power_w);
@@ -216,8 +241,9 @@ std::vector<ThrottleEvent> ThrottleDetector::feed(const Sample& sample) {
     Observation obs;
     if (sample.gpu_state == GpuState::lost) {
       obs.seen = true;
-      obs.evidence = sample.gpu_detail.empty() ? std::string("state=lost")
-                                               : fmt::format("state=lost detail=\"{}\"", sample.gpu_detail);
+      obs.evidence = sample.gpu_detail.empty()
+                         ? std::string("state=lost")
+                         : fmt::format("state=lost detail=\"{}\"", sample.gpu_detail);
     }
     step(gpu_lost_, ThrottleCause::gpu_lost, std::nullopt, obs, 1, sample.wall_time, out);
   }
@@ -229,7 +255,8 @@ std::vector<ThrottleEvent> ThrottleDetector::feed(const Sample& sample) {
       obs.seen = true;
       obs.evidence = "hottest_sensor=absent";
     }
-    step(sensor_lost_, ThrottleCause::host_sensor_lost, std::nullopt, obs, 1, sample.wall_time, out);
+    step(sensor_lost_, ThrottleCause::host_sensor_lost, std::nullopt, obs, 1, sample.wall_time,
+         out);
   }
   for (const GpuReading& gpu : sample.gpus) feed_gpu(sample, gpu, gpus_[gpu.snapshot.index], out);
   return out;
@@ -240,7 +267,8 @@ std::vector<ThrottleEvent> ThrottleDetector::finish(SystemTime time) {
   const auto close = [&](Episode& ep, ThrottleCause cause, std::optional<unsigned> gpu) {
     if (!ep.open) return;
     std::string evidence = fmt::format("samples={} reason=sampler_stopped", ep.samples);
-    if (ep.counter_total_s > 0.0) evidence += fmt::format(" counter_total_s={:.3f}", ep.counter_total_s);
+    if (ep.counter_total_s > 0.0)
+      evidence += fmt::format(" counter_total_s={:.3f}", ep.counter_total_s);
     out.push_back({time, EpisodeEdge::end, cause, gpu, std::move(evidence)});
     ep = Episode{};
   };

@@ -12,7 +12,8 @@
 //    A rising temperature with power still near its peak (away from the ceiling) is not an event.
 //  - unflagged_low_clock: under load, SM clock < low_clock_ratio x its max, with no throttling bit
 //    and no counter advancing (GB10's stuck-clock state).
-//  - unflagged_low_power: under load, power < low_power_ratio x the run's own earlier busy peak, with
+//  - unflagged_low_power: under load, power < low_power_ratio x the run's own earlier busy peak,
+//  with
 //    no throttling bit and no counter advancing (GB10's "slow" state at full clock).
 //  - gpu_lost: the GPU source reports lost (driver reload, GPU_IS_LOST); host_sensor_lost: the
 //    hottest host sensor disappeared after having been read.
@@ -45,8 +46,8 @@ struct DetectorConfig {
   double low_power_ratio = 0.6;
   std::chrono::nanoseconds min_counter_increase = std::chrono::milliseconds{1};
   std::size_t sustain_samples = 2;
-  std::size_t window_samples = 4;        // history for "power flat" and "temperature climbs"
-  double climb_celsius = 2.0;            // rise over the window that counts as climbing
+  std::size_t window_samples = 4;         // history for "power flat" and "temperature climbs"
+  double climb_celsius = 2.0;             // rise over the window that counts as climbing
   std::size_t reference_min_samples = 3;  // busy samples before "the run's own level" counts
 };
 

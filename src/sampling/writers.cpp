@@ -24,7 +24,9 @@ struct Cell {
   std::string text;  // decimal: its CSV spelling; text: the string
 };
 
-Cell absent() { return {}; }
+Cell absent() {
+  return {};
+}
 template <class T>
 Cell integer_cell(const std::optional<T>& v) {
   if (!v) return {};
@@ -139,10 +141,17 @@ std::string extended_row(const std::vector<Cell>& cells) {
     if (!first) row += ',';
     first = false;
     switch (c.kind) {
-      case Cell::Kind::absent: break;
-      case Cell::Kind::integer: row += fmt::format("{}", c.integer); break;
-      case Cell::Kind::decimal: row += c.text; break;
-      case Cell::Kind::text: row += csv_text(c.text); break;
+      case Cell::Kind::absent:
+        break;
+      case Cell::Kind::integer:
+        row += fmt::format("{}", c.integer);
+        break;
+      case Cell::Kind::decimal:
+        row += c.text;
+        break;
+      case Cell::Kind::text:
+        row += csv_text(c.text);
+        break;
     }
   }
   row += '\n';
@@ -156,10 +165,18 @@ std::string jsonl_row(const std::vector<Cell>& cells) {
     const Cell& c = cells[i];
     const std::string key(names[i]);
     switch (c.kind) {
-      case Cell::Kind::absent: obj[key] = nullptr; break;
-      case Cell::Kind::integer: obj[key] = c.integer; break;
-      case Cell::Kind::decimal: obj[key] = c.decimal; break;
-      case Cell::Kind::text: obj[key] = c.text; break;
+      case Cell::Kind::absent:
+        obj[key] = nullptr;
+        break;
+      case Cell::Kind::integer:
+        obj[key] = c.integer;
+        break;
+      case Cell::Kind::decimal:
+        obj[key] = c.decimal;
+        break;
+      case Cell::Kind::text:
+        obj[key] = c.text;
+        break;
     }
   }
   // Invalid UTF-8 in a sensor name is replaced rather than thrown on.
@@ -211,37 +228,67 @@ Result<SampleFormat> parse_sample_format(std::string_view text) {
   if (text == "nvidia-smi") return SampleFormat::nvidia_smi;
   if (text == "extended") return SampleFormat::extended;
   if (text == "jsonl") return SampleFormat::jsonl;
-  return fail(Errc::invalid_argument,
-              fmt::format("--format {}: expected nvidia-smi, extended or jsonl", quote_for_message(text)));
+  return fail(
+      Errc::invalid_argument,
+      fmt::format("--format {}: expected nvidia-smi, extended or jsonl", quote_for_message(text)));
 }
 
 std::string_view sample_format_name(SampleFormat format) {
   switch (format) {
-    case SampleFormat::nvidia_smi: return "nvidia-smi";
-    case SampleFormat::extended: return "extended";
-    case SampleFormat::jsonl: return "jsonl";
+    case SampleFormat::nvidia_smi:
+      return "nvidia-smi";
+    case SampleFormat::extended:
+      return "extended";
+    case SampleFormat::jsonl:
+      return "jsonl";
   }
   return "unknown";
 }
 
 const std::vector<std::string_view>& extended_columns() {
-  static const std::vector<std::string_view> columns = {
-      "timestamp_utc", "gpu_index", "gpu_temp_c", "gpu_margin_c", "power_w", "energy_delta_j",
-      "sm_clock_mhz", "sm_clock_max_mhz", "gpu_util_pct", "pstate", "reasons_hex", "reasons",
-      "throttle_sw_power_cap_s", "throttle_sync_boost_s", "throttle_sw_thermal_s",
-      "throttle_hw_thermal_s", "throttle_hw_power_brake_s", "host_hottest_sensor", "host_hottest_c",
-      "spbm_sys_total_w", "spbm_soc_pkg_w", "spbm_cpu_gpu_w", "spbm_gpu_w", "spbm_dc_input_w",
-      "mem_total_bytes", "mem_free_bytes", "mem_available_bytes", "cached_bytes",
-      "psi_mem_some_delta_us", "psi_mem_full_delta_us", "major_faults_delta",
-      "gpu_process_memory_bytes"};
+  static const std::vector<std::string_view> columns = {"timestamp_utc",
+                                                        "gpu_index",
+                                                        "gpu_temp_c",
+                                                        "gpu_margin_c",
+                                                        "power_w",
+                                                        "energy_delta_j",
+                                                        "sm_clock_mhz",
+                                                        "sm_clock_max_mhz",
+                                                        "gpu_util_pct",
+                                                        "pstate",
+                                                        "reasons_hex",
+                                                        "reasons",
+                                                        "throttle_sw_power_cap_s",
+                                                        "throttle_sync_boost_s",
+                                                        "throttle_sw_thermal_s",
+                                                        "throttle_hw_thermal_s",
+                                                        "throttle_hw_power_brake_s",
+                                                        "host_hottest_sensor",
+                                                        "host_hottest_c",
+                                                        "spbm_sys_total_w",
+                                                        "spbm_soc_pkg_w",
+                                                        "spbm_cpu_gpu_w",
+                                                        "spbm_gpu_w",
+                                                        "spbm_dc_input_w",
+                                                        "mem_total_bytes",
+                                                        "mem_free_bytes",
+                                                        "mem_available_bytes",
+                                                        "cached_bytes",
+                                                        "psi_mem_some_delta_us",
+                                                        "psi_mem_full_delta_us",
+                                                        "major_faults_delta",
+                                                        "gpu_process_memory_bytes"};
   return columns;
 }
 
 std::string format_file_header(SampleFormat format, const FileMeta& meta) {
   switch (format) {
-    case SampleFormat::nvidia_smi: return std::string(kSmiHeader) + "\n";
-    case SampleFormat::extended: return comment_line(meta) + extended_header_row() + "\n";
-    case SampleFormat::jsonl: return {};
+    case SampleFormat::nvidia_smi:
+      return std::string(kSmiHeader) + "\n";
+    case SampleFormat::extended:
+      return comment_line(meta) + extended_header_row() + "\n";
+    case SampleFormat::jsonl:
+      return {};
   }
   return {};
 }
@@ -263,9 +310,15 @@ std::vector<std::string> format_sample_rows(SampleFormat format, const Sample& s
   rows.reserve(targets.size());
   for (const auto& [gpu, index] : targets) {
     switch (format) {
-      case SampleFormat::nvidia_smi: rows.push_back(smi_row(sample, gpu)); break;
-      case SampleFormat::extended: rows.push_back(extended_row(extended_cells(sample, gpu, index))); break;
-      case SampleFormat::jsonl: rows.push_back(jsonl_row(extended_cells(sample, gpu, index))); break;
+      case SampleFormat::nvidia_smi:
+        rows.push_back(smi_row(sample, gpu));
+        break;
+      case SampleFormat::extended:
+        rows.push_back(extended_row(extended_cells(sample, gpu, index)));
+        break;
+      case SampleFormat::jsonl:
+        rows.push_back(jsonl_row(extended_cells(sample, gpu, index)));
+        break;
     }
   }
   return rows;
@@ -302,7 +355,8 @@ Status check_existing_header(SampleFormat format, std::string_view head, std::st
       const auto parsed = nlohmann::json::parse(first_data, nullptr, false);
       bool same = parsed.is_object() && parsed.size() == extended_columns().size();
       if (same) {
-        for (const auto& name : extended_columns()) same = same && parsed.contains(std::string(name));
+        for (const auto& name : extended_columns())
+          same = same && parsed.contains(std::string(name));
       }
       if (!same) return mismatch("one JSON object per line with the extended keys");
       return {};

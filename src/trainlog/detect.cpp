@@ -9,7 +9,9 @@ namespace sparkops::trainlog {
 
 namespace {
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 // "1|45|Loss: 1.84" (torchtune's bar description).
 bool has_torchtune_desc(std::string_view line) {
@@ -32,13 +34,16 @@ void FormatDetector::feed(std::string_view line) {
     if (line.find("train_step_timing in s=") != std::string_view::npos) ++lightning_;
   }
   // "Transformers version: 4.57.6", ".../site-packages/transformers/training_args.py"
-  if (line.find("transformers") != std::string_view::npos || line.find("Transformers") != std::string_view::npos) {
+  if (line.find("transformers") != std::string_view::npos ||
+      line.find("Transformers") != std::string_view::npos) {
     ++hf_hint_;
   }
-  if (line.find("[PID:") != std::string_view::npos || line.find("] [axolotl.") != std::string_view::npos) {
+  if (line.find("[PID:") != std::string_view::npos ||
+      line.find("] [axolotl.") != std::string_view::npos) {
     ++axolotl_;
   }
-  if (line.find("{'loss'") != std::string_view::npos || line.find("{'eval_") != std::string_view::npos ||
+  if (line.find("{'loss'") != std::string_view::npos ||
+      line.find("{'eval_") != std::string_view::npos ||
       line.find("{'train_runtime'") != std::string_view::npos) {
     ++hf_dict_;
   }
@@ -56,7 +61,8 @@ void FormatDetector::feed(std::string_view line) {
     ++mlx_;
   }
   if (line.find("train_opt_callback:") != std::string_view::npos) ++llama_cpp_;
-  if (starts_with(t, "{\"") && t.find("\"current_steps\"") != std::string_view::npos) ++llamafactory_;
+  if (starts_with(t, "{\"") && t.find("\"current_steps\"") != std::string_view::npos)
+    ++llamafactory_;
 }
 
 Detection FormatDetector::result() const {

@@ -15,9 +15,9 @@
 namespace sparkops::trainlog {
 
 struct Detection {
-  std::optional<LogFormat> format;     // nullopt: nothing recognised
-  std::uint64_t evidence = 0;          // step lines (or bar updates) seen for it
-  std::optional<LogFormat> other;      // the runner-up, when another format also had step lines
+  std::optional<LogFormat> format;  // nullopt: nothing recognised
+  std::uint64_t evidence = 0;       // step lines (or bar updates) seen for it
+  std::optional<LogFormat> other;   // the runner-up, when another format also had step lines
   std::uint64_t other_evidence = 0;
 };
 

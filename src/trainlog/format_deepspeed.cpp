@@ -1,8 +1,9 @@
 // DeepSpeed engine logs. The throughput timer line every `steps_per_print` steps:
-// [2023-08-02 00:41:17,936] [INFO] [timer.py:215:stop] epoch=0/micro_step=10/global_step=10, RunningAvgSamplesPerSec=220.69, CurrSamplesPerSec=222.88, MemAllocated=0.07GB, MaxMemAllocated=1.36GB
-// Seconds per step: train_batch_size / CurrSamplesPerSec when the config dump gave the batch size,
-// else the time between two timer lines divided by the steps between them (checkpoint saves in
-// between are included and also reported as markers).
+// [2023-08-02 00:41:17,936] [INFO] [timer.py:215:stop] epoch=0/micro_step=10/global_step=10,
+// RunningAvgSamplesPerSec=220.69, CurrSamplesPerSec=222.88, MemAllocated=0.07GB,
+// MaxMemAllocated=1.36GB Seconds per step: train_batch_size / CurrSamplesPerSec when the config
+// dump gave the batch size, else the time between two timer lines divided by the steps between them
+// (checkpoint saves in between are included and also reported as markers).
 
 #include "base/text.hpp"
 #include "trainlog/format_parser.hpp"
@@ -20,7 +21,8 @@ class DeepSpeedParser final : public FormatParser {
   void feed(const LogLine& line, SeriesBuilder& out) override {
     const std::string_view t = line.text;
     // Config dump: "  train_batch_size ............. 32"
-    if (const auto at = t.find("train_batch_size "); at != std::string_view::npos && t.find("....") != std::string_view::npos) {
+    if (const auto at = t.find("train_batch_size ");
+        at != std::string_view::npos && t.find("....") != std::string_view::npos) {
       const std::string_view rest = t.substr(at);
       const auto dots_end = rest.find_first_not_of(". ", std::string("train_batch_size").size());
       if (dots_end != std::string_view::npos) {
@@ -28,7 +30,8 @@ class DeepSpeedParser final : public FormatParser {
       }
       return;
     }
-    if (t.find("SamplesPerSec=") == std::string_view::npos || t.find("global_step=") == std::string_view::npos) {
+    if (t.find("SamplesPerSec=") == std::string_view::npos ||
+        t.find("global_step=") == std::string_view::npos) {
       if (const auto kind = detect_marker(t)) {
         Marker m;
         m.kind = *kind;

@@ -1,5 +1,6 @@
 // llama.cpp `finetune` (train_opt_callback), one line per iteration:
-//   train_opt_callback: iter=     1 sample=9/27520 sched=0.010000 loss=3.175470 dt=00:00:34 eta=03:47:12 |->
+//   train_opt_callback: iter=     1 sample=9/27520 sched=0.010000 loss=3.175470 dt=00:00:34
+//   eta=03:47:12 |->
 // dt is the time of that iteration (HH:MM:SS); newer builds may print "dt=512.3ms".
 
 #include "base/text.hpp"

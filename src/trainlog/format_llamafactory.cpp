@@ -1,7 +1,7 @@
 // LLaMA-Factory trainer_log.jsonl, one JSON object per logging step:
-// {"current_steps": 10, "total_steps": 6566, "loss": 0.8548, ..., "elapsed_time": "0:02:12", "remaining_time": "1 day, 0:08:23"}
-// Seconds per step: elapsed time between two logged steps over the steps between them. A step logged
-// twice keeps its first line.
+// {"current_steps": 10, "total_steps": 6566, "loss": 0.8548, ..., "elapsed_time": "0:02:12",
+// "remaining_time": "1 day, 0:08:23"} Seconds per step: elapsed time between two logged steps over
+// the steps between them. A step logged twice keeps its first line.
 
 #include <nlohmann/json.hpp>
 

@@ -1,5 +1,6 @@
 // Megatron-LM: one line per log interval; the time is the mean over the interval.
-//  iteration       17/  500000 | consumed samples:          544 | elapsed time per iteration (ms): 1355.9 | ...
+//  iteration       17/  500000 | consumed samples:          544 | elapsed time per iteration (ms):
+//  1355.9 | ...
 // Wall time: "[before the start of training step] datetime: 2023-08-16 11:59:58" anchors the
 // cumulative sum of the intervals; a line that starts with its own timestamp uses that instead.
 
@@ -18,8 +19,9 @@ class MegatronParser final : public FormatParser {
 
   void feed(const LogLine& line, SeriesBuilder& out) override {
     const std::string_view t = line.text;
-    if (const auto at = t.find("datetime: "); at != std::string_view::npos &&
-                                              t.find("[before the start of training step]") != std::string_view::npos) {
+    if (const auto at = t.find("datetime: ");
+        at != std::string_view::npos &&
+        t.find("[before the start of training step]") != std::string_view::npos) {
       if (const auto ts = leading_timestamp(t.substr(at + 10))) {
         anchor_ = *ts;
         cumulative_ = 0;
@@ -27,7 +29,8 @@ class MegatronParser final : public FormatParser {
       return;
     }
     const auto it_at = t.find("iteration ");
-    if (it_at == std::string_view::npos || t.find("elapsed time per iteration (ms):") == std::string_view::npos) {
+    if (it_at == std::string_view::npos ||
+        t.find("elapsed time per iteration (ms):") == std::string_view::npos) {
       if (const auto kind = detect_marker(t)) {
         Marker m;
         m.kind = *kind;

@@ -1,8 +1,9 @@
 // tqdm-based formats: bare tqdm, Hugging Face Trainer/TRL (bar + metric dicts), axolotl (bar +
 // bracketed timestamps), torchtune ("1|45|Loss: ..." bar descriptions) and NeMo/Lightning
 // ("Epoch 0: ... train_step_timing in s=0.98]"). A log holds several bars (checkpoint loading,
-// evaluation, training); the training bar is the one with the most distinct steps, chosen at the end,
-// so updates are kept per bar (bounded: every other update is dropped when a bar reaches the cap).
+// evaluation, training); the training bar is the one with the most distinct steps, chosen at the
+// end, so updates are kept per bar (bounded: every other update is dropped when a bar reaches the
+// cap).
 //   1|1|Loss: 1.849762201309204:   0%|          | 1/1367 [04:24<100:30:01, 264.86s/it]
 
 #include <algorithm>
@@ -54,7 +55,8 @@ class TqdmFamilyParser final : public FormatParser {
     const std::string_view rest = line.text.substr(rest_begin);
     if (std::size_t ts_end = 0; last_bar_ != kNoBar && !rest.empty()) {
       if (const auto ts = leading_timestamp(rest, &ts_end)) {
-        if (anchors_.size() < kMaxPending) anchors_.push_back({last_bar_, last_elapsed_, line.offset, *ts});
+        if (anchors_.size() < kMaxPending)
+          anchors_.push_back({last_bar_, last_elapsed_, line.offset, *ts});
         last_bar_ = kNoBar;
       } else if (!had_update) {
         last_bar_ = kNoBar;
@@ -62,7 +64,8 @@ class TqdmFamilyParser final : public FormatParser {
     }
     if (rest.empty()) return;
     if (const auto kind = detect_marker(rest)) add_pending(line.offset, *kind, std::nullopt, rest);
-    if (rest.find('{') != std::string_view::npos && parse_py_dict(rest, dict_)) handle_dict(line, out);
+    if (rest.find('{') != std::string_view::npos && parse_py_dict(rest, dict_))
+      handle_dict(line, out);
   }
 
   void finish(SeriesBuilder& out) override;
@@ -182,14 +185,16 @@ void TqdmFamilyParser::finish(SeriesBuilder& out) {
     const Bar& b = bars_[main];
     const auto count_a = a.updates.size() * a.stride;
     const auto count_b = b.updates.size() * b.stride;
-    if (count_a > count_b || (count_a == count_b && a.total.value_or(0) > b.total.value_or(0))) main = i;
+    if (count_a > count_b || (count_a == count_b && a.total.value_or(0) > b.total.value_or(0)))
+      main = i;
   }
   if (main == kNoBar) {
     for (auto& p : pending_) out.add_marker(std::move(p.marker));
     return;
   }
   const Bar& bar = bars_[main];
-  if (bar.stride > 1) out.notes().downsample_stride = std::max(out.notes().downsample_stride, bar.stride);
+  if (bar.stride > 1)
+    out.notes().downsample_stride = std::max(out.notes().downsample_stride, bar.stride);
   out.series().total_steps = bar.total;
 
   // Pass 1: the start time of each segment (a segment ends when the bar's elapsed goes back),
@@ -229,7 +234,8 @@ void TqdmFamilyParser::finish(SeriesBuilder& out) {
       ++m;
     }
     if (prev && r.elapsed + 1 < prev->elapsed) ++segment;
-    if (prev && !marker_since_prev && prev->seconds && r.step > prev->step && r.elapsed >= prev->elapsed) {
+    if (prev && !marker_since_prev && prev->seconds && r.step > prev->step &&
+        r.elapsed >= prev->elapsed) {
       const double expected = static_cast<double>(r.step - prev->step) * *prev->seconds;
       const double actual = r.elapsed - prev->elapsed;
       if (actual > 3 * expected && actual - expected > 10) {

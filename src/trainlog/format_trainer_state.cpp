@@ -24,7 +24,8 @@ Result<StepSeries> parse_trainer_state(std::string_view json_text, std::string_v
   }
   const auto hist = j.find("log_history");
   if (hist == j.end() || !hist->is_array()) {
-    return fail(Errc::malformed, std::string(name) + ": trainer_state.json has no log_history array");
+    return fail(Errc::malformed,
+                std::string(name) + ": trainer_state.json has no log_history array");
   }
   SeriesBuilder b;
   b.series().format = LogFormat::trainer_state;

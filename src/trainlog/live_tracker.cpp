@@ -19,8 +19,9 @@ bool is_tqdm_family(LogFormat f) {
 
 // The evaluation bars the tqdm-family parser also leaves out of the step series.
 bool is_eval_desc(std::string_view desc) {
-  return starts_with(desc, "Validation") || starts_with(desc, "Evaluat") || starts_with(desc, "Testing") ||
-         starts_with(desc, "Predicting") || starts_with(desc, "Sanity Checking");
+  return starts_with(desc, "Validation") || starts_with(desc, "Evaluat") ||
+         starts_with(desc, "Testing") || starts_with(desc, "Predicting") ||
+         starts_with(desc, "Sanity Checking");
 }
 
 }  // namespace
@@ -31,7 +32,8 @@ LiveTracker::~LiveTracker() = default;
 void LiveTracker::feed(std::string_view record, std::uint64_t offset, SystemTime arrival,
                        std::vector<LiveStep>& out) {
   if (finished_ || gave_up_) return;
-  if (record.size() > options_.max_record_bytes) record = record.substr(0, options_.max_record_bytes);
+  if (record.size() > options_.max_record_bytes)
+    record = record.substr(0, options_.max_record_bytes);
   if (record.empty()) return;
   ++lines_;
   if (std::memchr(record.data(), '\0', record.size()) != nullptr) {
@@ -98,7 +100,8 @@ void LiveTracker::parse(std::string_view record, std::uint64_t offset, SystemTim
   }
 }
 
-void LiveTracker::live_tqdm(std::string_view record, SystemTime arrival, std::vector<LiveStep>& out) {
+void LiveTracker::live_tqdm(std::string_view record, SystemTime arrival,
+                            std::vector<LiveStep>& out) {
   scan_tqdm(record, scratch_);
   for (const TqdmUpdate& u : scratch_) {
     if (is_eval_desc(u.desc) || u.n <= 0) continue;

@@ -4,8 +4,8 @@
 // format's parser once the format is known); each record carries its arrival time, as the `.times`
 // sidecar would give it. Steps are reported as they appear: tqdm-family bars are read directly
 // (their parser only settles which bar is the training bar at the end), the other formats from the
-// series their parser builds. finish() returns the series `analyze` would build from the log and its
-// sidecar. Not thread-safe.
+// series their parser builds. finish() returns the series `analyze` would build from the log and
+// its sidecar. Not thread-safe.
 
 #include <cstddef>
 #include <cstdint>
@@ -28,7 +28,7 @@ class FormatParser;
 struct LiveStep {
   std::int64_t step = 0;
   std::optional<double> seconds;  // seconds per step as the log states it (or derives)
-  SystemTime time{};               // arrival time of the record that reported it
+  SystemTime time{};              // arrival time of the record that reported it
 };
 
 struct LiveTrackerOptions {
@@ -49,7 +49,8 @@ class LiveTracker {
 
   // One record (no terminator) that starts at byte `offset` of the log and arrived at `arrival`.
   // Appends the steps it completed to `out`.
-  void feed(std::string_view record, std::uint64_t offset, SystemTime arrival, std::vector<LiveStep>& out);
+  void feed(std::string_view record, std::uint64_t offset, SystemTime arrival,
+            std::vector<LiveStep>& out);
 
   std::optional<LogFormat> format() const { return format_; }
   // True when detection gave up (no known format in the first max_detect_bytes).
@@ -65,7 +66,8 @@ class LiveTracker {
     SystemTime arrival{};
   };
   void start_parser(LogFormat format, std::vector<LiveStep>& out);
-  void parse(std::string_view record, std::uint64_t offset, SystemTime arrival, std::vector<LiveStep>& out);
+  void parse(std::string_view record, std::uint64_t offset, SystemTime arrival,
+             std::vector<LiveStep>& out);
   void live_tqdm(std::string_view record, SystemTime arrival, std::vector<LiveStep>& out);
 
   LiveTrackerOptions options_;

@@ -10,7 +10,9 @@ namespace sparkops::trainlog {
 
 namespace {
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 }  // namespace
 
@@ -86,8 +88,8 @@ std::optional<std::int64_t> integer_after(std::string_view line, std::string_vie
 }
 
 SystemTime add_seconds(SystemTime t, double seconds) {
-  return t + std::chrono::duration_cast<SystemTime::duration>(
-                 std::chrono::duration<double>(seconds));
+  return t +
+         std::chrono::duration_cast<SystemTime::duration>(std::chrono::duration<double>(seconds));
 }
 
 double seconds_between(SystemTime from, SystemTime to) {

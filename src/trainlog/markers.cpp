@@ -11,15 +11,16 @@ struct Pattern {
 
 // Order matters only for speed; each is a phrase seen in real logs.
 constexpr Pattern kPatterns[] = {
-    {"Saving model checkpoint", MarkerKind::checkpoint},   // HF Trainer, axolotl, DeepSpeed
+    {"Saving model checkpoint", MarkerKind::checkpoint},         // HF Trainer, axolotl, DeepSpeed
     {"saving checkpoint at iteration", MarkerKind::checkpoint},  // Megatron-LM
-    {"Saving checkpoint", MarkerKind::checkpoint},         // Lightning / NeMo / torchtune
-    {"Saved adapter weights", MarkerKind::checkpoint},     // MLX-LM
-    {"save_checkpoint", MarkerKind::checkpoint},           // llama.cpp finetune
-    {"is about to be saved", MarkerKind::checkpoint},      // DeepSpeed "[Torch] Checkpoint global_step10 is about to be saved!"
-    {"Running Evaluation", MarkerKind::eval},              // HF Trainer "***** Running Evaluation *****"
-    {"validation loss at iteration", MarkerKind::eval},    // Megatron-LM
-    {"Resuming training from", MarkerKind::restart},       // Lightning / torchtune
+    {"Saving checkpoint", MarkerKind::checkpoint},               // Lightning / NeMo / torchtune
+    {"Saved adapter weights", MarkerKind::checkpoint},           // MLX-LM
+    {"save_checkpoint", MarkerKind::checkpoint},                 // llama.cpp finetune
+    {"is about to be saved",
+     MarkerKind::checkpoint},  // DeepSpeed "[Torch] Checkpoint global_step10 is about to be saved!"
+    {"Running Evaluation", MarkerKind::eval},  // HF Trainer "***** Running Evaluation *****"
+    {"validation loss at iteration", MarkerKind::eval},            // Megatron-LM
+    {"Resuming training from", MarkerKind::restart},               // Lightning / torchtune
     {"Continuing training from checkpoint", MarkerKind::restart},  // HF Trainer
     {"resume_from_checkpoint", MarkerKind::restart},
 };

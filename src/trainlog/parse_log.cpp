@@ -17,17 +17,23 @@ namespace sparkops::trainlog {
 
 std::unique_ptr<FormatParser> make_parser(LogFormat format, const ParseContext& ctx) {
   switch (format) {
-    case LogFormat::megatron: return make_megatron_parser(ctx);
-    case LogFormat::deepspeed: return make_deepspeed_parser(ctx);
-    case LogFormat::mlx_lm: return make_mlx_lm_parser(ctx);
-    case LogFormat::llama_cpp: return make_llama_cpp_parser(ctx);
-    case LogFormat::llamafactory: return make_llamafactory_parser(ctx);
+    case LogFormat::megatron:
+      return make_megatron_parser(ctx);
+    case LogFormat::deepspeed:
+      return make_deepspeed_parser(ctx);
+    case LogFormat::mlx_lm:
+      return make_mlx_lm_parser(ctx);
+    case LogFormat::llama_cpp:
+      return make_llama_cpp_parser(ctx);
+    case LogFormat::llamafactory:
+      return make_llamafactory_parser(ctx);
     case LogFormat::trainer_state:  // whole-document format, handled before streaming
     case LogFormat::tqdm:
     case LogFormat::hf_trainer:
     case LogFormat::axolotl:
     case LogFormat::lightning:
-    case LogFormat::torchtune: return make_tqdm_family_parser(format, ctx);
+    case LogFormat::torchtune:
+      return make_tqdm_family_parser(format, ctx);
   }
   return make_tqdm_family_parser(format, ctx);
 }
@@ -52,7 +58,9 @@ void anchor_elapsed(StepSeries& series, const ParseContext& ctx) {
       auto& r = steps[i];
       if (!r.elapsed_seconds || *r.elapsed_seconds > last + 1) break;
       r.time = add_seconds(*ctx.file_mtime, *r.elapsed_seconds - last);
-      if (i > 0 && steps[i - 1].elapsed_seconds && *steps[i - 1].elapsed_seconds > *r.elapsed_seconds + 1) break;
+      if (i > 0 && steps[i - 1].elapsed_seconds &&
+          *steps[i - 1].elapsed_seconds > *r.elapsed_seconds + 1)
+        break;
     }
     series.time_basis = TimeBasis::file_mtime;
     series.times_approximate = true;
@@ -73,11 +81,15 @@ namespace {
 
 using ReaderFactory = std::function<Result<RecordReader>()>;
 
-bool has_nul(std::string_view s) { return std::memchr(s.data(), '\0', s.size()) != nullptr; }
+bool has_nul(std::string_view s) {
+  return std::memchr(s.data(), '\0', s.size()) != nullptr;
+}
 
-Result<StepSeries> parse_stream(const ReaderFactory& open_log, const std::function<std::optional<SidecarCursor>()>& open_sidecar,
+Result<StepSeries> parse_stream(const ReaderFactory& open_log,
+                                const std::function<std::optional<SidecarCursor>()>& open_sidecar,
                                 const std::function<Result<std::string>()>& whole_text,
-                                const ParseOptions& options, ParseContext ctx, std::string_view name) {
+                                const ParseOptions& options, ParseContext ctx,
+                                std::string_view name) {
   // Pass 1: detection.
   auto detect_reader = open_log();
   if (!detect_reader) return tl::unexpected(detect_reader.error());
@@ -102,11 +114,13 @@ Result<StepSeries> parse_stream(const ReaderFactory& open_log, const std::functi
     if (pos >= options.max_detect_bytes) break;
   }
   if (detect_reader->read_error()) return fail(Errc::io, fmt::format("{}: read error", name));
-  if (detect_reader->bytes_read() == 0) return fail(Errc::malformed, fmt::format("{}: empty file", name));
+  if (detect_reader->bytes_read() == 0)
+    return fail(Errc::malformed, fmt::format("{}: empty file", name));
   if (lines > 0 && binary == lines) {
     return fail(Errc::malformed, fmt::format("{}: binary data, not a training log", name));
   }
-  if ((!options.format && looks_like_trainer_state(head)) || options.format == LogFormat::trainer_state) {
+  if ((!options.format && looks_like_trainer_state(head)) ||
+      options.format == LogFormat::trainer_state) {
     auto text = whole_text();
     if (!text) return tl::unexpected(text.error());
     return parse_trainer_state(*text, name);
@@ -166,7 +180,8 @@ Result<StepSeries> parse_log_file(const std::filesystem::path& log, const ParseO
   ctx.max_steps = options.max_steps;
   std::error_code ec;
   if (std::filesystem::is_directory(log, ec)) {
-    return fail(Errc::invalid_argument, fmt::format("{}: is a directory, not a log file", log.string()));
+    return fail(Errc::invalid_argument,
+                fmt::format("{}: is a directory, not a log file", log.string()));
   }
   if (options.use_mtime) {
     const auto mtime = std::filesystem::last_write_time(log, ec);
@@ -196,7 +211,8 @@ Result<StepSeries> parse_log_file(const std::filesystem::path& log, const ParseO
 }
 
 Result<StepSeries> parse_log_text(std::string_view text, const ParseOptions& options,
-                                  std::optional<std::string_view> sidecar_text, std::string_view name) {
+                                  std::optional<std::string_view> sidecar_text,
+                                  std::string_view name) {
   ParseContext ctx;
   ctx.start = options.start;
   ctx.max_steps = options.max_steps;

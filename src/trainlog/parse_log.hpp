@@ -15,11 +15,12 @@
 namespace sparkops::trainlog {
 
 struct ParseOptions {
-  std::optional<LogFormat> format;   // skip detection
-  std::optional<SystemTime> start;   // --start: when the run began (anchors tqdm elapsed times)
-  // The `.times` sidecar; parse_log_file uses `<log>.times` when this is unset and that file exists.
+  std::optional<LogFormat> format;  // skip detection
+  std::optional<SystemTime> start;  // --start: when the run began (anchors tqdm elapsed times)
+  // The `.times` sidecar; parse_log_file uses `<log>.times` when this is unset and that file
+  // exists.
   std::optional<std::filesystem::path> sidecar;
-  bool use_mtime = true;             // anchor elapsed times on the file's mtime as a last resort
+  bool use_mtime = true;  // anchor elapsed times on the file's mtime as a last resort
   std::size_t max_record_bytes = RecordReader::kDefaultMaxRecord;
   std::size_t max_steps = 1'000'000;
   std::uint64_t detect_bytes = 4 << 20;       // detection looks at least this far...

@@ -25,7 +25,7 @@ Result<RecordReader> RecordReader::open_file(const std::filesystem::path& path,
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) {
     const int e = errno;
-    const Errc code = e == ENOENT ? Errc::not_found
+    const Errc code = e == ENOENT                   ? Errc::not_found
                       : (e == EACCES || e == EPERM) ? Errc::permission_denied
                                                     : Errc::io;
     return fail(code, fmt::format("{}: {}", path.string(), std::strerror(e)));

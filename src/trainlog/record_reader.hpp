@@ -1,8 +1,8 @@
 #pragma once
 // RecordReader: streams a log as records in bounded memory. A record ends at '\n' or '\r' (tqdm
-// redraws its bar after '\r', so each redraw is its own record); empty records are skipped. A record
-// longer than `max_record_bytes` is returned in pieces of that size (counted in overlong()), so a
-// 50 MB line costs at most one buffer.
+// redraws its bar after '\r', so each redraw is its own record); empty records are skipped. A
+// record longer than `max_record_bytes` is returned in pieces of that size (counted in overlong()),
+// so a 50 MB line costs at most one buffer.
 
 #include <cstdint>
 #include <cstdio>
@@ -18,9 +18,9 @@
 namespace sparkops::trainlog {
 
 struct LogLine {
-  std::string_view text;               // without its terminator; valid until the next next()
-  std::uint64_t offset = 0;            // byte offset of the record's first byte in the input
-  std::optional<SystemTime> stamped;   // when the record was written (from the .times sidecar)
+  std::string_view text;              // without its terminator; valid until the next next()
+  std::uint64_t offset = 0;           // byte offset of the record's first byte in the input
+  std::optional<SystemTime> stamped;  // when the record was written (from the .times sidecar)
 };
 
 class RecordReader {

@@ -63,9 +63,10 @@ void SeriesBuilder::push(const StepRecord& record) {
 void SeriesBuilder::flush_group() {
   if (group_count_ == 0) return;
   StepRecord r = group_last_;
-  r.seconds = group_seconds_count_ ? std::optional<double>(group_seconds_sum_ /
-                                                           static_cast<double>(group_seconds_count_))
-                                   : std::nullopt;
+  r.seconds =
+      group_seconds_count_
+          ? std::optional<double>(group_seconds_sum_ / static_cast<double>(group_seconds_count_))
+          : std::nullopt;
   group_count_ = 0;
   group_seconds_sum_ = 0;
   group_seconds_count_ = 0;

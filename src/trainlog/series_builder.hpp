@@ -1,8 +1,9 @@
 #pragma once
 // SeriesBuilder: the one place that appends to a StepSeries, so every parser gets the same rules:
-// a repeated step merges into the record before it (tqdm redraws, duplicated log lines), a step lower
-// than the previous one is a restart, a time earlier than the previous one is dropped and counted,
-// and memory stays bounded (past `max_steps` records, neighbours are merged and the stride doubles).
+// a repeated step merges into the record before it (tqdm redraws, duplicated log lines), a step
+// lower than the previous one is a restart, a time earlier than the previous one is dropped and
+// counted, and memory stays bounded (past `max_steps` records, neighbours are merged and the stride
+// doubles).
 
 #include <cstddef>
 #include <cstdint>

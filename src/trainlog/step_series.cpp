@@ -63,28 +63,38 @@ std::string known_formats_list() {
 
 std::string_view time_basis_name(TimeBasis b) {
   switch (b) {
-    case TimeBasis::none: return "none";
-    case TimeBasis::log_timestamps: return "log_timestamps";
-    case TimeBasis::sidecar: return "sidecar";
-    case TimeBasis::start_flag: return "start_flag";
-    case TimeBasis::file_mtime: return "file_mtime";
+    case TimeBasis::none:
+      return "none";
+    case TimeBasis::log_timestamps:
+      return "log_timestamps";
+    case TimeBasis::sidecar:
+      return "sidecar";
+    case TimeBasis::start_flag:
+      return "start_flag";
+    case TimeBasis::file_mtime:
+      return "file_mtime";
   }
   return "none";
 }
 
 std::string_view marker_kind_name(MarkerKind k) {
   switch (k) {
-    case MarkerKind::eval: return "eval";
-    case MarkerKind::checkpoint: return "checkpoint";
-    case MarkerKind::restart: return "restart";
-    case MarkerKind::stall: return "stall";
+    case MarkerKind::eval:
+      return "eval";
+    case MarkerKind::checkpoint:
+      return "checkpoint";
+    case MarkerKind::restart:
+      return "restart";
+    case MarkerKind::stall:
+      return "stall";
   }
   return "eval";
 }
 
 std::vector<std::string> describe_notes(const ParseNotes& n) {
   std::vector<std::string> out;
-  if (n.binary_lines) out.push_back(fmt::format("skipped {} line(s) of binary data", n.binary_lines));
+  if (n.binary_lines)
+    out.push_back(fmt::format("skipped {} line(s) of binary data", n.binary_lines));
   if (n.overlong_lines) {
     out.push_back(fmt::format("{} overlong line(s) were read in pieces", n.overlong_lines));
   }
@@ -99,10 +109,11 @@ std::vector<std::string> describe_notes(const ParseNotes& n) {
                               format_name(*n.other_format)));
   }
   if (n.downsample_stride > 1) {
-    out.push_back(fmt::format("series downsampled: each record merges {} steps",
-                              n.downsample_stride));
+    out.push_back(
+        fmt::format("series downsampled: each record merges {} steps", n.downsample_stride));
   }
-  if (n.dropped_markers) out.push_back(fmt::format("dropped {} marker(s) over the cap", n.dropped_markers));
+  if (n.dropped_markers)
+    out.push_back(fmt::format("dropped {} marker(s) over the cap", n.dropped_markers));
   if (n.sidecar_mismatch) out.push_back("the .times sidecar does not cover the whole log");
   return out;
 }

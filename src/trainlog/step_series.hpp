@@ -45,22 +45,23 @@ std::string_view time_basis_name(TimeBasis b);
 
 struct StepRecord {
   std::int64_t step = 0;
-  std::optional<double> seconds;       // seconds per step at this point, as the log states or derived
-  std::optional<SystemTime> time;      // wall time (UTC) the step was reported
-  std::optional<double> elapsed_seconds;  // seconds since the run (or bar) started, when the log says
+  std::optional<double> seconds;   // seconds per step at this point, as the log states or derived
+  std::optional<SystemTime> time;  // wall time (UTC) the step was reported
+  std::optional<double>
+      elapsed_seconds;  // seconds since the run (or bar) started, when the log says
 };
 
 enum class MarkerKind {
   eval,        // an evaluation / validation pass
   checkpoint,  // a checkpoint or adapter save
   restart,     // the step counter went back or the run resumed
-  stall,       // the log's own clock jumped far more than its step rate explains, with no reason given
+  stall,  // the log's own clock jumped far more than its step rate explains, with no reason given
 };
 std::string_view marker_kind_name(MarkerKind k);
 
 struct Marker {
   MarkerKind kind = MarkerKind::eval;
-  std::optional<std::int64_t> step;        // the last step reported before the marker
+  std::optional<std::int64_t> step;  // the last step reported before the marker
   std::optional<SystemTime> time;
   std::optional<double> duration_seconds;  // when the log states it (eval_runtime, "Val took 7.2s")
   std::string detail;                      // short excerpt of the line (at most 120 bytes)
@@ -76,9 +77,9 @@ struct ParseNotes {
   std::uint64_t malformed_records = 0;   // lines that looked like the format but did not parse
   std::uint64_t other_format_lines = 0;  // lines of a different format seen during detection
   std::optional<LogFormat> other_format;
-  std::uint64_t downsample_stride = 1;   // >1 when the series was longer than the cap
-  std::uint64_t dropped_markers = 0;     // markers beyond the cap
-  bool sidecar_mismatch = false;         // the sidecar ended before the log or pointed past it
+  std::uint64_t downsample_stride = 1;  // >1 when the series was longer than the cap
+  std::uint64_t dropped_markers = 0;    // markers beyond the cap
+  bool sidecar_mismatch = false;        // the sidecar ended before the log or pointed past it
 };
 
 std::vector<std::string> describe_notes(const ParseNotes& notes);

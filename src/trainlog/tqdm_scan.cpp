@@ -9,7 +9,9 @@ namespace sparkops::trainlog {
 
 namespace {
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 // Digits ending at `end` (exclusive); returns their start or npos.
 std::size_t digits_before(std::string_view s, std::size_t end) {
@@ -96,14 +98,16 @@ void scan_tqdm(std::string_view line, std::vector<TqdmUpdate>& out) {
     bool unit_ok = false;
     u.seconds_per_it = parse_rate(rest.substr(0, rate_end), unit_ok);
     if (!unit_ok) continue;
-    u.postfix = rate_end == std::string_view::npos ? std::string_view{} : trim(rest.substr(rate_end + 1));
+    u.postfix =
+        rate_end == std::string_view::npos ? std::string_view{} : trim(rest.substr(rate_end + 1));
     u.elapsed_seconds = *elapsed;
     // desc: between the previous update (or line start) and the percentage before "%|".
     std::string_view before = line.substr(segment_start, n_start - segment_start);
     std::size_t desc_end = before.size();
     if (const auto pct = before.rfind("%|"); pct != std::string_view::npos) {
       desc_end = pct;
-      while (desc_end > 0 && (is_digit(before[desc_end - 1]) || before[desc_end - 1] == '.')) --desc_end;
+      while (desc_end > 0 && (is_digit(before[desc_end - 1]) || before[desc_end - 1] == '.'))
+        --desc_end;
     }
     std::string_view desc = trim(before.substr(0, desc_end));
     if (!desc.empty() && desc.back() == ':') desc = trim(desc.substr(0, desc.size() - 1));

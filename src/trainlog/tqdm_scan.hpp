@@ -13,14 +13,14 @@
 namespace sparkops::trainlog {
 
 struct TqdmUpdate {
-  std::string_view desc;                  // text before the percentage (trailing ':' removed)
+  std::string_view desc;  // text before the percentage (trailing ':' removed)
   std::int64_t n = 0;
   std::optional<std::int64_t> total;
   double elapsed_seconds = 0;
-  std::optional<double> seconds_per_it;   // from "21.99s/it" or 1 / "4.50it/s"; none for "?it/s"
-  std::string_view postfix;               // text after the rate inside the brackets
-  std::size_t begin = 0;                  // where the update starts in the record
-  std::size_t end = 0;                    // one past its closing ']'
+  std::optional<double> seconds_per_it;  // from "21.99s/it" or 1 / "4.50it/s"; none for "?it/s"
+  std::string_view postfix;              // text after the rate inside the brackets
+  std::size_t begin = 0;                 // where the update starts in the record
+  std::size_t end = 0;                   // one past its closing ']'
 };
 
 // Clears `out` and appends the iteration-unit updates found in `line` (bars counting bytes or other

@@ -25,7 +25,8 @@ struct Fraction {
 };
 
 // A fraction flag: present and in (0, 1] -> value; present but invalid -> raw only.
-Fraction fraction_flag(const std::vector<std::string>& argv, const std::vector<std::string_view>& names) {
+Fraction fraction_flag(const std::vector<std::string>& argv,
+                       const std::vector<std::string_view>& names) {
   Fraction f;
   const auto raw = find_flag_value(argv, names);
   if (!raw) return f;
@@ -47,7 +48,9 @@ CapInfo fraction_cap(const Fraction& f, std::string_view flag, std::optional<dou
   cap.state = CapState::uncapped;
   cap.fraction = default_value;
   cap.text = std::string(absent_text);
-  if (!f.raw.empty()) cap.notes.push_back(fmt::format("{} {}: not a fraction in (0, 1], ignored", flag, quote_for_message(f.raw)));
+  if (!f.raw.empty())
+    cap.notes.push_back(
+        fmt::format("{} {}: not a fraction in (0, 1], ignored", flag, quote_for_message(f.raw)));
   return cap;
 }
 
@@ -57,7 +60,8 @@ CapInfo vllm_cap(const Classification& kind, const std::vector<std::string>& arg
     cap.text = "unknown (flags are on the API server)";
     return cap;
   }
-  if (const auto kv = find_flag_value(argv, {"--kv-cache-memory-bytes", "--kv_cache_memory_bytes"})) {
+  if (const auto kv =
+          find_flag_value(argv, {"--kv-cache-memory-bytes", "--kv_cache_memory_bytes"})) {
     if (const auto bytes = parse_vllm_bytes(*kv)) {
       CapInfo cap;
       cap.state = CapState::capped;
@@ -67,8 +71,9 @@ CapInfo vllm_cap(const Classification& kind, const std::vector<std::string>& arg
       return cap;
     }
   }
-  auto cap = fraction_cap(fraction_flag(argv, {"--gpu-memory-utilization", "--gpu_memory_utilization"}),
-                          "gpu-memory-utilization", 0.9, "default 0.9");
+  auto cap =
+      fraction_cap(fraction_flag(argv, {"--gpu-memory-utilization", "--gpu_memory_utilization"}),
+                   "gpu-memory-utilization", 0.9, "default 0.9");
   cap.notes.push_back("fraction of the device total; overshoots on unified memory while profiling");
   return cap;
 }
@@ -82,7 +87,8 @@ CapInfo llama_cpp_cap(const std::vector<std::string>& argv, const EnvList& env) 
   }
   if (const auto ctx = find_flag_value(argv, {"-c", "--ctx-size"})) {
     parts.push_back("-c " + *ctx);
-    if (*ctx == "0") cap.notes.push_back("-c 0: context length taken from the model (can be large)");
+    if (*ctx == "0")
+      cap.notes.push_back("-c 0: context length taken from the model (can be large)");
   }
   if (has_flag(argv, {"--mlock"})) {
     parts.push_back("--mlock");
@@ -97,9 +103,11 @@ CapInfo llama_cpp_cap(const std::vector<std::string>& argv, const EnvList& env) 
     cap.notes.push_back("--fit: sized to the memory free when it started");
   }
   if (env_value(env, "GGML_CUDA_ENABLE_UNIFIED_MEMORY") == "1") {
-    cap.notes.push_back("GGML_CUDA_ENABLE_UNIFIED_MEMORY=1: CUDA allocations may spill into host pages");
+    cap.notes.push_back(
+        "GGML_CUDA_ENABLE_UNIFIED_MEMORY=1: CUDA allocations may spill into host pages");
   }
-  cap.text = parts.empty() ? "fixed at load" : fmt::format("fixed at load ({})", fmt::join(parts, " "));
+  cap.text =
+      parts.empty() ? "fixed at load" : fmt::format("fixed at load ({})", fmt::join(parts, " "));
   return cap;
 }
 
@@ -111,7 +119,8 @@ CapInfo ollama_cap(const Classification& kind, const std::vector<std::string>& a
     std::vector<std::string> parts;
     if (const auto ctx = find_flag_value(argv, {"--ctx-size"})) parts.push_back("ctx " + *ctx);
     if (const auto ngl = find_flag_value(argv, {"--n-gpu-layers"})) parts.push_back("-ngl " + *ngl);
-    cap.text = parts.empty() ? "one loaded model" : fmt::format("one loaded model ({})", fmt::join(parts, ", "));
+    cap.text = parts.empty() ? "one loaded model"
+                             : fmt::format("one loaded model ({})", fmt::join(parts, ", "));
     return cap;
   }
   cap.state = CapState::uncapped;
@@ -129,8 +138,9 @@ CapInfo ollama_cap(const Classification& kind, const std::vector<std::string>& a
     const auto bytes = parse_u64(*overhead);
     parts.push_back(fmt::format("gpu-overhead {}", bytes ? format_bytes(*bytes) : *overhead));
   }
-  if (keep_alive && (keep_alive->starts_with("-") )) {
-    cap.notes.push_back(fmt::format("OLLAMA_KEEP_ALIVE={}: loaded models stay resident while idle", *keep_alive));
+  if (keep_alive && (keep_alive->starts_with("-"))) {
+    cap.notes.push_back(
+        fmt::format("OLLAMA_KEEP_ALIVE={}: loaded models stay resident while idle", *keep_alive));
   }
   cap.text = fmt::format("uncapped ({})", fmt::join(parts, ", "));
   return cap;
@@ -143,7 +153,8 @@ CapInfo trainer_cap(const EnvList& env, bool env_readable) {
   auto conf = env_value(env, "PYTORCH_CUDA_ALLOC_CONF");
   if (!conf) conf = env_value(env, "PYTORCH_ALLOC_CONF");
   if (conf) {
-    cap.notes.push_back(fmt::format("PYTORCH_CUDA_ALLOC_CONF={}: tunes the allocator, caps nothing", *conf));
+    cap.notes.push_back(
+        fmt::format("PYTORCH_CUDA_ALLOC_CONF={}: tunes the allocator, caps nothing", *conf));
   } else if (!env_readable) {
     cap.notes.push_back("environment unreadable (another user's process)");
   }
@@ -154,9 +165,12 @@ CapInfo trainer_cap(const EnvList& env, bool env_readable) {
 
 std::string_view cap_state_name(CapState s) {
   switch (s) {
-    case CapState::capped: return "capped";
-    case CapState::fixed_at_load: return "fixed";
-    case CapState::uncapped: return "uncapped";
+    case CapState::capped:
+      return "capped";
+    case CapState::fixed_at_load:
+      return "fixed";
+    case CapState::uncapped:
+      return "uncapped";
   }
   return "uncapped";
 }
@@ -191,16 +205,26 @@ std::optional<std::uint64_t> parse_vllm_bytes(std::string_view text) {
   if (!lead || !std::isfinite(lead->value) || lead->value < 0) return std::nullopt;
   const std::string_view unit = trim(lead->rest);
   double mult = 1;
-  if (unit.empty()) mult = 1;
-  else if (unit == "k") mult = 1e3;
-  else if (unit == "m") mult = 1e6;
-  else if (unit == "g") mult = 1e9;
-  else if (unit == "t") mult = 1e12;
-  else if (unit == "K") mult = static_cast<double>(kKiB);
-  else if (unit == "M") mult = static_cast<double>(kMiB);
-  else if (unit == "G") mult = static_cast<double>(kGiB);
-  else if (unit == "T") mult = static_cast<double>(kGiB) * 1024.0;
-  else return std::nullopt;
+  if (unit.empty())
+    mult = 1;
+  else if (unit == "k")
+    mult = 1e3;
+  else if (unit == "m")
+    mult = 1e6;
+  else if (unit == "g")
+    mult = 1e9;
+  else if (unit == "t")
+    mult = 1e12;
+  else if (unit == "K")
+    mult = static_cast<double>(kKiB);
+  else if (unit == "M")
+    mult = static_cast<double>(kMiB);
+  else if (unit == "G")
+    mult = static_cast<double>(kGiB);
+  else if (unit == "T")
+    mult = static_cast<double>(kGiB) * 1024.0;
+  else
+    return std::nullopt;
   const double bytes = lead->value * mult;
   if (bytes > 1.8e19) return std::nullopt;
   return static_cast<std::uint64_t>(std::llround(bytes));
@@ -209,13 +233,16 @@ std::optional<std::uint64_t> parse_vllm_bytes(std::string_view text) {
 CapInfo parse_cap(const Classification& kind, const std::vector<std::string>& argv,
                   const EnvList& env, bool env_readable) {
   switch (kind.engine) {
-    case Engine::vllm: return vllm_cap(kind, argv);
+    case Engine::vllm:
+      return vllm_cap(kind, argv);
     case Engine::sglang:
-      if (kind.role != Role::server) return CapInfo{CapState::uncapped, "unknown (flags are on the server)", {}, {}, {}};
+      if (kind.role != Role::server)
+        return CapInfo{CapState::uncapped, "unknown (flags are on the server)", {}, {}, {}};
       return fraction_cap(fraction_flag(argv, {"--mem-fraction-static", "--mem_fraction_static"}),
                           "mem-fraction-static", std::nullopt, "auto (uncapped)");
     case Engine::tgi: {
-      if (kind.role != Role::server) return CapInfo{CapState::uncapped, "unknown (flags are on the launcher)", {}, {}, {}};
+      if (kind.role != Role::server)
+        return CapInfo{CapState::uncapped, "unknown (flags are on the launcher)", {}, {}, {}};
       auto f = fraction_flag(argv, {"--cuda-memory-fraction"});
       if (!f.value && f.raw.empty()) {
         if (const auto e = env_value(env, "CUDA_MEMORY_FRACTION")) {
@@ -230,11 +257,14 @@ CapInfo parse_cap(const Classification& kind, const std::vector<std::string>& ar
       return fraction_cap(fraction_flag(argv, {"--kv_cache_free_gpu_memory_fraction",
                                                "--kv-cache-free-gpu-memory-fraction"}),
                           "kv_cache_free_gpu_memory_fraction", 0.9, "default 0.9 of free memory");
-    case Engine::ollama: return ollama_cap(kind, argv, env, env_readable);
-    case Engine::llama_cpp: return llama_cpp_cap(argv, env);
+    case Engine::ollama:
+      return ollama_cap(kind, argv, env, env_readable);
+    case Engine::llama_cpp:
+      return llama_cpp_cap(argv, env);
     case Engine::trainer:
     case Engine::jupyter:
-    case Engine::other: return trainer_cap(env, env_readable);
+    case Engine::other:
+      return trainer_cap(env, env_readable);
   }
   return CapInfo{};
 }
@@ -242,12 +272,14 @@ CapInfo parse_cap(const Classification& kind, const std::vector<std::string>& ar
 std::optional<std::uint64_t> cap_claim_bytes(const CapInfo& cap, std::uint64_t device_total_bytes) {
   if (cap.kv_cache_bytes) return cap.kv_cache_bytes;
   if (!cap.fraction || device_total_bytes == 0) return std::nullopt;
-  return static_cast<std::uint64_t>(std::llround(*cap.fraction * static_cast<double>(device_total_bytes)));
+  return static_cast<std::uint64_t>(
+      std::llround(*cap.fraction * static_cast<double>(device_total_bytes)));
 }
 
 const std::vector<std::string_view>& cap_env_prefixes() {
-  static const std::vector<std::string_view> prefixes = {
-      "OLLAMA_", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF", "GGML_CUDA_", "CUDA_MEMORY_FRACTION"};
+  static const std::vector<std::string_view> prefixes = {"OLLAMA_", "PYTORCH_CUDA_ALLOC_CONF",
+                                                         "PYTORCH_ALLOC_CONF", "GGML_CUDA_",
+                                                         "CUDA_MEMORY_FRACTION"};
   return prefixes;
 }
 

@@ -1,8 +1,10 @@
 #pragma once
 // Caps and claims: what a workload is allowed to take from the pool, read from its flags and
 // environment (DOMAIN.md "Memory on a unified pool").
-//   vLLM   --gpu-memory-utilization F (default 0.9), --kv-cache-memory-bytes N: F of the DEVICE total,
-//          not of what is free, and not a hard cap on unified memory (it overshoots while profiling).
+//   vLLM   --gpu-memory-utilization F (default 0.9), --kv-cache-memory-bytes N: F of the DEVICE
+//   total,
+//          not of what is free, and not a hard cap on unified memory (it overshoots while
+//          profiling).
 //   SGLang --mem-fraction-static F (absent: chosen at start from the GPU size -> uncapped).
 //   TGI    --cuda-memory-fraction F (default 1.0 -> uncapped).
 //   TensorRT-LLM --kv_cache_free_gpu_memory_fraction F (of memory free after the weights).
@@ -34,7 +36,7 @@ std::string_view cap_state_name(CapState s);  // "capped", "fixed", "uncapped"
 struct CapInfo {
   CapState state = CapState::uncapped;
   std::string text;                             // "gpu-memory-utilization 0.5", "default 0.9"
-  std::optional<double> fraction;              // of the device total (vLLM, SGLang, TGI, TRT-LLM)
+  std::optional<double> fraction;               // of the device total (vLLM, SGLang, TGI, TRT-LLM)
   std::optional<std::uint64_t> kv_cache_bytes;  // vLLM --kv-cache-memory-bytes
   std::vector<std::string> notes;               // "--mlock: pinned, never reclaimed", ...
 };

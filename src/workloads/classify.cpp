@@ -24,7 +24,9 @@ std::string_view arg_at(const std::vector<std::string>& argv, std::size_t index)
   return index < argv.size() ? std::string_view(argv[index]) : std::string_view{};
 }
 
-Classification make(Engine e, Role r, std::string label) { return Classification{e, r, std::move(label)}; }
+Classification make(Engine e, Role r, std::string label) {
+  return Classification{e, r, std::move(label)};
+}
 
 // A trainer framework named by a script, module or program; empty when none.
 std::string framework_from_name(std::string_view name) {
@@ -65,14 +67,18 @@ std::string launcher_target(const std::vector<std::string>& argv, std::size_t fr
 
 std::optional<Classification> classify_title(std::string_view title) {
   // setproctitle also sets comm, truncated to 15 bytes: "VLLM::EngineCor".
-  if (title.starts_with("VLLM::EngineCor")) return make(Engine::vllm, Role::engine, "vLLM EngineCore");
+  if (title.starts_with("VLLM::EngineCor"))
+    return make(Engine::vllm, Role::engine, "vLLM EngineCore");
   if (title.starts_with("VLLM::Worker")) {
     return make(Engine::vllm, Role::worker, "vLLM " + std::string(title.substr(6)));
   }
   if (title.starts_with("VLLM::APIServer")) return make(Engine::vllm, Role::server, "vLLM");
-  if (title.starts_with("VLLM::")) return make(Engine::vllm, Role::worker, "vLLM " + std::string(title.substr(6)));
-  if (title.starts_with("sglang::scheduler")) return make(Engine::sglang, Role::engine, "SGLang scheduler");
-  if (title.starts_with("sglang::")) return make(Engine::sglang, Role::worker, "SGLang " + std::string(title.substr(8)));
+  if (title.starts_with("VLLM::"))
+    return make(Engine::vllm, Role::worker, "vLLM " + std::string(title.substr(6)));
+  if (title.starts_with("sglang::scheduler"))
+    return make(Engine::sglang, Role::engine, "SGLang scheduler");
+  if (title.starts_with("sglang::"))
+    return make(Engine::sglang, Role::worker, "SGLang " + std::string(title.substr(8)));
   return std::nullopt;
 }
 
@@ -119,7 +125,8 @@ std::optional<Classification> classify_program(const Invocation& inv,
   if (p == "nemo" || p == "train_evo2") return make(Engine::trainer, Role::trainer, "NeMo");
   if (p == "torchrun") return make(Engine::trainer, Role::launcher, "torchrun");
   if (p == "deepspeed") return make(Engine::trainer, Role::launcher, "deepspeed");
-  if (p == "accelerate" && a1 == "launch") return make(Engine::trainer, Role::launcher, "accelerate");
+  if (p == "accelerate" && a1 == "launch")
+    return make(Engine::trainer, Role::launcher, "accelerate");
   return std::nullopt;
 }
 
@@ -128,11 +135,13 @@ std::optional<Classification> classify_module(std::string_view m) {
   if (m.starts_with("sglang.") && contains(m, "launch_server")) {
     return make(Engine::sglang, Role::server, "SGLang");
   }
-  if (m.starts_with("tensorrt_llm")) return make(Engine::tensorrt_llm, Role::server, "TensorRT-LLM");
+  if (m.starts_with("tensorrt_llm"))
+    return make(Engine::tensorrt_llm, Role::server, "TensorRT-LLM");
   if (m == "torch.distributed.run" || m == "torch.distributed.launch") {
     return make(Engine::trainer, Role::launcher, "torchrun");
   }
-  if (m.starts_with("deepspeed.launcher")) return make(Engine::trainer, Role::launcher, "deepspeed");
+  if (m.starts_with("deepspeed.launcher"))
+    return make(Engine::trainer, Role::launcher, "deepspeed");
   if (m.starts_with("accelerate.commands.launch")) {
     return make(Engine::trainer, Role::launcher, "accelerate");
   }
@@ -149,30 +158,48 @@ std::optional<Classification> classify_module(std::string_view m) {
 
 std::string_view engine_name(Engine e) {
   switch (e) {
-    case Engine::vllm: return "vllm";
-    case Engine::sglang: return "sglang";
-    case Engine::ollama: return "ollama";
-    case Engine::llama_cpp: return "llama.cpp";
-    case Engine::tgi: return "tgi";
-    case Engine::tensorrt_llm: return "tensorrt-llm";
-    case Engine::trainer: return "trainer";
-    case Engine::jupyter: return "jupyter";
-    case Engine::other: return "other";
+    case Engine::vllm:
+      return "vllm";
+    case Engine::sglang:
+      return "sglang";
+    case Engine::ollama:
+      return "ollama";
+    case Engine::llama_cpp:
+      return "llama.cpp";
+    case Engine::tgi:
+      return "tgi";
+    case Engine::tensorrt_llm:
+      return "tensorrt-llm";
+    case Engine::trainer:
+      return "trainer";
+    case Engine::jupyter:
+      return "jupyter";
+    case Engine::other:
+      return "other";
   }
   return "unknown";
 }
 
 std::string_view role_name(Role r) {
   switch (r) {
-    case Role::server: return "server";
-    case Role::engine: return "engine";
-    case Role::worker: return "worker";
-    case Role::runner: return "runner";
-    case Role::launcher: return "launcher";
-    case Role::trainer: return "trainer";
-    case Role::kernel: return "kernel";
-    case Role::child: return "child";
-    case Role::other: return "other";
+    case Role::server:
+      return "server";
+    case Role::engine:
+      return "engine";
+    case Role::worker:
+      return "worker";
+    case Role::runner:
+      return "runner";
+    case Role::launcher:
+      return "launcher";
+    case Role::trainer:
+      return "trainer";
+    case Role::kernel:
+      return "kernel";
+    case Role::child:
+      return "child";
+    case Role::other:
+      return "other";
   }
   return "unknown";
 }
@@ -224,7 +251,8 @@ std::optional<Classification> classify_process(std::string_view comm,
     if (const auto fw = framework_from_name(inv.script); !fw.empty()) {
       return make(Engine::trainer, Role::trainer, fw);
     }
-    if (is_training_script(inv.script)) return make(Engine::trainer, Role::trainer, "python " + inv.script);
+    if (is_training_script(inv.script))
+      return make(Engine::trainer, Role::trainer, "python " + inv.script);
     return std::nullopt;
   }
   auto c = classify_program(inv, argv);
@@ -245,7 +273,8 @@ std::optional<Classification> classify_launcher_child(const Classification& pare
   std::string fw = framework_from_name(!inv.module.empty() ? inv.module : inv.script);
   if (fw.empty() && !inv.script.empty()) fw = "python " + inv.script;
   if (fw.empty() && !inv.module.empty()) fw = "python -m " + inv.module;
-  return make(Engine::trainer, Role::worker, fw.empty() ? label + " worker" : fw + " (" + label + " worker)");
+  return make(Engine::trainer, Role::worker,
+              fw.empty() ? label + " worker" : fw + " (" + label + " worker)");
 }
 
 }  // namespace sparkops

@@ -39,9 +39,9 @@ struct Classification {
 
 // How a command line starts: the program, and for python the module or script it runs.
 struct Invocation {
-  std::string program;  // basename of argv[0], or of the console script python runs
-  std::string module;   // python -m <module>
-  std::string script;   // basename of the .py script python runs
+  std::string program;        // basename of argv[0], or of the console script python runs
+  std::string module;         // python -m <module>
+  std::string script;         // basename of the .py script python runs
   std::size_t first_arg = 0;  // index in argv of the first argument after program/module/script
 };
 Invocation parse_invocation(const std::vector<std::string>& argv);

@@ -13,8 +13,9 @@ namespace {
 StopAdvice advice_for(const Workload& w) {
   std::string reason = w.heavy_reason;
   if (reason.empty()) {
-    reason = w.claim_bytes ? fmt::format("{}: claims {}", w.cap.text, format_bytes(w.reserved_bytes()))
-                           : fmt::format("holds {}", format_bytes(w.actual_bytes));
+    reason = w.claim_bytes
+                 ? fmt::format("{}: claims {}", w.cap.text, format_bytes(w.reserved_bytes()))
+                 : fmt::format("holds {}", format_bytes(w.actual_bytes));
   }
   return StopAdvice{w.pid, w.kind.label, std::move(reason), w.reserved_bytes()};
 }
@@ -26,22 +27,28 @@ std::string stop_list(const std::vector<StopAdvice>& stop) {
   return fmt::format("{}", fmt::join(parts, ", then "));
 }
 
-std::uint64_t sub_floor(std::uint64_t a, std::uint64_t b) { return a > b ? a - b : 0; }
+std::uint64_t sub_floor(std::uint64_t a, std::uint64_t b) {
+  return a > b ? a - b : 0;
+}
 
 }  // namespace
 
 std::string_view verdict_kind_name(VerdictKind k) {
   switch (k) {
-    case VerdictKind::coexists: return "coexists";
-    case VerdictKind::tight: return "tight";
-    case VerdictKind::stop_first: return "stop_first";
-    case VerdictKind::does_not_fit: return "does_not_fit";
+    case VerdictKind::coexists:
+      return "coexists";
+    case VerdictKind::tight:
+      return "tight";
+    case VerdictKind::stop_first:
+      return "stop_first";
+    case VerdictKind::does_not_fit:
+      return "does_not_fit";
   }
   return "coexists";
 }
 
-CoexistenceVerdict coexistence_verdict(const WorkloadScan& scan, std::uint64_t need_bytes, const PoolView& pool,
-                            const CoexistenceOptions& options) {
+CoexistenceVerdict coexistence_verdict(const WorkloadScan& scan, std::uint64_t need_bytes,
+                                       const PoolView& pool, const CoexistenceOptions& options) {
   CoexistenceVerdict v;
   v.need_bytes = need_bytes;
   const std::uint64_t total_budget = sub_floor(pool.total_bytes, pool.overhead_bytes);
@@ -59,9 +66,11 @@ CoexistenceVerdict coexistence_verdict(const WorkloadScan& scan, std::uint64_t n
   for (const auto* w : by_size) {
     if (w->orphan) v.orphans.push_back(advice_for(*w));
   }
-  const std::string numbers = fmt::format("need {}, room {} (available now {} after overhead, {} once running workloads reach their caps)",
-                                          format_bytes(need_bytes), format_bytes(v.room_bytes),
-                                          format_bytes(v.budget_now_bytes), format_bytes(v.room_at_caps_bytes));
+  const std::string numbers = fmt::format(
+      "need {}, room {} (available now {} after overhead, {} once running workloads reach their "
+      "caps)",
+      format_bytes(need_bytes), format_bytes(v.room_bytes), format_bytes(v.budget_now_bytes),
+      format_bytes(v.room_at_caps_bytes));
 
   if (need_bytes > total_budget) {
     v.kind = VerdictKind::does_not_fit;
@@ -77,8 +86,10 @@ CoexistenceVerdict coexistence_verdict(const WorkloadScan& scan, std::uint64_t n
   if (!v.stop.empty()) {
     v.kind = VerdictKind::stop_first;
     v.summary = need_bytes == 0
-                    ? fmt::format("one heavy job at a time: stop {} before starting a run", stop_list(v.stop))
-                    : fmt::format("stop {} first (one heavy job at a time); {}", stop_list(v.stop), numbers);
+                    ? fmt::format("one heavy job at a time: stop {} before starting a run",
+                                  stop_list(v.stop))
+                    : fmt::format("stop {} first (one heavy job at a time); {}", stop_list(v.stop),
+                                  numbers);
     return v;
   }
 
@@ -98,9 +109,10 @@ CoexistenceVerdict coexistence_verdict(const WorkloadScan& scan, std::uint64_t n
     }
     v.stop.clear();
     v.kind = VerdictKind::does_not_fit;
-    v.summary = fmt::format("does not fit now, even with every workload stopped: {}; free the page cache "
-                            "(sparkops flush) or shrink the run",
-                            numbers);
+    v.summary = fmt::format(
+        "does not fit now, even with every workload stopped: {}; free the page cache "
+        "(sparkops flush) or shrink the run",
+        numbers);
     return v;
   }
 
@@ -113,7 +125,8 @@ CoexistenceVerdict coexistence_verdict(const WorkloadScan& scan, std::uint64_t n
   }
   v.kind = VerdictKind::coexists;
   v.summary = need_bytes == 0
-                  ? fmt::format("no heavy workload running; room for a new run: {}", format_bytes(v.room_bytes))
+                  ? fmt::format("no heavy workload running; room for a new run: {}",
+                                format_bytes(v.room_bytes))
                   : fmt::format("coexists: {}, leaving {}", numbers, format_bytes(spare));
   return v;
 }

@@ -23,12 +23,13 @@
 namespace sparkops {
 
 enum class VerdictKind { coexists, tight, stop_first, does_not_fit };
-std::string_view verdict_kind_name(VerdictKind k);  // "coexists", "tight", "stop_first", "does_not_fit"
+std::string_view verdict_kind_name(
+    VerdictKind k);  // "coexists", "tight", "stop_first", "does_not_fit"
 
 struct StopAdvice {
   std::uint32_t pid = 0;
-  std::string label;   // "vLLM"
-  std::string reason;  // "uncapped: claims 107.7 GiB at default 0.9"
+  std::string label;              // "vLLM"
+  std::string reason;             // "uncapped: claims 107.7 GiB at default 0.9"
   std::uint64_t frees_bytes = 0;  // its reserved bytes (max of claim and actual)
 };
 
@@ -39,8 +40,8 @@ struct CoexistenceOptions {
 struct CoexistenceVerdict {
   VerdictKind kind = VerdictKind::coexists;
   std::uint64_t need_bytes = 0;
-  std::uint64_t room_bytes = 0;         // min of the two below
-  std::uint64_t budget_now_bytes = 0;   // pool budget: MemAvailable - overhead
+  std::uint64_t room_bytes = 0;          // min of the two below
+  std::uint64_t budget_now_bytes = 0;    // pool budget: MemAvailable - overhead
   std::uint64_t room_at_caps_bytes = 0;  // total - overhead - reserved
   std::uint64_t reserved_bytes = 0;      // sum over workloads of max(claim, actual)
   std::vector<StopAdvice> stop;          // in the order to stop them
@@ -48,7 +49,8 @@ struct CoexistenceVerdict {
   std::string summary;                   // one line with the numbers
 };
 
-CoexistenceVerdict coexistence_verdict(const WorkloadScan& scan, std::uint64_t need_bytes, const PoolView& pool,
-                            const CoexistenceOptions& options = {});
+CoexistenceVerdict coexistence_verdict(const WorkloadScan& scan, std::uint64_t need_bytes,
+                                       const PoolView& pool,
+                                       const CoexistenceOptions& options = {});
 
 }  // namespace sparkops

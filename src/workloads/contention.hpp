@@ -1,8 +1,8 @@
 #pragma once
 // Silent eviction, noticed. On a unified pool an inference server and a trainer evict each other's
 // pages without either logging an OOM; the signs are elsewhere: PSI memory pressure rising, major
-// faults and refaults, swap-in, a workload's resident memory falling sharply while it keeps running,
-// a process that held memory disappearing, and kernel OOM lines.
+// faults and refaults, swap-in, a workload's resident memory falling sharply while it keeps
+// running, a process that held memory disappearing, and kernel OOM lines.
 //
 // ContentionTracker is pure: it takes values already read (by sample/watch/serve through the host
 // readers) one reading at a time and returns the events each new reading shows, with evidence.
@@ -20,7 +20,7 @@ namespace sparkops {
 
 struct WorkloadMemoryReading {
   std::uint32_t pid = 0;
-  std::string label;  // "vLLM", "TRL"
+  std::string label;                 // "vLLM", "TRL"
   std::uint64_t resident_bytes = 0;  // PSS or RSS (+ GPU), as the scan reports `actual`
 };
 
@@ -30,7 +30,8 @@ struct ContentionReading {
   std::optional<double> psi_full_avg10;
   // Cumulative /proc/vmstat counters.
   std::optional<std::uint64_t> pgmajfault;
-  std::optional<std::uint64_t> workingset_refault;  // workingset_refault_anon + _file (or the old single one)
+  std::optional<std::uint64_t>
+      workingset_refault;  // workingset_refault_anon + _file (or the old single one)
   std::optional<std::uint64_t> pswpin;
   std::optional<std::uint64_t> oom_kill;
   std::vector<WorkloadMemoryReading> workloads;
@@ -60,9 +61,9 @@ struct ContentionThresholds {
   double psi_some_percent = 10.0;
   double psi_full_percent = 2.0;
   double major_faults_per_second = 200.0;
-  double refaults_per_second = 2000.0;  // pages
-  double swap_in_per_second = 256.0;    // pages (1 MiB/s with 4 KiB pages)
-  double rss_drop_fraction = 0.3;       // resident memory falling by this share ...
+  double refaults_per_second = 2000.0;            // pages
+  double swap_in_per_second = 256.0;              // pages (1 MiB/s with 4 KiB pages)
+  double rss_drop_fraction = 0.3;                 // resident memory falling by this share ...
   std::uint64_t rss_drop_min_bytes = 1ULL << 30;  // ... and by at least this much
   std::uint64_t vanished_min_bytes = 1ULL << 30;
 };
@@ -86,7 +87,8 @@ class ContentionTracker {
  private:
   ContentionThresholds thresholds_;
   std::optional<ContentionReading> previous_;
-  std::vector<std::uint32_t> oom_victims_;  // PIDs named by OOM lines in this or the previous reading
+  std::vector<std::uint32_t>
+      oom_victims_;  // PIDs named by OOM lines in this or the previous reading
 };
 
 }  // namespace sparkops

@@ -64,7 +64,8 @@ class Grouper {
       return e.group;
     }
     if (root != nullptr) {
-      const bool launcher_child = direct != nullptr && direct->kind && direct->kind->role == Role::launcher &&
+      const bool launcher_child = direct != nullptr && direct->kind &&
+                                  direct->kind->role == Role::launcher &&
                                   e.kind->role != Role::launcher;
       if (launcher_child) {
         e.kind = classify_launcher_child(*direct->kind, e.argv);
@@ -108,7 +109,8 @@ WorkloadProcess read_member(const HostRoot& root, const Entry& e, const ScanOpti
   }
   if (uptime) p.age = process_age(e.start_ticks, options.ticks_per_second, *uptime);
   if (btime && options.ticks_per_second > 0) {
-    p.started_unix_seconds = *btime + static_cast<std::int64_t>(e.start_ticks / options.ticks_per_second);
+    p.started_unix_seconds =
+        *btime + static_cast<std::int64_t>(e.start_ticks / options.ticks_per_second);
   }
   return p;
 }
@@ -119,16 +121,19 @@ void judge(Workload& w, const ScanOptions& options) {
   const std::uint64_t effective = w.reserved_bytes();
   const bool near = total > 0 && static_cast<double>(effective) >=
                                      rules.near_capacity_fraction * static_cast<double>(total);
-  if (w.kind.engine == Engine::vllm && (w.kind.role == Role::engine || w.kind.role == Role::worker) &&
+  if (w.kind.engine == Engine::vllm &&
+      (w.kind.role == Role::engine || w.kind.role == Role::worker) &&
       w.actual_bytes >= rules.orphan_min_bytes) {
     w.orphan = true;
   }
   if (near) {
     w.heavy = true;
     const bool by_claim = w.claim_bytes && *w.claim_bytes >= w.actual_bytes;
-    const std::string_view prefix = w.cap.state == CapState::uncapped ? "uncapped" : "near capacity";
+    const std::string_view prefix =
+        w.cap.state == CapState::uncapped ? "uncapped" : "near capacity";
     if (by_claim) {
-      w.heavy_reason = fmt::format("{}: claims {} at {}", prefix, format_bytes(effective), w.cap.text);
+      w.heavy_reason =
+          fmt::format("{}: claims {} at {}", prefix, format_bytes(effective), w.cap.text);
     } else {
       w.heavy_reason = fmt::format("{}: holds {}", prefix, format_bytes(effective));
     }
@@ -137,7 +142,8 @@ void judge(Workload& w, const ScanOptions& options) {
     w.heavy_reason = fmt::format("uncapped: holds {}", format_bytes(w.actual_bytes));
   }
   if (w.orphan) {
-    w.heavy_reason = w.heavy_reason.empty() ? "orphan: API server gone" : "orphan (API server gone), " + w.heavy_reason;
+    w.heavy_reason = w.heavy_reason.empty() ? "orphan: API server gone"
+                                            : "orphan (API server gone), " + w.heavy_reason;
   }
 }
 
@@ -147,7 +153,8 @@ std::uint64_t Workload::reserved_bytes() const {
   return std::max(claim_bytes.value_or(0), actual_bytes);
 }
 
-Result<WorkloadScan> scan_workloads(const HostRoot& root, const std::vector<GpuProcess>& gpu_processes,
+Result<WorkloadScan> scan_workloads(const HostRoot& root,
+                                    const std::vector<GpuProcess>& gpu_processes,
                                     const ScanOptions& options) {
   auto pids = list_pids(root);
   if (!pids) return tl::unexpected(pids.error());
@@ -258,7 +265,8 @@ std::vector<GpuProcess> gpu_processes_of(const std::vector<GpuSnapshot>& snapsho
   for (const auto& snap : snapshots) {
     if (!snap.processes) continue;
     for (const auto& p : *snap.processes) {
-      auto it = std::find_if(out.begin(), out.end(), [&](const GpuProcess& q) { return q.pid == p.pid; });
+      auto it =
+          std::find_if(out.begin(), out.end(), [&](const GpuProcess& q) { return q.pid == p.pid; });
       if (it == out.end()) {
         out.push_back(p);
       } else if (p.used_bytes) {

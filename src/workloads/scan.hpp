@@ -10,7 +10,8 @@
 // GPU PIDs: NVML and nvidia-smi report host PIDs. Inside a container (nested PID namespace, seen in
 // /proc/self/status NSpid) those numbers do not name entries of our /proc, so no join is attempted
 // and every GPU process is listed as outside this PID namespace. On the host, a GPU PID missing
-// from /proc (it exited, or it lives in a namespace this /proc does not show) is listed the same way.
+// from /proc (it exited, or it lives in a namespace this /proc does not show) is listed the same
+// way.
 
 #include <chrono>
 #include <cstdint>
@@ -102,7 +103,8 @@ struct WorkloadScan {
   ScanStats stats;
 };
 
-Result<WorkloadScan> scan_workloads(const HostRoot& root, const std::vector<GpuProcess>& gpu_processes,
+Result<WorkloadScan> scan_workloads(const HostRoot& root,
+                                    const std::vector<GpuProcess>& gpu_processes,
                                     const ScanOptions& options);
 
 // True when any trainer (launcher, worker or single process) is running: `flush` refuses then.

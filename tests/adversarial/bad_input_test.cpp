@@ -28,9 +28,12 @@ std::vector<BadInput> table() {
   return {
       // status
       {"status_unknown_gpu_source", {"status", "--gpu", "bogus"}, "--gpu"},
-      {"status_negative_overhead", {"--root", idle, "status", "--overhead", "-5G", "--gpu", "none"}, "--overhead"},
+      {"status_negative_overhead",
+       {"--root", idle, "status", "--overhead", "-5G", "--gpu", "none"},
+       "--overhead"},
       {"status_absurd_overhead",
-       {"--root", idle, "status", "--overhead", "99999999999999999999999T", "--gpu", "none"}, "--overhead"},
+       {"--root", idle, "status", "--overhead", "99999999999999999999999T", "--gpu", "none"},
+       "--overhead"},
       {"status_unknown_flag", {"status", "--bogus"}, "--bogus"},
       // config
       {"config_unexpected_argument", {"config", "--json", "extra"}, "extra"},
@@ -57,21 +60,39 @@ std::vector<BadInput> table() {
       {"oom_corrupt_state", {"oom", "--state", "{tmp}/nul.bin", "--done", "1"}, "{tmp}/nul.bin"},
       // flush
       {"flush_missing_root", {"--root", "{tmp}/missing", "flush", "--dry-run"}, "--root"},
-      {"status_missing_root", {"--root", "{tmp}/missing", "status", "--gpu", "none"}, "{tmp}/missing"},
+      {"status_missing_root",
+       {"--root", "{tmp}/missing", "status", "--gpu", "none"},
+       "{tmp}/missing"},
       {"flush_unknown_flag", {"flush", "--now"}, "--now"},
       // sample
-      {"sample_negative_interval", {"sample", "--interval", "-1", "--count", "1", "--gpu", "none"}, "--interval"},
+      {"sample_negative_interval",
+       {"sample", "--interval", "-1", "--count", "1", "--gpu", "none"},
+       "--interval"},
       {"sample_negative_count", {"sample", "--count", "-5", "--gpu", "none"}, "--count"},
-      {"sample_absurd_count", {"sample", "--count", "99999999999999999999999", "--gpu", "none"}, "--count"},
-      {"sample_zero_interval", {"sample", "--interval", "0", "--count", "1", "--gpu", "none"}, "--interval"},
-      {"sample_wrong_type_interval", {"sample", "--interval", "abc", "--count", "1", "--gpu", "none"}, "--interval"},
-      {"sample_conflicting_count_duration", {"sample", "--count", "1", "--duration", "5s", "--gpu", "none"}, "--count"},
-      {"sample_unknown_format", {"sample", "--format", "xml", "--count", "1", "--gpu", "none"}, "--format"},
-      {"sample_out_is_directory", {"--root", idle, "sample", "--count", "1", "--gpu", "none", "--out", "{tmp}/adir"}, "{tmp}/adir"},
+      {"sample_absurd_count",
+       {"sample", "--count", "99999999999999999999999", "--gpu", "none"},
+       "--count"},
+      {"sample_zero_interval",
+       {"sample", "--interval", "0", "--count", "1", "--gpu", "none"},
+       "--interval"},
+      {"sample_wrong_type_interval",
+       {"sample", "--interval", "abc", "--count", "1", "--gpu", "none"},
+       "--interval"},
+      {"sample_conflicting_count_duration",
+       {"sample", "--count", "1", "--duration", "5s", "--gpu", "none"},
+       "--count"},
+      {"sample_unknown_format",
+       {"sample", "--format", "xml", "--count", "1", "--gpu", "none"},
+       "--format"},
+      {"sample_out_is_directory",
+       {"--root", idle, "sample", "--count", "1", "--gpu", "none", "--out", "{tmp}/adir"},
+       "{tmp}/adir"},
       {"sample_out_in_missing_dir",
-       {"--root", idle, "sample", "--count", "1", "--gpu", "none", "--out", "{tmp}/missing/x.log"}, "{tmp}/missing/x.log"},
+       {"--root", idle, "sample", "--count", "1", "--gpu", "none", "--out", "{tmp}/missing/x.log"},
+       "{tmp}/missing/x.log"},
       {"sample_out_is_garbage",
-       {"--root", idle, "sample", "--count", "1", "--gpu", "none", "--out", "{tmp}/nul.bin"}, "{tmp}/nul.bin"},
+       {"--root", idle, "sample", "--count", "1", "--gpu", "none", "--out", "{tmp}/nul.bin"},
+       "{tmp}/nul.bin"},
       // analyze
       {"analyze_without_log", {"analyze"}, "--log"},
       {"analyze_missing_log", {"analyze", "--log", "{tmp}/missing"}, "{tmp}/missing"},
@@ -79,20 +100,37 @@ std::vector<BadInput> table() {
       {"analyze_binary_log", {"analyze", "--log", "{tmp}/nul.bin"}, "{tmp}/nul.bin"},
       {"analyze_empty_log", {"analyze", "--log", "{tmp}/empty"}, "{tmp}/empty"},
       {"analyze_non_utf8_log", {"analyze", "--log", "{tmp}/latin1"}, "{tmp}/latin1"},
-      {"analyze_garbage_thermal", {"analyze", "--log", megatron, "--thermal", "{tmp}/nul.bin"}, "{tmp}/nul.bin"},
+      {"analyze_garbage_thermal",
+       {"analyze", "--log", megatron, "--thermal", "{tmp}/nul.bin"},
+       "{tmp}/nul.bin"},
       {"analyze_unknown_format", {"analyze", "--log", megatron, "--format", "bogus"}, "--format"},
       {"analyze_bad_start", {"analyze", "--log", megatron, "--start", "yesterday"}, "--start"},
-      {"analyze_absurd_tz_offset", {"analyze", "--log", megatron, "--tz-offset", "+99:00"}, "--tz-offset"},
-      {"analyze_negative_slowdown", {"analyze", "--log", megatron, "--slowdown-factor", "-2"}, "slowdown"},
-      {"analyze_negative_sustain", {"analyze", "--log", megatron, "--sustain-steps", "-1"}, "sustain"},
-      {"analyze_absurd_warmup", {"analyze", "--log", megatron, "--warmup-steps", "1e99"}, "--warmup-steps"},
+      {"analyze_absurd_tz_offset",
+       {"analyze", "--log", megatron, "--tz-offset", "+99:00"},
+       "--tz-offset"},
+      {"analyze_negative_slowdown",
+       {"analyze", "--log", megatron, "--slowdown-factor", "-2"},
+       "slowdown"},
+      {"analyze_negative_sustain",
+       {"analyze", "--log", megatron, "--sustain-steps", "-1"},
+       "sustain"},
+      {"analyze_absurd_warmup",
+       {"analyze", "--log", megatron, "--warmup-steps", "1e99"},
+       "--warmup-steps"},
       // procs
       {"procs_negative_need", {"--root", idle, "procs", "--need", "-4", "--gpu", "none"}, "--need"},
-      {"procs_wrong_type_need", {"--root", idle, "procs", "--need", "banana", "--gpu", "none"}, "--need"},
+      {"procs_wrong_type_need",
+       {"--root", idle, "procs", "--need", "banana", "--gpu", "none"},
+       "--need"},
       {"procs_conflicting_need_plan",
-       {"--root", idle, "procs", "--need", "4", "--plan", "--params", "7B", "--gpu", "none"}, "--need"},
-      {"procs_missing_gpu_apps", {"--root", idle, "procs", "--gpu-apps", "{tmp}/missing", "--gpu", "none"}, "{tmp}/missing"},
-      {"procs_garbage_gpu_apps", {"--root", idle, "procs", "--gpu-apps", "{tmp}/nul.bin", "--gpu", "none"}, "{tmp}/nul.bin"},
+       {"--root", idle, "procs", "--need", "4", "--plan", "--params", "7B", "--gpu", "none"},
+       "--need"},
+      {"procs_missing_gpu_apps",
+       {"--root", idle, "procs", "--gpu-apps", "{tmp}/missing", "--gpu", "none"},
+       "{tmp}/missing"},
+      {"procs_garbage_gpu_apps",
+       {"--root", idle, "procs", "--gpu-apps", "{tmp}/nul.bin", "--gpu", "none"},
+       "{tmp}/nul.bin"},
       // serve
       {"serve_public_without_token", {"serve", "--listen", "0.0.0.0:9877"}, "0.0.0.0:9877"},
       {"serve_garbage_listen", {"serve", "--listen", "nonsense"}, "--listen"},
@@ -102,8 +140,12 @@ std::vector<BadInput> table() {
       {"serve_empty_token", {"serve", "--token", "{tmp}/empty"}, "{tmp}/empty"},
       {"serve_negative_interval", {"serve", "--interval", "-5s"}, "--interval"},
       {"serve_negative_max_workloads", {"serve", "--max-workloads", "-1"}, "--max-workloads"},
-      {"serve_textfile_missing_dir", {"serve", "--textfile", "{tmp}/missing/d", "--once", "--gpu", "none"}, "{tmp}/missing/d"},
-      {"serve_textfile_is_file", {"serve", "--textfile", "{tmp}/nul.bin", "--once", "--gpu", "none"}, "{tmp}/nul.bin"},
+      {"serve_textfile_missing_dir",
+       {"serve", "--textfile", "{tmp}/missing/d", "--once", "--gpu", "none"},
+       "{tmp}/missing/d"},
+      {"serve_textfile_is_file",
+       {"serve", "--textfile", "{tmp}/nul.bin", "--once", "--gpu", "none"},
+       "{tmp}/nul.bin"},
       // watch
       {"watch_without_command", {"watch"}, "CMD"},
       {"watch_negative_interval", {"watch", "--interval", "-1", "--", "true"}, "--interval"},
@@ -113,9 +155,11 @@ std::vector<BadInput> table() {
 }
 
 std::string expand(std::string s, const test::TempDir& tmp) {
-  for (const auto& [key, value] : {std::pair<std::string, std::string>{"{tmp}", tmp.path().string()},
-                                   {"{fx}", test::fixture("").string()}}) {
-    for (auto at = s.find(key); at != std::string::npos; at = s.find(key)) s.replace(at, key.size(), value);
+  for (const auto& [key, value] :
+       {std::pair<std::string, std::string>{"{tmp}", tmp.path().string()},
+        {"{fx}", test::fixture("").string()}}) {
+    for (auto at = s.find(key); at != std::string::npos; at = s.find(key))
+      s.replace(at, key.size(), value);
   }
   while (s.size() > 1 && s.back() == '/') s.pop_back();
   return s;
@@ -155,7 +199,8 @@ TEST(BadConfigFile, GarbageDirectoryAndMissingAreOneLineExitTwo) {
   make_inputs(tmp);
   test::write_text(tmp / "wrong_type.toml", "[pool]\noverhead = [1, 2]\n");
   test::write_text(tmp / "huge_number.toml", "[sample]\nfsync_every = 99999999999999999999999\n");
-  for (const std::string file : {"nul.bin", "latin1", "adir", "missing", "wrong_type.toml", "huge_number.toml"}) {
+  for (const std::string file :
+       {"nul.bin", "latin1", "adir", "missing", "wrong_type.toml", "huge_number.toml"}) {
     const auto path = (tmp / file).string();
     const auto r = test::run_sparkops({"config"}, {{"SPARKOPS_CONFIG", path}});
     EXPECT_EQ(r.exit_code, 2) << file << ": " << r.err;
@@ -170,8 +215,9 @@ TEST(HugeInput, SixteenMegabyteLineIsHandled) {
   const test::TempDir tmp;
   std::string big(16u << 20, 'x');
   test::write_text(tmp / "big.log", big);
-  for (const auto& args : std::vector<std::vector<std::string>>{
-           {"analyze", "--log", (tmp / "big.log").string()}, {"oom", "--log", (tmp / "big.log").string()}}) {
+  for (const auto& args :
+       std::vector<std::vector<std::string>>{{"analyze", "--log", (tmp / "big.log").string()},
+                                             {"oom", "--log", (tmp / "big.log").string()}}) {
     const auto r = test::run_sparkops(args);
     EXPECT_LT(r.exit_code, 3) << args[0] << ": " << r.err;
     EXPECT_LE(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args[0] << ": " << r.err;

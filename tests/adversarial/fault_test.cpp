@@ -1,7 +1,8 @@
 // Injected faults and what each must not lose (docs/reliability.md): the GPU falling off the bus
 // (fake NVML GPU_IS_LOST), the disk filling up under the sample file, a sensor directory vanishing
-// mid-run. SIGKILL of the sampler is covered by tests/sampling (SigkillAtRandomMomentsLosesNoCompletedRow)
-// and the wall clock jumping by tests/sampling/scheduler_test.cpp.
+// mid-run. SIGKILL of the sampler is covered by tests/sampling
+// (SigkillAtRandomMomentsLosesNoCompletedRow) and the wall clock jumping by
+// tests/sampling/scheduler_test.cpp.
 #include <fcntl.h>
 #include <sys/mount.h>
 #include <sys/wait.h>
@@ -70,8 +71,8 @@ TEST(Faults, GpuLostKeepsEveryRowAndRecordsTheEvent) {
   const test::TempDir tmp;
   const auto out = tmp / "thermal.csv";
   const auto r = test::run_sparkops(
-      {"--root", test::fixture("roots/gb10-finetune").string(), "sample", "--gpu", "nvml", "--count", "6",
-       "--interval", "0.01", "--format", "extended", "--out", out.string()},
+      {"--root", test::fixture("roots/gb10-finetune").string(), "sample", "--gpu", "nvml",
+       "--count", "6", "--interval", "0.01", "--format", "extended", "--out", out.string()},
       {{"SPARKOPS_NVML_LIB", SPARKOPS_FAKE_NVML},
        {"FAKE_NVML_SCENARIO", test::fixture("nvml/lost-after-2").string()},
        {"TZ", "UTC"}});
@@ -79,7 +80,8 @@ TEST(Faults, GpuLostKeepsEveryRowAndRecordsTheEvent) {
   const auto rows = check_rows(test::slurp(out));
   EXPECT_EQ(rows.count, 6u);
   EXPECT_TRUE(rows.all_complete);
-  EXPECT_NE(test::slurp(fs::path(out.string() + ".events")).find("cause=gpu_lost"), std::string::npos);
+  EXPECT_NE(test::slurp(fs::path(out.string() + ".events")).find("cause=gpu_lost"),
+            std::string::npos);
 }
 #endif
 
@@ -96,10 +98,10 @@ TEST(Faults, DiskFullStopsCleanlyWithoutTornRows) {
   // Leave about 6 KiB free so the disk fills after a dozen rows, not after minutes.
   test::write_text(mnt / "ballast", std::string(58u * 1024u, 'x'));
   const auto out = mnt / "thermal.csv";
-  const auto r = test::run_sparkops({"--root", test::fixture("roots/gb10-finetune").string(), "sample", "--gpu",
-                                     "none", "--count", "300", "--interval", "0.001", "--format", "extended",
-                                     "--out", out.string()},
-                                    {{"TZ", "UTC"}});
+  const auto r = test::run_sparkops(
+      {"--root", test::fixture("roots/gb10-finetune").string(), "sample", "--gpu", "none",
+       "--count", "300", "--interval", "0.001", "--format", "extended", "--out", out.string()},
+      {{"TZ", "UTC"}});
   const std::string text = fs::exists(out) ? test::slurp(out) : std::string();
   ::umount2(mnt.c_str(), MNT_DETACH);
   EXPECT_LT(r.exit_code, 128) << r.err;
@@ -107,7 +109,8 @@ TEST(Faults, DiskFullStopsCleanlyWithoutTornRows) {
   EXPECT_NE(r.err.find(out.string()), std::string::npos) << r.err;
   const auto rows = check_rows(text);
   EXPECT_GT(rows.count, 0u);
-  EXPECT_TRUE(rows.all_complete) << "last bytes: " << text.substr(text.size() > 200 ? text.size() - 200 : 0);
+  EXPECT_TRUE(rows.all_complete) << "last bytes: "
+                                 << text.substr(text.size() > 200 ? text.size() - 200 : 0);
 }
 
 // The hwmon directory disappears (driver unloaded) while the sampler runs: it keeps sampling,
@@ -127,8 +130,9 @@ TEST(Faults, SensorDirectoryVanishingMidRunKeepsSampling) {
     ::dup2(devnull, 2);
     ::setenv("HOME", tmp.path().c_str(), 1);
     ::unsetenv("SPARKOPS_CONFIG");
-    ::execl(bin.c_str(), bin.c_str(), "--root", root.c_str(), "sample", "--gpu", "none", "--count", "8",
-            "--interval", "0.2", "--format", "extended", "--out", file.c_str(), static_cast<char*>(nullptr));
+    ::execl(bin.c_str(), bin.c_str(), "--root", root.c_str(), "sample", "--gpu", "none", "--count",
+            "8", "--interval", "0.2", "--format", "extended", "--out", file.c_str(),
+            static_cast<char*>(nullptr));
     ::_exit(98);
   }
   // Wait (bounded) for the first rows, then pull the sensors away.

@@ -22,7 +22,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path source_root() { return fs::path(SPARKOPS_SOURCE_ROOT); }
+fs::path source_root() {
+  return fs::path(SPARKOPS_SOURCE_ROOT);
+}
 
 // Source lines (comments stripped of // tails) matching `pattern` in src/, as "file:line: text".
 std::vector<std::string> grep_src(const std::regex& pattern) {
@@ -36,7 +38,8 @@ std::vector<std::string> grep_src(const std::regex& pattern) {
       const auto comment = line.find("//");
       const std::string code = comment == std::string::npos ? line : line.substr(0, comment);
       if (std::regex_search(code, pattern)) {
-        hits.push_back(fs::relative(entry.path(), source_root()).string() + ":" + std::to_string(n) + ": " + line);
+        hits.push_back(fs::relative(entry.path(), source_root()).string() + ":" +
+                       std::to_string(n) + ": " + line);
       }
     }
   }
@@ -44,14 +47,16 @@ std::vector<std::string> grep_src(const std::regex& pattern) {
 }
 
 TEST(NoShell, NoSubcommandPassesTextToAShell) {
-  const auto hits = grep_src(std::regex(R"((^|[^_a-zA-Z.])(system|popen)\s*\(|"sh -c|/bin/sh|execl\s*\(|execlp\s*\()"));
+  const auto hits = grep_src(
+      std::regex(R"((^|[^_a-zA-Z.])(system|popen)\s*\(|"sh -c|/bin/sh|execl\s*\(|execlp\s*\()"));
   EXPECT_TRUE(hits.empty()) << ::testing::PrintToString(hits);
 }
 
 TEST(Flush, OnlyTheFlushModuleWritesDropCaches) {
   const auto hits = grep_src(std::regex("drop_caches"));
   for (const auto& h : hits) {
-    const bool allowed = h.rfind("src/ladder/flush.cpp:", 0) == 0 || h.find("read") != std::string::npos;
+    const bool allowed =
+        h.rfind("src/ladder/flush.cpp:", 0) == 0 || h.find("read") != std::string::npos;
     EXPECT_TRUE(allowed) << h;
   }
 }
@@ -103,7 +108,8 @@ TEST(Flush, DryRunWritesNothing) {
 TEST(Environ, OnlyTheHostReaderOpensEnvironAndItFiltersByPrefix) {
   const auto hits = grep_src(std::regex(R"("environ")"));
   for (const auto& h : hits) EXPECT_EQ(h.rfind("src/host/proc_pid.cpp:", 0), 0u) << h;
-  const std::string text("CUDA_VISIBLE_DEVICES=0\0AWS_SECRET_ACCESS_KEY=hunter2\0HF_TOKEN=hf_x\0", 66);
+  const std::string text("CUDA_VISIBLE_DEVICES=0\0AWS_SECRET_ACCESS_KEY=hunter2\0HF_TOKEN=hf_x\0",
+                         66);
   const auto env = parse_proc_environ(text, {"CUDA_"});
   ASSERT_EQ(env.size(), 1u);
   EXPECT_EQ(env[0].first, "CUDA_VISIBLE_DEVICES");

@@ -72,7 +72,8 @@ TEST(Diagnose, ThermalThrottleAndContentionClassifiedWithExtendedCsv) {
   EXPECT_TRUE(contention.doubled);
   EXPECT_GE(contention.confidence, 0.8);
   bool has_psi = false;
-  for (const auto& [k, v] : contention.evidence) has_psi = has_psi || (k == "psi_mem_some_share" && v > 0.3);
+  for (const auto& [k, v] : contention.evidence)
+    has_psi = has_psi || (k == "psi_mem_some_share" && v > 0.3);
   EXPECT_TRUE(has_psi);
 }
 

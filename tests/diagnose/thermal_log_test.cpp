@@ -34,7 +34,8 @@ TEST(ThermalLog, RealNvidiaSmiHeaderAndTzOffset) {
 TEST(ThermalLog, ExtendedCsvByColumnNameInAnyOrder) {
   const auto log = parse_thermal_log(
       "# sparkops sample host=spark\n"
-      "power_w,unknown_future_column,timestamp_utc,gpu_index,reasons_hex,pstate,mem_available_bytes\n"
+      "power_w,unknown_future_column,timestamp_utc,gpu_index,reasons_hex,pstate,mem_available_"
+      "bytes\n"
       "97.5,zzz,2025-11-09T09:26:12.345Z,0,0x20,P0,\n",
       ThermalReadOptions{});
   ASSERT_TRUE(log.has_value());
@@ -59,7 +60,8 @@ TEST(ThermalLog, QuotedSensorNameWithCommaKeepsColumnsAligned) {
 
 TEST(ThermalLog, JsonlWithNullsAndATornLastLine) {
   const auto log = parse_thermal_log(
-      "{\"timestamp_utc\":\"2025-11-09T09:26:12.345Z\",\"gpu_index\":0,\"gpu_temp_c\":61,\"power_w\":null}\n"
+      "{\"timestamp_utc\":\"2025-11-09T09:26:12.345Z\",\"gpu_index\":0,\"gpu_temp_c\":61,\"power_"
+      "w\":null}\n"
       "{\"timestamp_utc\":\"2025-11-09T09:26:42.345Z\",\"gpu_temp_c\":62}\n"
       "{\"timestamp_utc\":\"2025-11-09T09:27",
       ThermalReadOptions{});

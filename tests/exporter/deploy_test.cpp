@@ -20,7 +20,8 @@ std::filesystem::path deploy(std::string_view rel) {
 void collect_exprs(const nlohmann::json& node, std::vector<std::string>& out) {
   if (node.is_object()) {
     for (const auto& [key, value] : node.items()) {
-      if (key == "expr" && value.is_string()) out.push_back(value.get<std::string>());
+      if (key == "expr" && value.is_string())
+        out.push_back(value.get<std::string>());
       else if (key == "query" && value.is_object() && value.contains("query")) {
         out.push_back(value["query"].get<std::string>());
       } else {
@@ -63,13 +64,16 @@ TEST(GrafanaDashboard, ImportsWithoutInputsAndUsesTheDatasourceVariable) {
 }
 
 TEST(SystemdUnits, AreHardenedAndReadOnly) {
-  for (const char* unit : {"systemd/sparkops-exporter.service", "systemd/sparkops-sample@.service"}) {
+  for (const char* unit :
+       {"systemd/sparkops-exporter.service", "systemd/sparkops-sample@.service"}) {
     const std::string text = test::slurp(deploy(unit));
-    for (const char* key : {"DynamicUser=yes", "ProtectSystem=strict", "ProtectHome=yes", "NoNewPrivileges=yes",
-                            "CapabilityBoundingSet=\n", "ExecStart=/usr/bin/sparkops "}) {
+    for (const char* key :
+         {"DynamicUser=yes", "ProtectSystem=strict", "ProtectHome=yes", "NoNewPrivileges=yes",
+          "CapabilityBoundingSet=\n", "ExecStart=/usr/bin/sparkops "}) {
       EXPECT_NE(text.find(key), std::string::npos) << unit << " lacks " << key;
     }
-    EXPECT_EQ(text.find("PrivateDevices=yes"), std::string::npos) << unit << ": NVML needs /dev/nvidia*";
+    EXPECT_EQ(text.find("PrivateDevices=yes"), std::string::npos)
+        << unit << ": NVML needs /dev/nvidia*";
   }
   const std::string exporter = test::slurp(deploy("systemd/sparkops-exporter.service"));
   EXPECT_NE(exporter.find("--listen 127.0.0.1:9877"), std::string::npos) << "loopback by default";
@@ -90,7 +94,8 @@ TEST(PrometheusScrapeConfig, PromtoolAcceptsIt) {
   }
   test::write_text(dir / "token", "t\n");
   test::write_text(dir / "prometheus.yml", text);
-  const auto r = test::run_process({"/usr/bin/promtool", "check", "config", (dir / "prometheus.yml").string()});
+  const auto r = test::run_process(
+      {"/usr/bin/promtool", "check", "config", (dir / "prometheus.yml").string()});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
 }
 

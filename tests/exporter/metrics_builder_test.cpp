@@ -39,14 +39,17 @@ TEST(MetricsBuilder, FullReportMatchesGolden) {
 }
 
 TEST(MetricsBuilder, BareReportMatchesGolden) {
-  test::expect_golden("golden/exporter/bare.prom", render_metrics(test::bare_status_report(), {}, {}));
+  test::expect_golden("golden/exporter/bare.prom",
+                      render_metrics(test::bare_status_report(), {}, {}));
 }
 
 TEST(MetricsBuilder, FullReportEmitsEveryCatalogueFamily) {
-  const auto families = build_metric_families(test::full_status_report(), some_events(), {.collect_duration_seconds = 0.01});
+  const auto families = build_metric_families(test::full_status_report(), some_events(),
+                                              {.collect_duration_seconds = 0.01});
   const auto emitted = family_names(families);
   for (const auto& def : metric_catalogue()) {
-    EXPECT_TRUE(emitted.count(std::string(def.name))) << def.name << " not emitted for a full report";
+    EXPECT_TRUE(emitted.count(std::string(def.name)))
+        << def.name << " not emitted for a full report";
   }
 }
 
@@ -106,7 +109,8 @@ TEST(MetricsBuilder, UnitsAreConvertedToBaseUnits) {
   EXPECT_DOUBLE_EQ(find(families, "sparkops_gpu_power_watts")->samples[0].value, 97.45);
   EXPECT_DOUBLE_EQ(find(families, "sparkops_gpu_sm_clock_hertz")->samples[0].value, 2405e6);
   EXPECT_DOUBLE_EQ(find(families, "sparkops_gpu_utilization_ratio")->samples[0].value, 0.96);
-  EXPECT_DOUBLE_EQ(find(families, "sparkops_gpu_energy_joules_total")->samples[0].value, 5234567.890123);
+  EXPECT_DOUBLE_EQ(find(families, "sparkops_gpu_energy_joules_total")->samples[0].value,
+                   5234567.890123);
   const auto* throttle = find(families, "sparkops_gpu_throttle_seconds_total");
   ASSERT_NE(throttle, nullptr);
   bool saw_sw_thermal = false;
@@ -128,7 +132,8 @@ TEST(MetricsBuilder, EveryNameAndLabelIsValidAndCountersEndInTotal) {
   }
   for (const auto& f : build_metric_families(test::full_status_report(), some_events(), {})) {
     for (const auto& s : f.samples) {
-      for (const auto& l : s.labels) EXPECT_TRUE(is_valid_label_name(l.name)) << f.name << " " << l.name;
+      for (const auto& l : s.labels)
+        EXPECT_TRUE(is_valid_label_name(l.name)) << f.name << " " << l.name;
     }
   }
 }

@@ -57,7 +57,9 @@ std::vector<MetricFamily> full_families() {
   return build_metric_families(test::full_status_report(), e, options);
 }
 
-TEST(MetricsDocs, DocumentsSomeMetrics) { EXPECT_GT(documented_metrics().size(), 30U); }
+TEST(MetricsDocs, DocumentsSomeMetrics) {
+  EXPECT_GT(documented_metrics().size(), 30U);
+}
 
 TEST(MetricsDocs, EveryDocumentedNameIsEmittedForAFullReport) {
   const auto families = full_families();

@@ -47,9 +47,10 @@ TEST(PromTextRender, WritesHelpTypeThenSamples) {
       {"x_bytes", MetricType::gauge, "Some bytes.", {{{}, 5}}},
       {"y_total", MetricType::counter, "Events.", {{{{"gpu", "0"}, {"reason", "a\"b"}}, 2}}},
   };
-  EXPECT_EQ(render_exposition(families),
-            "# HELP x_bytes Some bytes.\n# TYPE x_bytes gauge\nx_bytes 5\n"
-            "# HELP y_total Events.\n# TYPE y_total counter\ny_total{gpu=\"0\",reason=\"a\\\"b\"} 2\n");
+  EXPECT_EQ(
+      render_exposition(families),
+      "# HELP x_bytes Some bytes.\n# TYPE x_bytes gauge\nx_bytes 5\n"
+      "# HELP y_total Events.\n# TYPE y_total counter\ny_total{gpu=\"0\",reason=\"a\\\"b\"} 2\n");
 }
 
 TEST(PromTextRender, FamilyWithoutSamplesIsOmittedEntirely) {

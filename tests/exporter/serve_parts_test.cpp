@@ -16,7 +16,8 @@ namespace {
 using namespace std::chrono_literals;
 
 TEST(ListenAddress, LoopbackForms) {
-  for (const char* text : {"127.0.0.1:9877", "127.1.2.3:80", "localhost:9877", "[::1]:9877", "9877"}) {
+  for (const char* text :
+       {"127.0.0.1:9877", "127.1.2.3:80", "localhost:9877", "[::1]:9877", "9877"}) {
     auto a = parse_listen_address(text);
     ASSERT_TRUE(a) << text;
     EXPECT_TRUE(a->loopback) << text;
@@ -35,7 +36,8 @@ TEST(ListenAddress, EveryInterfaceIsNotLoopback) {
 }
 
 TEST(ListenAddress, MalformedIsInvalidArgument) {
-  for (const char* text : {"", "127.0.0.1:", "127.0.0.1:70000", "host.example:9877", "::1:9877", "[::1]9877"}) {
+  for (const char* text :
+       {"", "127.0.0.1:", "127.0.0.1:70000", "host.example:9877", "::1:9877", "[::1]9877"}) {
     auto a = parse_listen_address(text);
     ASSERT_FALSE(a) << text;
     EXPECT_EQ(a.error().code, Errc::invalid_argument);

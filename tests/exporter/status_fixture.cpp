@@ -44,7 +44,8 @@ StatusReport full_status_report() {
   r.gpu.backend = "nvml";
   r.gpu.state = GpuState::ok;
   r.gpu.driver_version = "580.95.05";
-  r.gpu.devices = {GpuDevice{0, "NVIDIA GB10", "GPU-5f2b3c1e-0000-1111-2222-333344445555", "0000000F:01:00.0"}};
+  r.gpu.devices = {
+      GpuDevice{0, "NVIDIA GB10", "GPU-5f2b3c1e-0000-1111-2222-333344445555", "0000000F:01:00.0"}};
   GpuSnapshot s;
   s.index = 0;
   s.temp_millicelsius = 83000;

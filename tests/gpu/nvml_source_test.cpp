@@ -220,7 +220,8 @@ TEST(NvmlFieldIds, EarlyR580SetWinsOnlyWhenTheDriverAnswersIt) {
   EXPECT_EQ(nvml::choose_slowdown_ids(NVML_SUCCESS), nvml::SlowdownIdSet::early_r580_251);
   // Driver 580.159.04 on an H200 declined 251-253 and answered 269-271 (device check).
   EXPECT_EQ(nvml::choose_slowdown_ids(NVML_ERROR_NOT_SUPPORTED), nvml::SlowdownIdSet::header_269);
-  EXPECT_EQ(nvml::choose_slowdown_ids(NVML_ERROR_INVALID_ARGUMENT), nvml::SlowdownIdSet::header_269);
+  EXPECT_EQ(nvml::choose_slowdown_ids(NVML_ERROR_INVALID_ARGUMENT),
+            nvml::SlowdownIdSet::header_269);
 }
 
 TEST(NvmlSource, HeaderIdsAreReadWhenTheEarlySetIsDeclined) {

@@ -95,8 +95,9 @@ TEST(SmiComputeApps, UnknownMemoryIsAbsent) {
 TEST(SmiComputeApps, HeaderFormNamesUsedGpuMemory) {
   // `nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv` prints its header
   // with the column renamed.
-  auto apps = parse_smi_compute_apps("pid, process_name, used_gpu_memory [MiB]\n114687, python, 19135 MiB\n",
-                                     {"pid", "process_name", "used_memory"});
+  auto apps = parse_smi_compute_apps(
+      "pid, process_name, used_gpu_memory [MiB]\n114687, python, 19135 MiB\n",
+      {"pid", "process_name", "used_memory"});
   ASSERT_TRUE(apps) << apps.error().detail;
   ASSERT_EQ(apps->size(), 1u);
   EXPECT_EQ((*apps)[0].process.pid, 114687u);

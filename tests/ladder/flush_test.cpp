@@ -13,9 +13,13 @@ namespace {
 
 std::string meminfo_text(std::uint64_t free_kib, std::uint64_t cached_kib) {
   return "MemTotal:       125388000 kB\n"
-         "MemFree:        " + std::to_string(free_kib) + " kB\n"
+         "MemFree:        " +
+         std::to_string(free_kib) +
+         " kB\n"
          "MemAvailable:   118566368 kB\n"
-         "Cached:         " + std::to_string(cached_kib) + " kB\n"
+         "Cached:         " +
+         std::to_string(cached_kib) +
+         " kB\n"
          "Shmem:            1048576 kB\n"
          "Mapped:           2097152 kB\n";
 }
@@ -38,7 +42,8 @@ TEST(Flush, WritesThreeAfterSyncAndReportsReclaimed) {
   options.sync = [&] { calls.push_back("sync:" + root.drop_caches()); };
   options.after_write = [&] {
     calls.push_back("after:" + root.drop_caches());
-    test::write_text(root.dir / "proc/meminfo", meminfo_text(97ULL * 1024 * 1024, 3ULL * 1024 * 1024));
+    test::write_text(root.dir / "proc/meminfo",
+                     meminfo_text(97ULL * 1024 * 1024, 3ULL * 1024 * 1024));
   };
   auto out = flush_page_cache(root.host(), options);
   ASSERT_TRUE(out.has_value()) << out.error().detail;

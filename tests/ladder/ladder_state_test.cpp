@@ -12,8 +12,10 @@ const SystemTime kAt{std::chrono::seconds{1762680372}};
 LadderState sample_state() {
   LadderState state;
   state.created = kAt;
-  state.steps.push_back(StepRecord{LadderStep::flush, kAt, StepResult::oom, false, "reclaimed 12.0 GiB"});
-  state.steps.push_back(StepRecord{LadderStep::packing, kAt + std::chrono::hours(1), StepResult::ok, true, ""});
+  state.steps.push_back(
+      StepRecord{LadderStep::flush, kAt, StepResult::oom, false, "reclaimed 12.0 GiB"});
+  state.steps.push_back(
+      StepRecord{LadderStep::packing, kAt + std::chrono::hours(1), StepResult::ok, true, ""});
   state.last_oom = LastOom{"cuda_allocator", "step", kAt};
   return state;
 }
@@ -45,7 +47,8 @@ TEST(LadderState, MissingFileIsNotFound) {
 
 TEST(LadderState, CorruptFileIsReportedNeverReset) {
   for (const std::string_view text :
-       {"", "{", "[]", "{\"version\": 1}", "{\"version\": 2, \"created\": \"2025-11-09T09:26:12.000Z\", \"steps\": []}",
+       {"", "{", "[]", "{\"version\": 1}",
+        "{\"version\": 2, \"created\": \"2025-11-09T09:26:12.000Z\", \"steps\": []}",
         "{\"version\": 1, \"created\": \"yesterday\", \"steps\": []}",
         "{\"version\": 1, \"created\": \"2025-11-09T09:26:12.000Z\", \"steps\": [{\"step\": \"9\", "
         "\"at\": \"2025-11-09T09:26:12.000Z\", \"result\": \"oom\"}]}",

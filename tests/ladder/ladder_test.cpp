@@ -9,7 +9,9 @@ namespace {
 
 const SystemTime kAt{std::chrono::seconds{1762680372}};
 
-LadderContext full_run(std::uint64_t batch = 4) { return {plan::Method::full, batch}; }
+LadderContext full_run(std::uint64_t batch = 4) {
+  return {plan::Method::full, batch};
+}
 
 TEST(LadderOrder, FirstStepIsFlushNeverBatch) {
   LadderState state;
@@ -20,7 +22,8 @@ TEST(LadderOrder, FirstStepIsFlushNeverBatch) {
 
 TEST(LadderOrder, BatchIsRefusedAsTheFirstStep) {
   LadderState state;
-  const auto refused = record_step(state, LadderStep::batch, StepResult::oom, kAt, full_run(), Force::no);
+  const auto refused =
+      record_step(state, LadderStep::batch, StepResult::oom, kAt, full_run(), Force::no);
   ASSERT_FALSE(refused.has_value());
   EXPECT_EQ(refused.error().code, Errc::conflict);
   EXPECT_NE(refused.error().detail.find("step 1 (flush the page cache) has not been tried"),
@@ -33,7 +36,8 @@ TEST(LadderOrder, PackingComesBeforeBatch) {
   LadderState state;
   ASSERT_TRUE(record_step(state, LadderStep::flush, StepResult::oom, kAt, full_run(), Force::no));
   EXPECT_EQ(next_step(state, full_run()), LadderStep::packing);
-  const auto refused = record_step(state, LadderStep::batch, StepResult::oom, kAt, full_run(), Force::no);
+  const auto refused =
+      record_step(state, LadderStep::batch, StepResult::oom, kAt, full_run(), Force::no);
   ASSERT_FALSE(refused.has_value());
   EXPECT_NE(refused.error().detail.find("packing length drives activations"), std::string::npos);
   ASSERT_TRUE(record_step(state, LadderStep::packing, StepResult::oom, kAt, full_run(), Force::no));
@@ -46,10 +50,13 @@ TEST(LadderOrder, Bf16LoraComesBeforeQlora) {
     ASSERT_TRUE(record_step(state, s, StepResult::oom, kAt, full_run(), Force::no));
   }
   EXPECT_EQ(next_step(state, full_run()), LadderStep::method_lora);
-  EXPECT_FALSE(record_step(state, LadderStep::method_qlora, StepResult::oom, kAt, full_run(), Force::no));
-  ASSERT_TRUE(record_step(state, LadderStep::method_lora, StepResult::oom, kAt, full_run(), Force::no));
+  EXPECT_FALSE(
+      record_step(state, LadderStep::method_qlora, StepResult::oom, kAt, full_run(), Force::no));
+  ASSERT_TRUE(
+      record_step(state, LadderStep::method_lora, StepResult::oom, kAt, full_run(), Force::no));
   EXPECT_EQ(next_step(state, full_run()), LadderStep::method_qlora);
-  ASSERT_TRUE(record_step(state, LadderStep::method_qlora, StepResult::oom, kAt, full_run(), Force::no));
+  ASSERT_TRUE(
+      record_step(state, LadderStep::method_qlora, StepResult::oom, kAt, full_run(), Force::no));
   EXPECT_EQ(next_step(state, full_run()), LadderStep::scale);
   ASSERT_TRUE(record_step(state, LadderStep::scale, StepResult::oom, kAt, full_run(), Force::no));
   EXPECT_EQ(next_step(state, full_run()), std::nullopt);
@@ -60,7 +67,8 @@ TEST(LadderOrder, ScaleIsRefusedBeforeTheMethodTiers) {
   for (const auto s : {LadderStep::flush, LadderStep::packing, LadderStep::batch}) {
     ASSERT_TRUE(record_step(state, s, StepResult::oom, kAt, full_run(), Force::no));
   }
-  const auto refused = record_step(state, LadderStep::scale, StepResult::oom, kAt, full_run(), Force::no);
+  const auto refused =
+      record_step(state, LadderStep::scale, StepResult::oom, kAt, full_run(), Force::no);
   ASSERT_FALSE(refused.has_value());
   EXPECT_NE(refused.error().detail.find("step 3a"), std::string::npos);
 }
@@ -80,9 +88,11 @@ TEST(LadderOrder, MethodStepsThatDoNotApplyAreSkippedAndRefused) {
     ASSERT_TRUE(record_step(state, s, StepResult::oom, kAt, lora, Force::no));
   }
   EXPECT_EQ(next_step(state, lora), LadderStep::method_qlora);
-  const auto refused = record_step(state, LadderStep::method_lora, StepResult::oom, kAt, lora, Force::no);
+  const auto refused =
+      record_step(state, LadderStep::method_lora, StepResult::oom, kAt, lora, Force::no);
   ASSERT_FALSE(refused.has_value());
-  EXPECT_NE(refused.error().detail.find("does not apply: the run is already lora"), std::string::npos);
+  EXPECT_NE(refused.error().detail.find("does not apply: the run is already lora"),
+            std::string::npos);
   const LadderContext qlora{plan::Method::qlora, 2};
   EXPECT_EQ(next_step(state, qlora), LadderStep::scale);
 }

@@ -17,31 +17,37 @@ OomReport classify(std::string_view text) {
 }
 
 TEST(OomClassify, HardWrappedMidWordStillMatches) {
-  const auto r = classify("RuntimeError: CUDA out of mem\nory. Tried to alloc\nate 20.00 MiB (GPU 0; 7.79 GiB total cap\nacity; 6.55 GiB already allocated; 8.06 MiB free; 6.70 GiB reserved)");
+  const auto r = classify(
+      "RuntimeError: CUDA out of mem\nory. Tried to alloc\nate 20.00 MiB (GPU 0; 7.79 GiB total "
+      "cap\nacity; 6.55 GiB already allocated; 8.06 MiB free; 6.70 GiB reserved)");
   EXPECT_EQ(r.kind, OomKind::cuda_allocator);
   EXPECT_EQ(r.requested_bytes, 20 * kMiB);
   EXPECT_EQ(r.free_bytes, static_cast<std::uint64_t>(8.06 * kMiB + 0.5));
 }
 
 TEST(OomClassify, JsonEscapedTracebackReadsLikeTheOriginal) {
-  const auto r = classify(R"({"level":"error","msg":"Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n    model = AutoModelForCausalLM.from_pretrained(name)\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."})");
+  const auto r = classify(
+      R"({"level":"error","msg":"Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n    model = AutoModelForCausalLM.from_pretrained(name)\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."})");
   EXPECT_EQ(r.kind, OomKind::cuda_allocator);
   EXPECT_EQ(r.phase, OomPhase::load);
   EXPECT_EQ(r.requested_bytes, 2 * kGiB);
 }
 
 TEST(OomClassify, CarriageReturnProgressUpdatesGiveTheStepPhase) {
-  const auto r = classify("Loading checkpoint shards: 100%|##########| 4/4 [00:03<00:00,  1.2it/s]\n"
-                          "  1%|          | 1/1000 [00:02<40:00,  2.40s/it]\r  2%|          | 2/1000 [00:04<40:00,  2.40s/it]\r"
-                          "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB.");
+  const auto r = classify(
+      "Loading checkpoint shards: 100%|##########| 4/4 [00:03<00:00,  1.2it/s]\n"
+      "  1%|          | 1/1000 [00:02<40:00,  2.40s/it]\r  2%|          | 2/1000 [00:04<40:00,  "
+      "2.40s/it]\r"
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB.");
   EXPECT_EQ(r.phase, OomPhase::step);
 }
 
 TEST(OomClassify, LoadMarkerInsideTheTracebackBeatsAnEarlierStepMarker) {
-  const auto r = classify("{'loss': 1.2, 'epoch': 0.5}\nTraceback (most recent call last):\n"
-                          "  File \"vllm/worker.py\", line 9, in profile_run\n"
-                          "  File \"model.py\", line 3, in forward\n"
-                          "torch.OutOfMemoryError: CUDA out of memory.");
+  const auto r = classify(
+      "{'loss': 1.2, 'epoch': 0.5}\nTraceback (most recent call last):\n"
+      "  File \"vllm/worker.py\", line 9, in profile_run\n"
+      "  File \"model.py\", line 3, in forward\n"
+      "torch.OutOfMemoryError: CUDA out of memory.");
   EXPECT_EQ(r.phase, OomPhase::load);
 }
 
@@ -52,21 +58,24 @@ TEST(OomClassify, MarkersAfterTheErrorDoNotCount) {
 }
 
 TEST(OomClassify, KernelKillOutranksTheRuntimeMessage) {
-  const auto r = classify("RuntimeError: CUDA error: out of memory\n"
-                          "[ 1234.5] Out of memory: Killed process 4242 (python3) total-vm:1kB\n");
+  const auto r = classify(
+      "RuntimeError: CUDA error: out of memory\n"
+      "[ 1234.5] Out of memory: Killed process 4242 (python3) total-vm:1kB\n");
   EXPECT_EQ(r.kind, OomKind::host_oom_killer);
   EXPECT_EQ(r.evidence, Evidence::stated);
   EXPECT_EQ(r.process_name, "python3");
 }
 
 TEST(OomClassify, CgroupKillOutranksTheGlobalWordingItContains) {
-  const auto r = classify("Memory cgroup out of memory: Killed process 7 (ollama runner) total-vm:1kB");
+  const auto r =
+      classify("Memory cgroup out of memory: Killed process 7 (ollama runner) total-vm:1kB");
   EXPECT_EQ(r.kind, OomKind::cgroup_oom_killer);
   EXPECT_EQ(r.process_name, "ollama runner");
 }
 
 TEST(OomClassify, AllocatorOutranksAnInferredSigkill) {
-  const auto r = classify("worker exited with code -9\ntorch.OutOfMemoryError: CUDA out of memory.");
+  const auto r =
+      classify("worker exited with code -9\ntorch.OutOfMemoryError: CUDA out of memory.");
   EXPECT_EQ(r.kind, OomKind::cuda_allocator);
 }
 
@@ -79,16 +88,20 @@ TEST(OomClassify, DriverLineCountsOnlyAlone) {
 
 TEST(OomClassify, LookAlikesAreNotOom) {
   for (const std::string_view text :
-       {"10% for the buffer to avoid OOM", "exit code 1", "exitcode: -90", "torch.AcceleratorError: CUDA error: an illegal memory access",
-        "Free memory on device (110.34/121.69 GiB) on startup. Desired GPU memory utilization is (0.87, 105.87 GiB).",
+       {"10% for the buffer to avoid OOM", "exit code 1", "exitcode: -90",
+        "torch.AcceleratorError: CUDA error: an illegal memory access",
+        "Free memory on device (110.34/121.69 GiB) on startup. Desired GPU memory utilization is "
+        "(0.87, 105.87 GiB).",
         "max_iterations 5", "out of memory"}) {
     EXPECT_EQ(classify(text).kind, OomKind::not_oom) << text;
   }
 }
 
 TEST(OomClassify, BitsandbytesFramesAreFlagged) {
-  const auto r = classify("  File \"/venv/lib/python3.11/site-packages/bitsandbytes/functional.py\", line 1, in dequantize_4bit\n"
-                          "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 500.00 MiB.");
+  const auto r = classify(
+      "  File \"/venv/lib/python3.11/site-packages/bitsandbytes/functional.py\", line 1, in "
+      "dequantize_4bit\n"
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 500.00 MiB.");
   EXPECT_TRUE(r.bitsandbytes_on_stack);
 }
 
@@ -109,7 +122,8 @@ TEST(OomBadInput, BinaryJunkIsAClearError) {
 
 TEST(OomBadInput, HugeStreamStaysInBoundedMemory) {
   OomClassifier classifier;
-  const std::string line = "{'loss': 1.234, 'grad_norm': 0.5, 'learning_rate': 2e-05, 'epoch': 0.01}\n";
+  const std::string line =
+      "{'loss': 1.234, 'grad_norm': 0.5, 'learning_rate': 2e-05, 'epoch': 0.01}\n";
   std::string chunk;
   while (chunk.size() < 1024 * 1024) chunk += line;
   std::size_t max_buffered = 0;

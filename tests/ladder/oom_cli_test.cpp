@@ -14,9 +14,13 @@ using test::run_sparkops;
 
 std::string meminfo_text(std::uint64_t free_kib, std::uint64_t cached_kib) {
   return "MemTotal:       125388000 kB\n"
-         "MemFree:        " + std::to_string(free_kib) + " kB\n"
+         "MemFree:        " +
+         std::to_string(free_kib) +
+         " kB\n"
          "MemAvailable:   118566368 kB\n"
-         "Cached:         " + std::to_string(cached_kib) + " kB\n"
+         "Cached:         " +
+         std::to_string(cached_kib) +
+         " kB\n"
          "Shmem:            1048576 kB\n"
          "Mapped:           2097152 kB\n";
 }
@@ -45,9 +49,10 @@ std::string corpus(std::string_view name) {
 
 TEST(OomCli, LoadPhaseOomJsonIsPinned) {
   Scratch s;
-  const auto r = run_sparkops({"--root", s.root(), "oom", "--log",
-                               corpus("hf_from_pretrained_load_oom_during_checkpoint_shards_gemma3.txt"),
-                               "--state", s.state(), "--json"});
+  const auto r =
+      run_sparkops({"--root", s.root(), "oom", "--log",
+                    corpus("hf_from_pretrained_load_oom_during_checkpoint_shards_gemma3.txt"),
+                    "--state", s.state(), "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   test::expect_golden("golden/ladder/oom_hf_load.json", s.scrub(r.out));
   const auto j = nlohmann::json::parse(r.out);
@@ -68,8 +73,9 @@ TEST(OomCli, LoadPhaseOomPointsAtTheLoadTransientFirst) {
 
 TEST(OomCli, StdinIsClassified) {
   Scratch s;
-  const auto r = run_sparkops({"--root", s.root(), "oom", "--state", s.state(), "--json"}, {},
-                              "Sep 30 kernel: Memory cgroup out of memory: Killed process 77 (python)\n");
+  const auto r =
+      run_sparkops({"--root", s.root(), "oom", "--state", s.state(), "--json"}, {},
+                   "Sep 30 kernel: Memory cgroup out of memory: Killed process 77 (python)\n");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["kind"], "cgroup_oom_killer");
@@ -79,9 +85,10 @@ TEST(OomCli, StdinIsClassified) {
 
 TEST(OomCli, NotOomLeavesTheLadderAlone) {
   Scratch s;
-  const auto r = run_sparkops({"--root", s.root(), "oom", "--log",
-                               test::fixture("oom/not_oom/hf_trainer_qlora_qwen3-8b_rtx5000ada_nohup.log").string(),
-                               "--state", s.state(), "--json"});
+  const auto r = run_sparkops(
+      {"--root", s.root(), "oom", "--log",
+       test::fixture("oom/not_oom/hf_trainer_qlora_qwen3-8b_rtx5000ada_nohup.log").string(),
+       "--state", s.state(), "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["kind"], "not_oom");
@@ -92,9 +99,13 @@ TEST(OomCli, NotOomLeavesTheLadderAlone) {
 TEST(OomCli, BadInputIsOneLineAndExit2) {
   Scratch s;
   test::write_text(s.dir / "empty.log", "");
-  test::write_text(s.dir / "junk.bin", std::string("\x7f" "ELF\0\0\0\x01\x02", 9) + std::string(100, '\0'));
+  test::write_text(s.dir / "junk.bin", std::string("\x7f"
+                                                   "ELF\0\0\0\x01\x02",
+                                                   9) +
+                                           std::string(100, '\0'));
   for (const auto* name : {"empty.log", "junk.bin", "missing.log"}) {
-    const auto r = run_sparkops({"--root", s.root(), "oom", "--log", (s.dir / name).string(), "--state", s.state()});
+    const auto r = run_sparkops(
+        {"--root", s.root(), "oom", "--log", (s.dir / name).string(), "--state", s.state()});
     EXPECT_EQ(r.exit_code, 2) << name;
     EXPECT_EQ(r.err.rfind("sparkops: ", 0), 0U) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
@@ -115,9 +126,10 @@ TEST(OomCli, CorruptStateIsReportedAndKept) {
 
 TEST(OomCli, DoneRefusesToSkipThenForceRecords) {
   Scratch s;
-  const std::vector<std::string> plan = {"Llama-3.1-8B", "--method", "full", "--batch", "4", "--seq", "4096",
-                                         "--budget", "100"};
-  auto args = std::vector<std::string>{"--root", s.root(), "oom", "--state", s.state(), "--done", "2b"};
+  const std::vector<std::string> plan = {"Llama-3.1-8B", "--method", "full",     "--batch", "4",
+                                         "--seq",        "4096",     "--budget", "100"};
+  auto args =
+      std::vector<std::string>{"--root", s.root(), "oom", "--state", s.state(), "--done", "2b"};
   args.insert(args.end(), plan.begin(), plan.end());
   const auto refused = run_sparkops(args);
   EXPECT_EQ(refused.exit_code, 1);
@@ -125,7 +137,8 @@ TEST(OomCli, DoneRefusesToSkipThenForceRecords) {
       << refused.err;
   EXPECT_FALSE(std::filesystem::exists(s.state()));
 
-  auto done1 = std::vector<std::string>{"--root", s.root(), "oom", "--state", s.state(), "--done", "1", "--json"};
+  auto done1 = std::vector<std::string>{"--root",  s.root(), "oom", "--state",
+                                        s.state(), "--done", "1",   "--json"};
   done1.insert(done1.end(), plan.begin(), plan.end());
   const auto r1 = run_sparkops(done1);
   ASSERT_EQ(r1.exit_code, 0) << r1.err;
@@ -143,9 +156,10 @@ TEST(OomCli, DoneRefusesToSkipThenForceRecords) {
 
 TEST(OomCli, QloraDequantOomSaysBf16LoraFits) {
   Scratch s;
-  const auto r = run_sparkops({"--root", s.root(), "oom", "--log",
-                               test::fixture("oom/synthetic/qlora_bnb_dequant_step.txt").string(),
-                               "--state", s.state(), "Llama-3.1-8B", "--method", "qlora", "--budget", "100"});
+  const auto r =
+      run_sparkops({"--root", s.root(), "oom", "--log",
+                    test::fixture("oom/synthetic/qlora_bnb_dequant_step.txt").string(), "--state",
+                    s.state(), "Llama-3.1-8B", "--method", "qlora", "--budget", "100"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("phase step"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("bf16 LoRA is estimated to fit"), std::string::npos) << r.out;

@@ -48,9 +48,13 @@ void expect_labels(const std::string& labels_file) {
   }
 }
 
-TEST(OomCorpus, EveryLabelledFileClassifiesAsLabelled) { expect_labels("corpus/LABELS.csv"); }
+TEST(OomCorpus, EveryLabelledFileClassifiesAsLabelled) {
+  expect_labels("corpus/LABELS.csv");
+}
 
-TEST(OomCorpus, KernelAndServerTextsClassifyAsLabelled) { expect_labels("EXTRA_LABELS.csv"); }
+TEST(OomCorpus, KernelAndServerTextsClassifyAsLabelled) {
+  expect_labels("EXTRA_LABELS.csv");
+}
 
 TEST(OomCorpus, TrainingLogsWithoutFailureAreNotOom) {
   for (const auto& entry : std::filesystem::directory_iterator(test::fixture("oom/not_oom"))) {
@@ -75,7 +79,8 @@ TEST(OomCorpus, LabelledFilesStillClassifyWithoutTheirProvenanceHeader) {
 // Extraction pins: what each wording states.
 
 TEST(OomExtract, NewestTorchWordingGivesRequestCapacityAndFree) {
-  const auto r = classify_fixture("oom/corpus/hf_from_pretrained_load_oom_during_checkpoint_shards_gemma3.txt");
+  const auto r = classify_fixture(
+      "oom/corpus/hf_from_pretrained_load_oom_during_checkpoint_shards_gemma3.txt");
   EXPECT_EQ(r.requested_bytes, static_cast<std::uint64_t>(3.75 * kGiB));
   EXPECT_EQ(r.capacity_bytes, static_cast<std::uint64_t>(22.05 * kGiB + 0.5));
   EXPECT_EQ(r.free_bytes, static_cast<std::uint64_t>(3.17 * kGiB + 0.5));
@@ -83,39 +88,45 @@ TEST(OomExtract, NewestTorchWordingGivesRequestCapacityAndFree) {
 }
 
 TEST(OomExtract, Torch20ParenthesisedWordingGivesRequestCapacityAndFree) {
-  const auto r = classify_fixture("oom/corpus/torch20_cuda_oom_old_parenthesized_wording_svd_decode.txt");
+  const auto r =
+      classify_fixture("oom/corpus/torch20_cuda_oom_old_parenthesized_wording_svd_decode.txt");
   EXPECT_EQ(r.requested_bytes, static_cast<std::uint64_t>(4.43 * kGiB + 0.5));
   EXPECT_EQ(r.capacity_bytes, static_cast<std::uint64_t>(23.48 * kGiB + 0.5));
   EXPECT_EQ(r.free_bytes, static_cast<std::uint64_t>(3.75 * kGiB));
 }
 
 TEST(OomExtract, DataParallelWrapperKeepsTheInnerMessagesFacts) {
-  const auto r = classify_fixture("oom/corpus/torch_newest_oom_wording_dataparallel_jupyter_midtraining.txt");
+  const auto r =
+      classify_fixture("oom/corpus/torch_newest_oom_wording_dataparallel_jupyter_midtraining.txt");
   EXPECT_EQ(r.requested_bytes, 750 * kMiB);
   EXPECT_EQ(r.capacity_bytes, static_cast<std::uint64_t>(14.57 * kGiB + 0.5));
   EXPECT_EQ(r.free_bytes, static_cast<std::uint64_t>(426.75 * kMiB));
 }
 
 TEST(OomExtract, MpsSizesAreBinaryAsPyTorchFormatsThem) {
-  const auto r = classify_fixture("oom/corpus/mps_backend_oom_mid_training_sentence_transformers_fit.txt");
+  const auto r =
+      classify_fixture("oom/corpus/mps_backend_oom_mid_training_sentence_transformers_fit.txt");
   EXPECT_EQ(r.requested_bytes, 192 * kMiB);
   EXPECT_EQ(r.capacity_bytes, static_cast<std::uint64_t>(18.13 * kGiB + 0.5));
 }
 
 TEST(OomExtract, GgmlWrappedAllocationGivesTheRequest) {
-  const auto r = classify_fixture("oom/corpus/llamacpp_cudamalloc_oom_model_load_systemd_service.txt");
+  const auto r =
+      classify_fixture("oom/corpus/llamacpp_cudamalloc_oom_model_load_systemd_service.txt");
   EXPECT_EQ(r.requested_bytes, static_cast<std::uint64_t>(590.07 * kMiB + 0.5));
 }
 
 TEST(OomExtract, VllmWrappedAdmissionGivesFreeTotalAndDesired) {
-  const auto r = classify_fixture("oom/corpus/vllm_free_memory_less_than_desired_gb10_121GiB_second_service.txt");
+  const auto r = classify_fixture(
+      "oom/corpus/vllm_free_memory_less_than_desired_gb10_121GiB_second_service.txt");
   EXPECT_EQ(r.free_bytes, static_cast<std::uint64_t>(2.6 * kGiB + 0.5));
   EXPECT_EQ(r.capacity_bytes, static_cast<std::uint64_t>(121.63 * kGiB + 0.5));
   EXPECT_EQ(r.requested_bytes, static_cast<std::uint64_t>(9.73 * kGiB + 0.5));
 }
 
 TEST(OomExtract, OllamaGivesRequiredAndAvailable) {
-  const auto r = classify_fixture("oom/corpus/ollama_run_cli_model_requires_more_system_memory_raspberry_pi.txt");
+  const auto r = classify_fixture(
+      "oom/corpus/ollama_run_cli_model_requires_more_system_memory_raspberry_pi.txt");
   EXPECT_EQ(r.requested_bytes, 44 * kGiB);
   EXPECT_EQ(r.free_bytes, static_cast<std::uint64_t>(7.6 * kGiB + 0.5));
 }
@@ -130,7 +141,8 @@ TEST(OomExtract, KernelKillNamesTheVictim) {
 }
 
 TEST(OomExtract, LauncherSigkillIsInferredAndNamesTheWorker) {
-  const auto r = classify_fixture("oom/corpus/torchrun_childfailederror_exitcode_minus9_sigkill_llama2_load.txt");
+  const auto r = classify_fixture(
+      "oom/corpus/torchrun_childfailederror_exitcode_minus9_sigkill_llama2_load.txt");
   EXPECT_EQ(r.evidence, Evidence::inferred);
   EXPECT_EQ(r.process_pid, 11127U);
   EXPECT_EQ(r.process_name, "python");

@@ -22,7 +22,8 @@ RunConfig anchor_70b_qlora() {
   return r;
 }
 
-// The skill's anchor: 70B QLoRA ≈ 40 GB (data/anchors.json: batch 1, packing 512, defaults otherwise).
+// The skill's anchor: 70B QLoRA ≈ 40 GB (data/anchors.json: batch 1, packing 512, defaults
+// otherwise).
 TEST(Estimator, SeventyBQloraWithinTenPercentOfTheAnchor) {
   const auto e = estimate(shape("Llama-3.1-70B"), anchor_70b_qlora());
   const double gib = static_cast<double>(e.train_peak_allocated_bytes) / kGiB;
@@ -73,7 +74,8 @@ TEST(Estimator, EagerAttentionAddsQuadraticScores) {
   const auto flash = estimate(s, r);
   r.attn = Attn::eager;
   // 5 bytes · heads · seq per token per layer: 5·32·2048·2048·32 layers.
-  EXPECT_EQ(estimate(s, r).terms.activations - flash.terms.activations, 5ull * 32 * 2048 * 2048 * 32);
+  EXPECT_EQ(estimate(s, r).terms.activations - flash.terms.activations,
+            5ull * 32 * 2048 * 2048 * 32);
 }
 
 TEST(Estimator, QloraLoadHoldsTheBf16Shard) {
@@ -197,7 +199,8 @@ TEST(Anchors, UserJsonlRoundTripsAndBadLineIsNamed) {
   a.peak_pool_bytes = 30ull << 30;
   a.seq = 4096;
   a.batch = 2;
-  const std::string text = anchor_to_jsonl(a) + "\n\n" + R"({"model":"Llama-3.1-8B","method":"qlora","peak_pool_bytes":1})";
+  const std::string text = anchor_to_jsonl(a) + "\n\n" +
+                           R"({"model":"Llama-3.1-8B","method":"qlora","peak_pool_bytes":1})";
   const auto parsed = parse_anchors_jsonl(text, "anchors.jsonl");
   ASSERT_TRUE(parsed) << parsed.error().detail;
   ASSERT_EQ(parsed->size(), 2u);
@@ -221,7 +224,8 @@ TEST(ResolveModel, ParamsWithoutShapeNamesTheAssumedShape) {
   EXPECT_FALSE(resolve_model(ref, HfCacheEnv{}));  // MODEL and --params contradict
   ModelRef unknown;
   unknown.name = "NoSuchModel-9B";
-  EXPECT_NE(resolve_model(unknown, HfCacheEnv{}).error().detail.find("unknown model"), std::string::npos);
+  EXPECT_NE(resolve_model(unknown, HfCacheEnv{}).error().detail.find("unknown model"),
+            std::string::npos);
 }
 
 }  // namespace

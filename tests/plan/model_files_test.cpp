@@ -10,7 +10,8 @@ namespace sparkops::plan {
 namespace {
 
 Architecture config(std::string_view name) {
-  const auto path = test::fixture(std::string("plan/configs/") + std::string(name) + "/config.json");
+  const auto path =
+      test::fixture(std::string("plan/configs/") + std::string(name) + "/config.json");
   auto a = parse_config_json(test::slurp(path), path.string());
   EXPECT_TRUE(a) << (a ? "" : a.error().detail);
   return a ? *a : Architecture{};
@@ -18,10 +19,11 @@ Architecture config(std::string_view name) {
 
 // Real upstream config.json files reproduce the catalogue's exact totals.
 TEST(ConfigJson, RealConfigsReproduceCatalogueCounts) {
-  const std::pair<std::string_view, std::string_view> pairs[] = {
-      {"Llama-3.1-8B", "Llama-3.1-8B"}, {"Qwen2.5-7B", "Qwen2.5-7B"},
-      {"gemma-2-9b", "Gemma-2-9B"},     {"Mixtral-8x7B", "Mixtral-8x7B"},
-      {"gpt-oss-20b", "gpt-oss-20b"}};
+  const std::pair<std::string_view, std::string_view> pairs[] = {{"Llama-3.1-8B", "Llama-3.1-8B"},
+                                                                 {"Qwen2.5-7B", "Qwen2.5-7B"},
+                                                                 {"gemma-2-9b", "Gemma-2-9B"},
+                                                                 {"Mixtral-8x7B", "Mixtral-8x7B"},
+                                                                 {"gpt-oss-20b", "gpt-oss-20b"}};
   for (const auto& [dir, name] : pairs) {
     const auto* e = find_in_catalogue(name);
     ASSERT_NE(e, nullptr) << name;
@@ -50,7 +52,8 @@ TEST(ConfigJson, TruncatedIsErrorNamingTheFile) {
 }
 
 TEST(ConfigJson, MissingFieldIsErrorNamingTheKey) {
-  const auto r = parse_config_json(R"({"hidden_size": 64, "num_hidden_layers": 2, "vocab_size": 10})", "c");
+  const auto r =
+      parse_config_json(R"({"hidden_size": 64, "num_hidden_layers": 2, "vocab_size": 10})", "c");
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().detail.find("num_attention_heads"), std::string::npos);
 }
@@ -73,8 +76,9 @@ TEST(ModelDir, SafetensorsHeadersAgreeWithConfig) {
   test::TempDir tmp;
   const auto a = tiny();
   testing::write_sharded_model(tmp.path(), testing::llama_tensors(a), 2);
-  test::write_text(tmp / "config.json",
-                   R"({"model_type":"llama","hidden_size":64,"num_hidden_layers":3,"num_attention_heads":4,
+  test::write_text(
+      tmp / "config.json",
+      R"({"model_type":"llama","hidden_size":64,"num_hidden_layers":3,"num_attention_heads":4,
                        "num_key_value_heads":2,"intermediate_size":96,"vocab_size":500,"tie_word_embeddings":false})");
   auto m = read_model_dir(tmp.path());
   ASSERT_TRUE(m) << m.error().detail;
@@ -89,7 +93,8 @@ TEST(ModelDir, RealLlama8BConfigAgreesWithFullSizeShardHeaders) {
   test::TempDir tmp;
   const auto a = config("Llama-3.1-8B");
   testing::write_sharded_model(tmp.path(), testing::llama_tensors(a), 4);
-  std::filesystem::copy_file(test::fixture("plan/configs/Llama-3.1-8B/config.json"), tmp / "config.json");
+  std::filesystem::copy_file(test::fixture("plan/configs/Llama-3.1-8B/config.json"),
+                             tmp / "config.json");
   auto m = read_model_dir(tmp.path());
   ASSERT_TRUE(m) << m.error().detail;
   EXPECT_EQ(*m->safetensors_params, 8'030'261'248u);
@@ -99,12 +104,14 @@ TEST(ModelDir, RealLlama8BConfigAgreesWithFullSizeShardHeaders) {
 TEST(ModelDir, MissingShardIsError) {
   test::TempDir tmp;
   testing::write_sharded_model(tmp.path(), testing::llama_tensors(tiny()), 3);
-  test::write_text(tmp / "config.json",
-                   R"({"hidden_size":64,"num_hidden_layers":3,"num_attention_heads":4,"intermediate_size":96,"vocab_size":500})");
+  test::write_text(
+      tmp / "config.json",
+      R"({"hidden_size":64,"num_hidden_layers":3,"num_attention_heads":4,"intermediate_size":96,"vocab_size":500})");
   std::filesystem::remove(tmp / "model-00002-of-00003.safetensors");
   const auto m = read_model_dir(tmp.path());
   ASSERT_FALSE(m);
-  EXPECT_NE(m.error().detail.find("missing shard model-00002-of-00003.safetensors"), std::string::npos);
+  EXPECT_NE(m.error().detail.find("missing shard model-00002-of-00003.safetensors"),
+            std::string::npos);
 }
 
 TEST(SafetensorsHeader, LengthBeyondFileSizeIsErrorWithoutAllocating) {
@@ -145,10 +152,11 @@ TEST(SafetensorsHeader, OffsetsOutsideDataAreError) {
 }
 
 TEST(SafetensorsHeader, ShapeMustMatchOffsets) {
-  EXPECT_FALSE(parse_safetensors_header(R"({"w":{"dtype":"BF16","shape":[4,4],"data_offsets":[0,30]}})",
-                                        64, "f"));
+  EXPECT_FALSE(parse_safetensors_header(
+      R"({"w":{"dtype":"BF16","shape":[4,4],"data_offsets":[0,30]}})", 64, "f"));
   const auto ok = parse_safetensors_header(
-      R"({"__metadata__":{"format":"pt"},"w":{"dtype":"BF16","shape":[4,4],"data_offsets":[0,32]}})", 32, "f");
+      R"({"__metadata__":{"format":"pt"},"w":{"dtype":"BF16","shape":[4,4],"data_offsets":[0,32]}})",
+      32, "f");
   ASSERT_TRUE(ok);
   EXPECT_EQ(ok->elements(), 16u);
   EXPECT_EQ(ok->bytes_by_dtype().at("BF16"), 32u);

@@ -9,15 +9,17 @@ namespace {
 
 using test::run_sparkops;
 
-std::string root() { return test::fixture("plan/root-spark").string(); }
+std::string root() {
+  return test::fixture("plan/root-spark").string();
+}
 
 TEST(PlanCli, JsonCarriesEveryRequiredKey) {
   const auto r = run_sparkops({"--root", root(), "plan", "Llama-3.1-8B", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   for (const char* key : {"params", "trainable_params", "terms", "train_peak_allocated_bytes",
-                          "train_peak_pool_bytes", "load_peak_pool_bytes", "budget_bytes", "verdict",
-                          "anchor", "advice"}) {
+                          "train_peak_pool_bytes", "load_peak_pool_bytes", "budget_bytes",
+                          "verdict", "anchor", "advice"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   EXPECT_EQ(j["params"], 8'030'261'248u);
@@ -31,13 +33,15 @@ TEST(PlanCli, JsonCarriesEveryRequiredKey) {
 }
 
 TEST(PlanCli, TableIsPinned) {
-  const auto r = run_sparkops({"--root", root(), "plan", "Llama-3.1-70B", "--method", "qlora", "--seq", "512"});
+  const auto r = run_sparkops(
+      {"--root", root(), "plan", "Llama-3.1-70B", "--method", "qlora", "--seq", "512"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   test::expect_golden("golden/plan/llama70b-qlora.txt", r.out);
 }
 
 TEST(PlanCli, WontFitExitsOneWithTheLadder) {
-  const auto r = run_sparkops({"plan", "Llama-3.1-70B", "--method", "full", "--budget", "100", "--json"});
+  const auto r =
+      run_sparkops({"plan", "Llama-3.1-70B", "--method", "full", "--budget", "100", "--json"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["verdict"], "wont_fit");
@@ -49,18 +53,18 @@ TEST(PlanCli, WontFitExitsOneWithTheLadder) {
 }
 
 TEST(PlanCli, TightExitsThree) {
-  const auto fits = nlohmann::json::parse(
-      run_sparkops({"plan", "Qwen2.5-7B", "--budget", "1000", "--json"}).out);
+  const auto fits =
+      nlohmann::json::parse(run_sparkops({"plan", "Qwen2.5-7B", "--budget", "1000", "--json"}).out);
   const double peak = std::max(fits["train_peak_pool_bytes"].get<double>(),
                                fits["load_peak_pool_bytes"].get<double>());
-  const auto budget = std::to_string(static_cast<long long>(peak / 0.95 / 1e9 * 1e9)) ;
+  const auto budget = std::to_string(static_cast<long long>(peak / 0.95 / 1e9 * 1e9));
   const auto r = run_sparkops({"plan", "Qwen2.5-7B", "--budget", budget + "B"});
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
 }
 
 TEST(PlanCli, FitMatrix) {
-  const auto r = run_sparkops({"plan", "Llama-3.1-8B", "--seq", "1024,2048,4096", "--batch", "1,2,4",
-                               "--budget", "40"});
+  const auto r = run_sparkops(
+      {"plan", "Llama-3.1-8B", "--seq", "1024,2048,4096", "--batch", "1,2,4", "--budget", "40"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   test::expect_golden("golden/plan/matrix.txt", r.out);
 }
@@ -111,14 +115,16 @@ TEST(PlanCli, HfCacheRepoIdAndUserAnchors) {
   test::TempDir tmp;
   const auto snap = tmp / "hub" / "models--Qwen--Qwen2.5-7B" / "snapshots" / "abc";
   std::filesystem::create_directories(snap);
-  std::filesystem::copy_file(test::fixture("plan/configs/Qwen2.5-7B/config.json"), snap / "config.json");
+  std::filesystem::copy_file(test::fixture("plan/configs/Qwen2.5-7B/config.json"),
+                             snap / "config.json");
   std::filesystem::create_directories(tmp / "data" / "sparkops");
-  test::write_text(tmp / "data" / "sparkops" / "anchors.jsonl",
-                   R"({"id":"mine","model":"Qwen2.5-7B","method":"lora","peak_pool_bytes":26000000000,"seq":2048})"
-                   "\n");
-  const auto r = run_sparkops({"plan", "Qwen/Qwen2.5-7B", "--budget", "100", "--json"},
-                              {{"HF_HUB_CACHE", (tmp / "hub").string()},
-                               {"XDG_DATA_HOME", (tmp / "data").string()}});
+  test::write_text(
+      tmp / "data" / "sparkops" / "anchors.jsonl",
+      R"({"id":"mine","model":"Qwen2.5-7B","method":"lora","peak_pool_bytes":26000000000,"seq":2048})"
+      "\n");
+  const auto r = run_sparkops(
+      {"plan", "Qwen/Qwen2.5-7B", "--budget", "100", "--json"},
+      {{"HF_HUB_CACHE", (tmp / "hub").string()}, {"XDG_DATA_HOME", (tmp / "data").string()}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["model"]["source"], "hf_cache");

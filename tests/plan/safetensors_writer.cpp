@@ -29,7 +29,8 @@ void write_raw_safetensors(const std::filesystem::path& path, std::uint64_t decl
   std::filesystem::resize_file(path, 8 + header.size() + data_bytes);
 }
 
-std::uint64_t write_safetensors(const std::filesystem::path& path, const std::vector<FakeTensor>& tensors) {
+std::uint64_t write_safetensors(const std::filesystem::path& path,
+                                const std::vector<FakeTensor>& tensors) {
   nlohmann::json h = nlohmann::json::object();
   h["__metadata__"] = {{"format", "pt"}};
   std::uint64_t offset = 0;

@@ -18,7 +18,8 @@ struct FakeTensor {
 };
 
 // Writes `path` with the tensors laid out back to back; returns the file size.
-std::uint64_t write_safetensors(const std::filesystem::path& path, const std::vector<FakeTensor>& tensors);
+std::uint64_t write_safetensors(const std::filesystem::path& path,
+                                const std::vector<FakeTensor>& tensors);
 // Writes raw bytes: an 8-byte little-endian length then `header`, then `data_bytes` of hole.
 void write_raw_safetensors(const std::filesystem::path& path, std::uint64_t declared_length,
                            const std::string& header, std::uint64_t data_bytes);

@@ -96,14 +96,16 @@ std::vector<Row> evaluate(const std::string& csv_text) {
       // Full AdamW fine-tuning of 3.82B bf16 parameters needs 7.6 GB weights + 7.6 GB gradients +
       // 15.3 GB AdamW states before any activation: 30.6 GB cannot have run in 17 GB on a 24 GB
       // A10G. The figure matches a 4-GPU FSDP run (estimate shown in docs/estimator.md).
-      r.excluded_reason = "infeasible as recorded: weights+gradients+AdamW alone are 30.6 GB on a 24 GB card";
+      r.excluded_reason =
+          "infeasible as recorded: weights+gradients+AdamW alone are 30.6 GB on a 24 GB card";
     }
     r.fully_specified = r.excluded_reason.empty();
     if (starts_with(peak, "OOM")) {
       // "OOM (>~22)": the run did not fit in about this many GB.
       const auto tilde = peak.find('~');
       if (tilde != std::string::npos) {
-        if (const auto v = parse_leading_double(peak.substr(tilde + 1))) r.oom_above_bytes = v->value * 1e9;
+        if (const auto v = parse_leading_double(peak.substr(tilde + 1)))
+          r.oom_above_bytes = v->value * 1e9;
       }
     }
     if (!hidden || !layers || !intermediate || !vocab || !batch || !seq) {
@@ -144,7 +146,7 @@ std::vector<Row> evaluate(const std::string& csv_text) {
     }
     RunConfig& run = r.run;
     const std::string method = to_lower(r.method_text);
-    run.method = starts_with(method, "qlora") ? Method::qlora
+    run.method = starts_with(method, "qlora")  ? Method::qlora
                  : starts_with(method, "lora") ? Method::lora
                                                : Method::full;
     run.precision = Precision::bf16;
@@ -154,7 +156,9 @@ std::vector<Row> evaluate(const std::string& csv_text) {
     // Excluded rows say "per config (mostly on)" / "HF default (on)": estimated with checkpointing.
     run.grad_ckpt = ckpt == "no" ? GradCkpt::none : GradCkpt::full;
     const std::string attn = col(f, "attn_impl");
-    run.attn = icontains(attn, "eager") ? Attn::eager : icontains(attn, "sdpa") ? Attn::sdpa : Attn::flash;
+    run.attn = icontains(attn, "eager")  ? Attn::eager
+               : icontains(attn, "sdpa") ? Attn::sdpa
+                                         : Attn::flash;
     if (run.method != Method::full) {
       run.lora_rank = count(col(f, "lora_r")).value_or(16);
       const std::string targets = col(f, "lora_targets");
@@ -165,14 +169,15 @@ std::vector<Row> evaluate(const std::string& csv_text) {
         run.lora_targets = LoraTargets::all_linear;
       }
     }
-    run.chunked_loss = icontains(col(f, "notes"), "chunked CE") ? ChunkedLoss::on : ChunkedLoss::off;
+    run.chunked_loss =
+        icontains(col(f, "notes"), "chunked CE") ? ChunkedLoss::on : ChunkedLoss::off;
     const std::string hw = col(f, "hardware");
     if (const auto x = hw.find("x "); x != std::string::npos && icontains(r.method_text, "FSDP")) {
       run.nodes = parse_u64(hw.substr(0, x)).value_or(1);
     }
     const Estimate e = estimate(r.shape, run);
-    r.estimate_bytes = static_cast<double>(r.pool_metric ? e.train_peak_pool_bytes
-                                                         : e.train_peak_allocated_bytes);
+    r.estimate_bytes =
+        static_cast<double>(r.pool_metric ? e.train_peak_pool_bytes : e.train_peak_allocated_bytes);
     r.estimated = true;
     if (r.measured_bytes > 0) r.error = r.estimate_bytes / r.measured_bytes - 1.0;
     rows.push_back(std::move(r));
@@ -188,7 +193,8 @@ std::string markdown_table(const std::vector<Row>& rows) {
   for (const auto& r : rows) {
     if (!r.fully_specified) continue;
     errors.push_back(std::fabs(r.error));
-    const double unit = r.measured_bytes > 0 && std::fmod(r.measured_bytes, 1e7) < 1 ? 1e9 : 1073741824.0;
+    const double unit =
+        r.measured_bytes > 0 && std::fmod(r.measured_bytes, 1e7) < 1 ? 1e9 : 1073741824.0;
     const char* unit_name = unit == 1e9 ? "GB" : "GiB";
     out += fmt::format("| {} | {} | {} | {} × {} | {} | {:.2f} {} | {:.2f} {} | {:+.1f}% |\n", r.id,
                        r.model, r.method_text, r.run.batch, r.run.seq,
@@ -209,12 +215,15 @@ std::string markdown_table(const std::vector<Row>& rows) {
     excluded += fmt::format("{}{} ({})", excluded.empty() ? "" : "; ", r.id, r.excluded_reason);
   }
   out += fmt::format("\nNot fully specified (not counted): {}.\n", excluded);
-  out += "\nFor reference, the estimate beside the rows not counted (same mapping, ckpt as parsed):\n\n"
-         "| id | model | method | batch × seq | measured | estimate |\n|---|---|---|---|---|---|\n";
+  out +=
+      "\nFor reference, the estimate beside the rows not counted (same mapping, ckpt as "
+      "parsed):\n\n"
+      "| id | model | method | batch × seq | measured | estimate |\n|---|---|---|---|---|---|\n";
   for (const auto& r : rows) {
     if (r.fully_specified || !r.estimated) continue;
-    out += fmt::format("| {} | {} | {} | {} × {} | {} | {:.2f} GB |\n", r.id, r.model, r.method_text,
-                       r.run.batch, r.run.seq, r.measured_text, r.estimate_bytes / 1e9);
+    out +=
+        fmt::format("| {} | {} | {} | {} × {} | {} | {:.2f} GB |\n", r.id, r.model, r.method_text,
+                    r.run.batch, r.run.seq, r.measured_text, r.estimate_bytes / 1e9);
   }
   return out;
 }

@@ -14,16 +14,16 @@ struct Row {
   std::string id;
   std::string model;
   std::string method_text;
-  std::string measured_text;       // the peak cell and its unit, as written
-  double measured_bytes = 0;       // peak in bytes (GiB or GB per the unit column)
-  bool pool_metric = false;        // nvidia-smi style (pool) vs max_memory_allocated
+  std::string measured_text;  // the peak cell and its unit, as written
+  double measured_bytes = 0;  // peak in bytes (GiB or GB per the unit column)
+  bool pool_metric = false;   // nvidia-smi style (pool) vs max_memory_allocated
   bool fully_specified = false;
-  std::string excluded_reason;     // why not, when not
+  std::string excluded_reason;  // why not, when not
   ModelShape shape;
   RunConfig run;
   double estimate_bytes = 0;
-  double error = 0;                // estimate / measured - 1 (when measured is one number)
-  bool estimated = false;          // shape and run could be built (also for excluded rows)
+  double error = 0;                       // estimate / measured - 1 (when measured is one number)
+  bool estimated = false;                 // shape and run could be built (also for excluded rows)
   std::optional<double> oom_above_bytes;  // "OOM (>~22)" rows: the card it did not fit on
 };
 

@@ -16,7 +16,8 @@ TEST(AnalysisJson, SyntheticRunMatchesGolden) {
 TEST(AnalysisJson, HasTheDocumentedKeys) {
   const auto run = test::analysed_run();
   const auto j = analysis_to_json("train.log", run.series, run.diagnosis, &run.thermal);
-  for (const char* key : {"format", "steps", "first_step", "last_step", "median_step_seconds", "slowdowns", "pauses"}) {
+  for (const char* key : {"format", "steps", "first_step", "last_step", "median_step_seconds",
+                          "slowdowns", "pauses"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   ASSERT_EQ(j["slowdowns"].size(), 2u);

@@ -12,7 +12,8 @@ namespace {
 
 TEST(AnalyzeCli, JsonOnMegatronCorpusLog) {
   const auto r = test::run_sparkops(
-      {"analyze", "--log", test::fixture("logs/megatron-lm_gpt2-345m_8gpu_iterations.log").string(), "--json"});
+      {"analyze", "--log", test::fixture("logs/megatron-lm_gpt2-345m_8gpu_iterations.log").string(),
+       "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["format"], "megatron");
@@ -29,9 +30,10 @@ TEST(AnalyzeCli, SyntheticRunTextSummaryAndHtml) {
   test::TempDir dir;
   test::write_text(dir / "train.log", run.trace.log);
   test::write_text(dir / "thermal.csv", run.trace.extended_csv);
-  const auto r = test::run_sparkops({"analyze", "--log", (dir / "train.log").string(), "--thermal",
-                                     (dir / "thermal.csv").string(), "--start", "2025-11-09T09:26:12Z",
-                                     "--html", (dir / "report.html").string()});
+  const auto r =
+      test::run_sparkops({"analyze", "--log", (dir / "train.log").string(), "--thermal",
+                          (dir / "thermal.csv").string(), "--start", "2025-11-09T09:26:12Z",
+                          "--html", (dir / "report.html").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("Slowdowns  2"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("slowdown_start step="), std::string::npos);
@@ -46,7 +48,8 @@ TEST(AnalyzeCli, BadInputIsOneLineAndExitTwo) {
   test::TempDir dir;
   test::write_text(dir / "empty.log", "");
   test::write_text(dir / "other.csv", "name,value\nfoo,1\n");
-  const std::string corpus = test::fixture("logs/mlx_lm_lora_ministral3b_macbook_500iters.log").string();
+  const std::string corpus =
+      test::fixture("logs/mlx_lm_lora_ministral3b_macbook_500iters.log").string();
   const std::vector<std::vector<std::string>> cases = {
       {"analyze", "--log", (dir / "empty.log").string()},
       {"analyze", "--log", (dir / "missing.log").string()},

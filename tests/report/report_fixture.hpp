@@ -1,6 +1,7 @@
 #pragma once
-// The synthetic run shared by the report tests: thermal throttle at steps 100-139, memory contention
-// at 300-339, an evaluation after step 200 and a checkpoint after 250, samples in the extended CSV.
+// The synthetic run shared by the report tests: thermal throttle at steps 100-139, memory
+// contention at 300-339, an evaluation after step 200 and a checkpoint after 250, samples in the
+// extended CSV.
 
 #include <string>
 

@@ -23,7 +23,8 @@ DurableAppender::HeaderCheck smi_check(const std::filesystem::path& path) {
 
 Result<DurableAppender> open_smi(const std::filesystem::path& path, AppenderOptions options = {},
                                  OpenReport* report = nullptr) {
-  return DurableAppender::open(path, std::string(kHeader), "", smi_check(path), std::move(options), report);
+  return DurableAppender::open(path, std::string(kHeader), "", smi_check(path), std::move(options),
+                               report);
 }
 
 TEST(DurableAppender, NewFileGetsTheHeaderThenRows) {
@@ -100,7 +101,8 @@ TEST(DurableAppender, WriteFailureBuffersRowsAndRetriesInOrder) {
   disk_full = true;
   const auto r1 = a->append(std::string(kRow1));
   ASSERT_TRUE(r1.failed_now.has_value());
-  EXPECT_NE(r1.failed_now->detail.find("No space left"), std::string::npos) << r1.failed_now->detail;
+  EXPECT_NE(r1.failed_now->detail.find("No space left"), std::string::npos)
+      << r1.failed_now->detail;
   const auto r2 = a->append(std::string(kRow2));
   EXPECT_FALSE(r2.failed_now.has_value());  // one line per failure episode, not per row
   EXPECT_EQ(r2.buffered_rows, 2U);
@@ -169,7 +171,8 @@ TEST(DurableAppender, ReopenAfterRotationStartsANewFileWithHeader) {
   a->append(std::string(kRow2));  // still goes to the renamed file, as logrotate expects
   ASSERT_TRUE(a->reopen());
   a->append(std::string(kRow1));
-  EXPECT_EQ(test::slurp(dir / "thermal.log.1"), std::string(kHeader) + std::string(kRow1) + std::string(kRow2));
+  EXPECT_EQ(test::slurp(dir / "thermal.log.1"),
+            std::string(kHeader) + std::string(kRow1) + std::string(kRow2));
   EXPECT_EQ(test::slurp(path), std::string(kHeader) + std::string(kRow1));
 }
 

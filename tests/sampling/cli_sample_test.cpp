@@ -24,7 +24,8 @@ extern char** environ;
 namespace sparkops {
 namespace {
 
-std::map<std::string, std::string> fake_env(std::string_view scenario = "nvml/gb10-counters-advancing") {
+std::map<std::string, std::string> fake_env(
+    std::string_view scenario = "nvml/gb10-counters-advancing") {
   return {{"SPARKOPS_NVML_LIB", SPARKOPS_FAKE_NVML},
           {"FAKE_NVML_SCENARIO", test::fixture(scenario).string()},
           {"SPARKOPS_ROOT", test::fixture("roots/gb10-finetune").string()}};
@@ -39,8 +40,8 @@ class Background {
     std::vector<std::string> env;
     for (char** e = environ; *e != nullptr; ++e) {
       const std::string_view kv(*e);
-      if (starts_with(kv, "HOME=") || starts_with(kv, "XDG_CONFIG_HOME=") || starts_with(kv, "SPARKOPS_") ||
-          starts_with(kv, "FAKE_NVML") || starts_with(kv, "TZ=")) {
+      if (starts_with(kv, "HOME=") || starts_with(kv, "XDG_CONFIG_HOME=") ||
+          starts_with(kv, "SPARKOPS_") || starts_with(kv, "FAKE_NVML") || starts_with(kv, "TZ=")) {
         continue;
       }
       env.emplace_back(kv);
@@ -100,14 +101,16 @@ std::size_t line_count(const std::filesystem::path& p) {
 TEST(SampleCli, CountWritesHeaderRowsAndEventsFile) {
   test::TempDir dir;
   const auto out = dir / "thermal.log";
-  const auto r = test::run_sparkops({"sample", "--interval", "0.01", "--count", "3", "--out", out.string()}, fake_env());
+  const auto r = test::run_sparkops(
+      {"sample", "--interval", "0.01", "--count", "3", "--out", out.string()}, fake_env());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string text = test::slurp(out);
   const auto lines = split_lines(text);
   ASSERT_EQ(lines.size(), 4U);
   EXPECT_EQ(lines[0], "timestamp,temperature.gpu,power.draw");
   const std::regex row(R"(\d{4}/\d\d/\d\d \d\d:\d\d:\d\d\.\d{3}, 81, 11\.17 W)");
-  for (std::size_t i = 1; i < lines.size(); ++i) EXPECT_TRUE(std::regex_match(std::string(lines[i]), row)) << lines[i];
+  for (std::size_t i = 1; i < lines.size(); ++i)
+    EXPECT_TRUE(std::regex_match(std::string(lines[i]), row)) << lines[i];
   const std::string events = test::slurp(dir / "thermal.log.events");
   EXPECT_NE(events.find("start cause=sw_thermal gpu=0"), std::string::npos) << events;
   EXPECT_NE(r.err.find("sparkops: event "), std::string::npos);
@@ -116,7 +119,8 @@ TEST(SampleCli, CountWritesHeaderRowsAndEventsFile) {
 TEST(SampleCli, SecondRunAppendsUnderTheSameHeader) {
   test::TempDir dir;
   const auto out = (dir / "x.csv").string();
-  const std::vector<std::string> args{"sample", "--interval", "10ms", "--count", "2", "--format", "extended", "--out", out};
+  const std::vector<std::string> args{"sample",   "--interval", "10ms",  "--count", "2",
+                                      "--format", "extended",   "--out", out};
   ASSERT_EQ(test::run_sparkops(args, fake_env()).exit_code, 0);
   ASSERT_EQ(test::run_sparkops(args, fake_env()).exit_code, 0);
   const std::string text = test::slurp(out);
@@ -130,19 +134,23 @@ TEST(SampleCli, SecondRunAppendsUnderTheSameHeader) {
 TEST(SampleCli, DifferentFormatOnAnExistingFileIsRefused) {
   test::TempDir dir;
   const auto out = (dir / "thermal.log").string();
-  ASSERT_EQ(test::run_sparkops({"sample", "--interval", "0.01", "--count", "1", "--out", out}, fake_env()).exit_code, 0);
+  ASSERT_EQ(
+      test::run_sparkops({"sample", "--interval", "0.01", "--count", "1", "--out", out}, fake_env())
+          .exit_code,
+      0);
   const std::string before = test::slurp(out);
-  const auto r = test::run_sparkops({"sample", "--count", "1", "--format", "jsonl", "--out", out}, fake_env());
+  const auto r =
+      test::run_sparkops({"sample", "--count", "1", "--format", "jsonl", "--out", out}, fake_env());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("different header"), std::string::npos) << r.err;
   EXPECT_EQ(test::slurp(out), before);
 }
 
 TEST(SampleCli, BadFlagsAreOneLineAndExitTwo) {
-  for (const auto& args : std::vector<std::vector<std::string>>{
-           {"sample", "--interval", "soon"},
-           {"sample", "--format", "csv"},
-           {"sample", "--count", "2", "--duration", "1m"}}) {
+  for (const auto& args :
+       std::vector<std::vector<std::string>>{{"sample", "--interval", "soon"},
+                                             {"sample", "--format", "csv"},
+                                             {"sample", "--count", "2", "--duration", "1m"}}) {
     const auto r = test::run_sparkops(args, fake_env());
     EXPECT_EQ(r.exit_code, 2) << args[1];
     EXPECT_TRUE(starts_with(r.err, "sparkops: ")) << r.err;
@@ -152,8 +160,9 @@ TEST(SampleCli, BadFlagsAreOneLineAndExitTwo) {
 TEST(SampleCli, JsonlRowsParseAndJsonSummaryCounts) {
   test::TempDir dir;
   const auto out = dir / "s.jsonl";
-  const auto r = test::run_sparkops(
-      {"sample", "--interval", "0.01", "--count", "2", "--format", "jsonl", "--out", out.string(), "--json"}, fake_env());
+  const auto r = test::run_sparkops({"sample", "--interval", "0.01", "--count", "2", "--format",
+                                     "jsonl", "--out", out.string(), "--json"},
+                                    fake_env());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto summary = nlohmann::json::parse(r.out);
   EXPECT_EQ(summary["rows"], 2);
@@ -175,8 +184,10 @@ TEST(SampleCli, SigtermStopsCleanlyAndSighupReopensTheFile) {
   bg.signal(SIGTERM);
   EXPECT_EQ(bg.wait(), 0);
   EXPECT_TRUE(starts_with(test::slurp(out), "timestamp,temperature.gpu,power.draw\n"));
-  EXPECT_TRUE(starts_with(test::slurp(dir / "thermal.log.1"), "timestamp,temperature.gpu,power.draw\n"));
-  EXPECT_NE(test::slurp(dir / "thermal.log.events").find("reason=sampler_stopped"), std::string::npos);
+  EXPECT_TRUE(
+      starts_with(test::slurp(dir / "thermal.log.1"), "timestamp,temperature.gpu,power.draw\n"));
+  EXPECT_NE(test::slurp(dir / "thermal.log.events").find("reason=sampler_stopped"),
+            std::string::npos);
 }
 
 // SIGKILL at random moments, many times, appending to the same file: every row that was complete
@@ -201,19 +212,23 @@ TEST(SampleCli, SigkillAtRandomMomentsLosesNoCompletedRow) {
       ASSERT_TRUE(eventually([&] {
         std::error_code ec;
         const auto size = std::filesystem::file_size(out, ec);
-        return !ec && size > previous.size() + (i == 15 ? kTorn.size() : 0) && test::slurp(out).back() == '\n';
-      })) << "iteration " << i << ": the sampler wrote nothing";
+        return !ec && size > previous.size() + (i == 15 ? kTorn.size() : 0) &&
+               test::slurp(out).back() == '\n';
+      })) << "iteration "
+          << i << ": the sampler wrote nothing";
       std::this_thread::sleep_for(std::chrono::milliseconds{delay_ms(rng)});
       bg.signal(SIGKILL);
       EXPECT_EQ(bg.wait(), 128 + SIGKILL);
     }
     const std::string now = test::slurp(out);
-    ASSERT_TRUE(starts_with(now, previous)) << "iteration " << i << ": rows written before the kill changed";
+    ASSERT_TRUE(starts_with(now, previous))
+        << "iteration " << i << ": rows written before the kill changed";
     ASSERT_EQ(now.back(), '\n') << "iteration " << i << ": the file ends in a partial line";
     const auto lines = split_lines(now);
     ASSERT_EQ(lines[0], "timestamp,temperature.gpu,power.draw");
     for (std::size_t k = 1; k < lines.size(); ++k) {
-      ASSERT_TRUE(std::regex_match(std::string(lines[k]), row)) << "iteration " << i << " line " << k << ": " << lines[k];
+      ASSERT_TRUE(std::regex_match(std::string(lines[k]), row))
+          << "iteration " << i << " line " << k << ": " << lines[k];
     }
     ASSERT_GT(now.size(), previous.size());
     previous = now;

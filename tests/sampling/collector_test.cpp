@@ -104,7 +104,8 @@ namespace sparkops {
 namespace {
 
 TEST(HostProbe, GivesTheSameReadingAsTheFullWalkOnEveryFixtureRoot) {
-  for (const char* name : {"gb10-idle", "gb10-finetune", "gb10-throttled", "container-cgroup", "x86-bare"}) {
+  for (const char* name :
+       {"gb10-idle", "gb10-finetune", "gb10-throttled", "container-cgroup", "x86-bare"}) {
     const HostRoot root(test::fixture(std::string("roots/") + name));
     HostProbe probe(root);
     const HostReading full = read_host_reading(root);
@@ -123,7 +124,8 @@ TEST(HostProbe, GivesTheSameReadingAsTheFullWalkOnEveryFixtureRoot) {
 
 TEST(HostProbe, VanishedSensorIsDroppedAndFoundAgainWhenItReturns) {
   test::TempDir dir;
-  std::filesystem::copy(test::fixture("roots/gb10-idle"), dir.path(), std::filesystem::copy_options::recursive);
+  std::filesystem::copy(test::fixture("roots/gb10-idle"), dir.path(),
+                        std::filesystem::copy_options::recursive);
   HostProbe probe{HostRoot(dir.path())};
   const HostReading before = probe.read();
   ASSERT_TRUE(before.hottest_sensor.has_value());
@@ -131,7 +133,8 @@ TEST(HostProbe, VanishedSensorIsDroppedAndFoundAgainWhenItReturns) {
   std::vector<std::filesystem::path> removed;
   for (const auto& e : std::filesystem::recursive_directory_iterator(dir.path() / "sys")) {
     const auto n = e.path().filename().string();
-    if ((n.rfind("temp", 0) == 0 && n.find("_input") != std::string::npos) || n == "temp") removed.push_back(e.path());
+    if ((n.rfind("temp", 0) == 0 && n.find("_input") != std::string::npos) || n == "temp")
+      removed.push_back(e.path());
   }
   std::vector<std::pair<std::filesystem::path, std::string>> saved;
   for (const auto& p : removed) saved.emplace_back(p, test::slurp(p));
@@ -140,7 +143,8 @@ TEST(HostProbe, VanishedSensorIsDroppedAndFoundAgainWhenItReturns) {
   EXPECT_FALSE(probe.read().hottest_sensor.has_value());
   for (const auto& [p, text] : saved) test::write_text(p, text);
   std::optional<std::string> found;
-  for (int i = 0; i < 8 && !found; ++i) found = probe.read().hottest_sensor;  // back-off 1, 2, 4 reads
+  for (int i = 0; i < 8 && !found; ++i)
+    found = probe.read().hottest_sensor;  // back-off 1, 2, 4 reads
   EXPECT_EQ(found, before.hottest_sensor);
 }
 

@@ -30,8 +30,8 @@ struct SamplerOutput {
   std::string events;
 };
 
-SamplerOutput run_sampler(const std::string& root_name, const std::filesystem::path& scenario, SampleFormat format,
-                std::uint64_t ticks) {
+SamplerOutput run_sampler(const std::string& root_name, const std::filesystem::path& scenario,
+                          SampleFormat format, std::uint64_t ticks) {
   ::setenv("TZ", "UTC", 1);
   ::tzset();
   use_scenario(scenario);
@@ -62,14 +62,17 @@ TEST(SampleGolden, ThreeFormatsOnAFineTuningGb10WithCountersAdvancing) {
   test::expect_golden("golden/sample/gb10-finetune.jsonl", jsonl.file);
   // Every reason bit reads clear, yet the counters advance: the detector reports the episodes.
   test::expect_golden("golden/sample/gb10-finetune.events", ext.events);
-  EXPECT_NE(ext.events.find("start cause=sw_thermal gpu=0 bit=clear counter_delta_s=2.000"), std::string::npos)
+  EXPECT_NE(ext.events.find("start cause=sw_thermal gpu=0 bit=clear counter_delta_s=2.000"),
+            std::string::npos)
       << ext.events;
-  EXPECT_NE(ext.events.find("start cause=sw_power_cap gpu=0 bit=clear counter_delta_s=0.500"), std::string::npos)
+  EXPECT_NE(ext.events.find("start cause=sw_power_cap gpu=0 bit=clear counter_delta_s=0.500"),
+            std::string::npos)
       << ext.events;
 }
 
 TEST(SampleGolden, GpuLostMidRunTurnsColumnsNotAvailableAndLogsAnEpisode) {
-  const SamplerOutput smi = run_sampler("gb10-throttled", test::fixture("nvml/lost-after-2"), SampleFormat::nvidia_smi, 6);
+  const SamplerOutput smi = run_sampler("gb10-throttled", test::fixture("nvml/lost-after-2"),
+                                        SampleFormat::nvidia_smi, 6);
   test::expect_golden("golden/sample/gpu-lost.nvidia-smi.log", smi.file);
   EXPECT_NE(smi.file.find(", [N/A], [N/A]\n"), std::string::npos) << smi.file;
   test::expect_golden("golden/sample/gpu-lost.events", smi.events);
@@ -93,7 +96,8 @@ TEST(SampleGolden, HostOnlyMachineWritesHostColumnsAndNoGpu) {
   Collector collector(root, nullptr);
   Sampler sampler(collector, SampleFormat::extended, DetectorConfig{});
   ManualClock clock;
-  std::string file = format_file_header(SampleFormat::extended, make_file_meta(root, nullptr, "0.0.0-test"));
+  std::string file =
+      format_file_header(SampleFormat::extended, make_file_meta(root, nullptr, "0.0.0-test"));
   std::atomic<bool> stop{false};
   run_schedule(clock, std::chrono::seconds{1}, {2, std::nullopt}, stop, [&](const Tick& t) {
     for (const auto& row : sampler.tick(t).rows) file += row;

@@ -66,17 +66,20 @@ TEST(ThrottleDetector, CounterAdvancingWithBitmaskClearIsAnEpisode) {
   EXPECT_EQ(ev[0].edge, EpisodeEdge::start);
   EXPECT_EQ(ev[0].cause, ThrottleCause::sw_thermal);
   EXPECT_EQ(ev[0].time, s[1].wall_time);
-  EXPECT_NE(ev[0].evidence.find("bit=clear counter_delta_s=12.000 interval_s=30.000"), std::string::npos)
+  EXPECT_NE(ev[0].evidence.find("bit=clear counter_delta_s=12.000 interval_s=30.000"),
+            std::string::npos)
       << ev[0].evidence;
   EXPECT_EQ(ev[1].edge, EpisodeEdge::end);
   EXPECT_EQ(ev[1].time, s[3].wall_time);
-  EXPECT_NE(ev[1].evidence.find("samples=2 counter_total_s=12.300"), std::string::npos) << ev[1].evidence;
+  EXPECT_NE(ev[1].evidence.find("samples=2 counter_total_s=12.300"), std::string::npos)
+      << ev[1].evidence;
 }
 
 TEST(ThrottleDetector, ReasonBitAloneStartsAndEndsAnEpisode) {
   Gen g;
   ThrottleDetector d;
-  const auto ev = run(d, {g.make(60, 70, 90, 2400, kReasonSwPowerCap), g.make(60, 70, 90, 2400, 0)});
+  const auto ev =
+      run(d, {g.make(60, 70, 90, 2400, kReasonSwPowerCap), g.make(60, 70, 90, 2400, 0)});
   ASSERT_EQ(ev.size(), 2U);
   EXPECT_EQ(ev[0].cause, ThrottleCause::sw_power_cap);
   EXPECT_NE(ev[0].evidence.find("bit=set"), std::string::npos);
@@ -86,7 +89,8 @@ TEST(ThrottleDetector, ReasonBitAloneStartsAndEndsAnEpisode) {
 TEST(ThrottleDetector, CounterIncreaseBelowThresholdIsNoise) {
   Gen g;
   ThrottleDetector d;
-  const auto ev = run(d, {g.make(60, 70, 90), g.make(60, 70, 90, 2400, 0, std::chrono::microseconds{10})});
+  const auto ev =
+      run(d, {g.make(60, 70, 90), g.make(60, 70, 90, 2400, 0, std::chrono::microseconds{10})});
   EXPECT_TRUE(ev.empty());
 }
 
@@ -203,9 +207,11 @@ TEST(ThrottleDetector, FinishClosesOpenEpisodes) {
 }
 
 TEST(ThrottleEventLine, IsOneLineWithIsoTimeKindCauseAndEvidence) {
-  ThrottleEvent e{kStart, EpisodeEdge::start, ThrottleCause::sw_thermal, 0U, "bit=clear counter_delta_s=1.000"};
-  EXPECT_EQ(format_event_line(e),
-            "2025-11-09T09:26:12.000Z start cause=sw_thermal gpu=0 bit=clear counter_delta_s=1.000\n");
+  ThrottleEvent e{kStart, EpisodeEdge::start, ThrottleCause::sw_thermal, 0U,
+                  "bit=clear counter_delta_s=1.000"};
+  EXPECT_EQ(
+      format_event_line(e),
+      "2025-11-09T09:26:12.000Z start cause=sw_thermal gpu=0 bit=clear counter_delta_s=1.000\n");
 }
 
 }  // namespace

@@ -41,7 +41,8 @@ Sample gb10_sample() {
 
 TEST_F(Writers, NvidiaSmiRowMatchesTheSkillsThermalSampleLine) {
   // The line as the skill's thermal-sample.sh records it (copied in tests/fixtures/sample/).
-  const std::string expected_file = test::slurp(test::fixture("sample/thermal-sample-nvidia-smi.log"));
+  const std::string expected_file =
+      test::slurp(test::fixture("sample/thermal-sample-nvidia-smi.log"));
   std::string ours = format_file_header(SampleFormat::nvidia_smi, {});
   for (const auto& r : format_sample_rows(SampleFormat::nvidia_smi, gb10_sample())) ours += r;
   EXPECT_EQ(ours, expected_file);
@@ -50,15 +51,18 @@ TEST_F(Writers, NvidiaSmiRowMatchesTheSkillsThermalSampleLine) {
 TEST_F(Writers, NvidiaSmiPrintsBracketedNotAvailableForAbsentFields) {
   Sample s = gb10_sample();
   s.gpus[0].snapshot.power_microwatts.reset();
-  EXPECT_EQ(format_sample_rows(SampleFormat::nvidia_smi, s)[0], "2025/11/09 09:26:12.345, 45, [N/A]\n");
+  EXPECT_EQ(format_sample_rows(SampleFormat::nvidia_smi, s)[0],
+            "2025/11/09 09:26:12.345, 45, [N/A]\n");
   s.gpus.clear();
   s.gpu_state = GpuState::lost;
-  EXPECT_EQ(format_sample_rows(SampleFormat::nvidia_smi, s)[0], "2025/11/09 09:26:12.345, [N/A], [N/A]\n");
+  EXPECT_EQ(format_sample_rows(SampleFormat::nvidia_smi, s)[0],
+            "2025/11/09 09:26:12.345, [N/A], [N/A]\n");
 }
 
 TEST_F(Writers, NvidiaSmiSeparatorAndNotAvailableSpellingMatchRealQueryOutput) {
   // Real GB10 output: ", " between fields, [N/A] kept bracketed (corpus copy in tests/fixtures).
-  const std::string real = test::slurp(test::fixture("sample/query-gpu-name-mem-util-temp-noheader-nounits.txt"));
+  const std::string real =
+      test::slurp(test::fixture("sample/query-gpu-name-mem-util-temp-noheader-nounits.txt"));
   EXPECT_NE(real.find("NVIDIA GB10, [N/A], [N/A], 0, 39"), std::string::npos);
   const std::string ours = format_sample_rows(SampleFormat::nvidia_smi, Sample{})[0];
   EXPECT_TRUE(ends_with(ours, ", [N/A], [N/A]\n")) << ours;
@@ -67,7 +71,8 @@ TEST_F(Writers, NvidiaSmiSeparatorAndNotAvailableSpellingMatchRealQueryOutput) {
 TEST_F(Writers, NvidiaSmiRoundsPowerToTwoDecimalsLikeNvidiaSmi) {
   Sample s = gb10_sample();
   s.gpus[0].snapshot.power_microwatts = 98765000;
-  EXPECT_EQ(format_sample_rows(SampleFormat::nvidia_smi, s)[0], "2025/11/09 09:26:12.345, 45, 98.77 W\n");
+  EXPECT_EQ(format_sample_rows(SampleFormat::nvidia_smi, s)[0],
+            "2025/11/09 09:26:12.345, 45, 98.77 W\n");
 }
 
 TEST_F(Writers, OneRowPerGpuInIndexOrder) {
@@ -123,15 +128,18 @@ TEST_F(Writers, ReasonsPrintAsHexAndNamesNoneWhenZero) {
 TEST_F(Writers, HeaderCheckAcceptsOwnHeaderAndRefusesAnother) {
   const FileMeta meta{"0.1.0", "h", "k", "d", "NVIDIA GB10"};
   for (auto f : {SampleFormat::nvidia_smi, SampleFormat::extended}) {
-    EXPECT_TRUE(check_existing_header(f, format_file_header(f, meta), "f")) << sample_format_name(f);
+    EXPECT_TRUE(check_existing_header(f, format_file_header(f, meta), "f"))
+        << sample_format_name(f);
   }
   const auto jsonl_head = format_sample_rows(SampleFormat::jsonl, gb10_sample())[0];
   EXPECT_TRUE(check_existing_header(SampleFormat::jsonl, jsonl_head, "f"));
-  const auto wrong = check_existing_header(SampleFormat::extended, "timestamp,temperature.gpu,power.draw\n", "f");
+  const auto wrong =
+      check_existing_header(SampleFormat::extended, "timestamp,temperature.gpu,power.draw\n", "f");
   ASSERT_FALSE(wrong);
   EXPECT_EQ(wrong.error().code, Errc::conflict);
   EXPECT_FALSE(check_existing_header(SampleFormat::nvidia_smi, jsonl_head, "f"));
-  EXPECT_FALSE(check_existing_header(SampleFormat::jsonl, "timestamp,temperature.gpu,power.draw\n", "f"));
+  EXPECT_FALSE(
+      check_existing_header(SampleFormat::jsonl, "timestamp,temperature.gpu,power.draw\n", "f"));
 }
 
 TEST(SampleFormatParse, UnknownFormatIsInvalidArgument) {

@@ -54,7 +54,8 @@ TEST(BadInput, FiftyMegabyteLineIsReadInPieces) {
 TEST(BadInput, MixedFormatsPickTheMajorityAndSayWhatWasIgnored) {
   std::string log;
   for (int i = 1; i <= 5; ++i) {
-    log += " iteration " + std::to_string(i) + "/ 100 | elapsed time per iteration (ms): 1000.0 |\n";
+    log +=
+        " iteration " + std::to_string(i) + "/ 100 | elapsed time per iteration (ms): 1000.0 |\n";
   }
   log += "Iter 10: Train loss 2.0, Learning Rate 1e-5, It/sec 2.0, Tokens/sec 10\n";
   const auto s = parse_log_text(log, ParseOptions{});
@@ -67,9 +68,12 @@ TEST(BadInput, MixedFormatsPickTheMajorityAndSayWhatWasIgnored) {
 
 TEST(BadInput, TimestampsGoingBackwardsAreDroppedAndCounted) {
   const std::string log =
-      "[2023-08-02 00:41:17,936] [INFO] [timer.py:215:stop] epoch=0/micro_step=10/global_step=10, CurrSamplesPerSec=200\n"
-      "[2023-08-02 00:41:18,677] [INFO] [timer.py:215:stop] epoch=0/micro_step=20/global_step=20, CurrSamplesPerSec=200\n"
-      "[2023-08-02 00:40:00,000] [INFO] [timer.py:215:stop] epoch=0/micro_step=30/global_step=30, CurrSamplesPerSec=200\n";
+      "[2023-08-02 00:41:17,936] [INFO] [timer.py:215:stop] epoch=0/micro_step=10/global_step=10, "
+      "CurrSamplesPerSec=200\n"
+      "[2023-08-02 00:41:18,677] [INFO] [timer.py:215:stop] epoch=0/micro_step=20/global_step=20, "
+      "CurrSamplesPerSec=200\n"
+      "[2023-08-02 00:40:00,000] [INFO] [timer.py:215:stop] epoch=0/micro_step=30/global_step=30, "
+      "CurrSamplesPerSec=200\n";
   const auto s = parse_log_text(log, ParseOptions{});
   ASSERT_TRUE(s.has_value());
   ASSERT_EQ(s->steps.size(), 3u);
@@ -81,7 +85,8 @@ TEST(BadInput, TimestampsGoingBackwardsAreDroppedAndCounted) {
 TEST(BadInput, SeriesLongerThanTheCapIsDownsampled) {
   std::string log;
   for (int i = 1; i <= 100; ++i) {
-    log += "Iter " + std::to_string(i) + ": Train loss 2.0, Learning Rate 1e-5, It/sec 2.0, Tokens/sec 10\n";
+    log += "Iter " + std::to_string(i) +
+           ": Train loss 2.0, Learning Rate 1e-5, It/sec 2.0, Tokens/sec 10\n";
   }
   ParseOptions po;
   po.max_steps = 16;

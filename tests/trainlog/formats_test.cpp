@@ -1,4 +1,5 @@
-// Formats the corpus has no file for, the tqdm scanner and the .times sidecar, on real-shaped lines.
+// Formats the corpus has no file for, the tqdm scanner and the .times sidecar, on real-shaped
+// lines.
 
 #include <gtest/gtest.h>
 
@@ -53,7 +54,8 @@ TEST(PyDict, ReadsNumericAndStringValues) {
 TEST(Formats, HfTrainerCarriageReturnsEvalAndRuntime) {
   const std::string log =
       "  0%|          | 0/50 [00:00<?, ?it/s]\r  2%|2         | 1/50 [00:02<01:38,  2.00s/it]"
-      "\r  4%|4         | 2/50 [00:04<01:36,  2.00s/it]\n{'loss': 1.5, 'grad_norm': 0.4, 'epoch': 0.04}\n"
+      "\r  4%|4         | 2/50 [00:04<01:36,  2.00s/it]\n{'loss': 1.5, 'grad_norm': 0.4, 'epoch': "
+      "0.04}\n"
       "{'eval_loss': 1.4, 'eval_runtime': 12.5, 'epoch': 0.04}\n"
       "  6%|6         | 3/50 [00:19<05:00,  6.00s/it]\n"
       "{'train_runtime': 120.0, 'train_steps_per_second': 0.4, 'epoch': 1.0}\n";
@@ -71,7 +73,8 @@ TEST(Formats, LightningTrainStepTiming) {
   const std::string log =
       "Epoch 0:  10%|#         | 10/100 [00:10<01:30, 1.00it/s, v_num=0, reduced_train_loss=2.31, "
       "global_step=9.0, train_step_timing in s=0.98]\r"
-      "Epoch 0:  20%|##        | 20/100 [00:20<01:20, 1.00it/s, v_num=0, train_step_timing in s=0.97]\n"
+      "Epoch 0:  20%|##        | 20/100 [00:20<01:20, 1.00it/s, v_num=0, train_step_timing in "
+      "s=0.97]\n"
       "Validation DataLoader 0:  50%|#####     | 5/10 [00:01<00:01, 5.00it/s]\n"
       "Epoch 1:  10%|#         | 10/100 [00:10<01:30, 1.00it/s, train_step_timing in s=1.02]\n";
   const auto s = parse(log);
@@ -86,8 +89,10 @@ TEST(Formats, LightningTrainStepTiming) {
 TEST(Formats, LlamaCppTrainOptCallback) {
   const std::string log =
       "train_opt_callback: iter=     0 sample=1/27520 sched=0.000000 loss=0.000000 |->\n"
-      "train_opt_callback: iter=     1 sample=9/27520 sched=0.010000 loss=3.175470 dt=00:00:34 eta=03:47:12 |->\n"
-      "train_opt_callback: iter=     2 sample=17/27520 sched=0.020000 loss=2.9 dt=00:00:33 eta=03:46:10 |->\n"
+      "train_opt_callback: iter=     1 sample=9/27520 sched=0.010000 loss=3.175470 dt=00:00:34 "
+      "eta=03:47:12 |->\n"
+      "train_opt_callback: iter=     2 sample=17/27520 sched=0.020000 loss=2.9 dt=00:00:33 "
+      "eta=03:46:10 |->\n"
       "save_checkpoint_lora_file: saving to checkpoint-2.gguf\n";
   const auto s = parse(log);
   EXPECT_EQ(s.format, LogFormat::llama_cpp);
@@ -123,9 +128,10 @@ TEST(Formats, RestartWhenTheStepCounterGoesBack) {
 }
 
 TEST(Sidecar, StampsEveryRecordIncludingCarriageReturnRedraws) {
-  const std::string log = "  1%|1         | 1/100 [00:02<03:18,  2.00s/it]\r  2%|2         | 2/100 [00:04<03:16,  2.00s/it]\n";
-  const std::string times =
-      "2025-11-09T09:26:12.000Z\t0\n2025-11-09T09:26:14.500Z\t47\n";
+  const std::string log =
+      "  1%|1         | 1/100 [00:02<03:18,  2.00s/it]\r  2%|2         | 2/100 [00:04<03:16,  "
+      "2.00s/it]\n";
+  const std::string times = "2025-11-09T09:26:12.000Z\t0\n2025-11-09T09:26:14.500Z\t47\n";
   ParseOptions po;
   const auto s = parse_log_text(log, po, times);
   ASSERT_TRUE(s.has_value());

@@ -21,15 +21,19 @@ extern char** environ;
 namespace sparkops {
 namespace {
 
-std::string script(std::string_view name) { return test::fixture(std::string("watch/") + std::string(name)).string(); }
+std::string script(std::string_view name) {
+  return test::fixture(std::string("watch/") + std::string(name)).string();
+}
 
 // sparkops watch started in the background with stdout/stderr in files (100 MB must not sit in a
 // pipe nobody reads).
 class Watch {
  public:
-  Watch(std::vector<std::string> args, const test::TempDir& dir, std::string_view root = "roots/gb10-idle")
+  Watch(std::vector<std::string> args, const test::TempDir& dir,
+        std::string_view root = "roots/gb10-idle")
       : Watch(std::move(args), dir, test::fixture(root)) {}
-  Watch(std::vector<std::string> args, const test::TempDir& dir, const std::filesystem::path& root) : dir_(dir) {
+  Watch(std::vector<std::string> args, const test::TempDir& dir, const std::filesystem::path& root)
+      : dir_(dir) {
     std::vector<std::string> argv{test::sparkops_binary(), "--root", root.string(), "watch"};
     argv.insert(argv.end(), args.begin(), args.end());
     std::vector<std::string> env;
@@ -55,8 +59,10 @@ class Watch {
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addchdir_np(&actions, dir.path().c_str());
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, (dir.path() / "stdout").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 2, (dir.path() / "stderr").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, 1, (dir.path() / "stdout").c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, 2, (dir.path() / "stderr").c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
     EXPECT_EQ(posix_spawn(&pid_, argp[0], &actions, nullptr, argp.data(), envp.data()), 0);
     posix_spawn_file_actions_destroy(&actions);
   }
@@ -66,7 +72,9 @@ class Watch {
       wait();
     }
   }
-  void signal(int sig) const { ::kill(pid_, sig); }
+  void signal(int sig) const {
+    ::kill(pid_, sig);
+  }
   int wait() {
     int status = 0;
     while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
@@ -74,8 +82,12 @@ class Watch {
     pid_ = -1;
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
-  std::string out() const { return test::slurp(dir_.path() / "stdout"); }
-  std::string err() const { return test::slurp(dir_.path() / "stderr"); }
+  std::string out() const {
+    return test::slurp(dir_.path() / "stdout");
+  }
+  std::string err() const {
+    return test::slurp(dir_.path() / "stderr");
+  }
 
  private:
   const test::TempDir& dir_;
@@ -105,7 +117,9 @@ nlohmann::json summary(const test::TempDir& dir) {
 TEST(WatchCli, CorpusOutputPassesThroughByteForByteAndIntoTheLog) {
   test::TempDir dir;
   const auto log = test::fixture("watch/hf_trainer_head.log");
-  Watch w({"--dir", "run", "--interval", "0.2", "--no-preflight", "--", script("emit_file.sh"), log.string()}, dir);
+  Watch w({"--dir", "run", "--interval", "0.2", "--no-preflight", "--", script("emit_file.sh"),
+           log.string()},
+          dir);
   ASSERT_EQ(w.wait(), 0) << w.err();
   EXPECT_EQ(w.out(), test::slurp(log));
   EXPECT_NE(w.err().find("a line on stderr\n"), std::string::npos);
@@ -133,7 +147,9 @@ TEST(WatchCli, MissingCommandExits127WithOneLine) {
   test::TempDir dir;
   Watch w({"--dir", "run", "--no-preflight", "--", "/nonexistent/train.py"}, dir);
   EXPECT_EQ(w.wait(), 127);
-  EXPECT_NE(w.err().find("sparkops: /nonexistent/train.py: No such file or directory"), std::string::npos) << w.err();
+  EXPECT_NE(w.err().find("sparkops: /nonexistent/train.py: No such file or directory"),
+            std::string::npos)
+      << w.err();
 }
 
 TEST(WatchCli, NoCommandIsBadInput) {
@@ -144,12 +160,16 @@ TEST(WatchCli, NoCommandIsBadInput) {
 
 TEST(WatchCli, FakeSlowdownPrintsAnEventWithTheThermalSampleAndTheSummary) {
   test::TempDir dir;
-  Watch w({"--dir", "run", "--interval", "0.2", "--no-preflight", "--", script("slowdown.sh")}, dir);
+  Watch w({"--dir", "run", "--interval", "0.2", "--no-preflight", "--", script("slowdown.sh")},
+          dir);
   ASSERT_EQ(w.wait(), 0) << w.err();
   const std::string err = w.err();
   EXPECT_NE(err.find("sparkops: event "), std::string::npos) << err;
-  EXPECT_NE(err.find("start cause=slowdown step=25 first_step=21 seconds=0.500 baseline_s=0.100 ratio=5.00"),
-            std::string::npos) << err;
+  EXPECT_NE(
+      err.find(
+          "start cause=slowdown step=25 first_step=21 seconds=0.500 baseline_s=0.100 ratio=5.00"),
+      std::string::npos)
+      << err;
 #ifdef FAKE_NVML_LIB
   EXPECT_NE(err.find("gpu_temp_c="), std::string::npos) << err;
 #endif
@@ -169,7 +189,8 @@ TEST(WatchCli, FakeSlowdownPrintsAnEventWithTheThermalSampleAndTheSummary) {
 #ifdef FAKE_NVML_LIB
 TEST(WatchCli, ThrottleEpisodesFromTheSamplerAreEvents) {
   test::TempDir dir;
-  Watch w({"--dir", "run", "--interval", "0.05", "--no-preflight", "--", script("slowdown.sh")}, dir);
+  Watch w({"--dir", "run", "--interval", "0.05", "--no-preflight", "--", script("slowdown.sh")},
+          dir);
   ASSERT_EQ(w.wait(), 0) << w.err();
   EXPECT_NE(w.err().find("start cause=sw_thermal gpu=0"), std::string::npos) << w.err();
   EXPECT_TRUE(file_contains(dir / "run/events.log", "start cause=sw_thermal gpu=0"));
@@ -250,7 +271,8 @@ TEST(WatchCli, DiskFullLogKeepsTheTerminalOutput) {
 
 TEST(WatchCli, PreflightShowsStatusAndPlanWithoutAnchorWhenNothingWasMeasured) {
   test::TempDir dir;
-  Watch w({"--dir", "run", "--interval", "0.05", "--model", "Llama-3.1-8B", "--method", "lora", "--", script("slowdown.sh")},
+  Watch w({"--dir", "run", "--interval", "0.05", "--model", "Llama-3.1-8B", "--method", "lora",
+           "--", script("slowdown.sh")},
           dir, test::fixture("roots/gb10-finetune"));
   ASSERT_EQ(w.wait(), 0) << w.err();
   const std::string err = w.err();
@@ -266,9 +288,11 @@ TEST(WatchCli, PreflightShowsStatusAndPlanWithoutAnchorWhenNothingWasMeasured) {
 TEST(WatchCli, MeasuredPeakIsAppendedAsAnAnchorTheNextPlanReads) {
   test::TempDir dir;
   const auto root = dir / "root";
-  std::filesystem::copy(test::fixture("roots/gb10-idle"), root, std::filesystem::copy_options::recursive);
-  Watch w({"--dir", "run", "--interval", "0.05", "--no-preflight", "--model", "Llama-3.1-8B", "--method", "lora",
-           "--batch", "2", "--seq", "4096", "--", script("grow_pool.sh"), root.string()},
+  std::filesystem::copy(test::fixture("roots/gb10-idle"), root,
+                        std::filesystem::copy_options::recursive);
+  Watch w({"--dir", "run", "--interval", "0.05", "--no-preflight", "--model", "Llama-3.1-8B",
+           "--method", "lora", "--batch", "2", "--seq", "4096", "--", script("grow_pool.sh"),
+           root.string()},
           dir, root);
   ASSERT_EQ(w.wait(), 0) << w.err();
   const auto anchors = dir / "home/.local/share/sparkops/anchors.jsonl";
@@ -293,8 +317,10 @@ TEST(WatchCli, MeasuredPeakIsAppendedAsAnAnchorTheNextPlanReads) {
 TEST(WatchCli, MemoryPressureIsAnEvent) {
   test::TempDir dir;
   const auto root = dir / "root";
-  std::filesystem::copy(test::fixture("roots/gb10-idle"), root, std::filesystem::copy_options::recursive);
-  Watch w({"--dir", "run", "--interval", "0.05", "--no-preflight", "--", script("grow_pool.sh"), root.string(), "2000000"},
+  std::filesystem::copy(test::fixture("roots/gb10-idle"), root,
+                        std::filesystem::copy_options::recursive);
+  Watch w({"--dir", "run", "--interval", "0.05", "--no-preflight", "--", script("grow_pool.sh"),
+           root.string(), "2000000"},
           dir, root);
   ASSERT_EQ(w.wait(), 0) << w.err();
   const std::string err = w.err();
@@ -307,19 +333,25 @@ TEST(WatchCli, MemoryPressureIsAnEvent) {
 
 TEST(WatchCli, PreflightNamesAHeavyWorkloadAlreadyRunning) {
   test::TempDir dir;
-  Watch w({"--dir", "run", "--gpu", "none", "--", script("exit3.sh")}, dir, test::fixture("procs/vllm_uncapped_orphan"));
+  Watch w({"--dir", "run", "--gpu", "none", "--", script("exit3.sh")}, dir,
+          test::fixture("procs/vllm_uncapped_orphan"));
   EXPECT_EQ(w.wait(), 3);
-  EXPECT_NE(w.err().find("warning: heavy GPU workload running: PID 5000 vllm"), std::string::npos) << w.err();
+  EXPECT_NE(w.err().find("warning: heavy GPU workload running: PID 5000 vllm"), std::string::npos)
+      << w.err();
 }
 
 TEST(WatchCli, WontFitPlanRefusesToLaunchUnlessForced) {
   test::TempDir dir;
-  Watch w({"--dir", "run", "--model", "Llama-3.1-70B", "--method", "full", "--", script("exit3.sh")}, dir);
+  Watch w(
+      {"--dir", "run", "--model", "Llama-3.1-70B", "--method", "full", "--", script("exit3.sh")},
+      dir);
   EXPECT_EQ(w.wait(), 1);
   EXPECT_EQ(w.out(), "");  // never launched
   EXPECT_NE(w.err().find("won't fit; not launching"), std::string::npos) << w.err();
   test::TempDir dir2;
-  Watch forced({"--dir", "run", "--force", "--model", "Llama-3.1-70B", "--method", "full", "--", script("exit3.sh")}, dir2);
+  Watch forced({"--dir", "run", "--force", "--model", "Llama-3.1-70B", "--method", "full", "--",
+                script("exit3.sh")},
+               dir2);
   EXPECT_EQ(forced.wait(), 3);
 }
 

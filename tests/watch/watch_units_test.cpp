@@ -1,7 +1,7 @@
 // The pure pieces of `sparkops watch`: live step tracking, live slowdown edges, record splitting,
 // the sidecar written beside the log, memory pressure events, the summary and the anchor.
-#include <fmt/format.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -12,8 +12,8 @@
 #include "cli/watch_summary.hpp"
 #include "diagnose/live_slowdown.hpp"
 #include "support/test_support.hpp"
-#include "trainlog/parse_log.hpp"
 #include "trainlog/live_tracker.hpp"
+#include "trainlog/parse_log.hpp"
 #include "trainlog/sidecar.hpp"
 
 namespace sparkops {
@@ -44,7 +44,8 @@ TEST(LiveTracker, MegatronStepsComeFromTheParser) {
   std::vector<trainlog::LiveStep> out;
   for (int i = 1; i <= 25; ++i) {
     const std::string rec = fmt::format(
-        " iteration       {:>3}/     100 | consumed samples:          {} | elapsed time per iteration (ms): 250.0 |",
+        " iteration       {:>3}/     100 | consumed samples:          {} | elapsed time per "
+        "iteration (ms): 250.0 |",
         i, i * 8);
     t.feed(rec, static_cast<std::uint64_t>(i * 120), kT0, out);
   }
@@ -96,7 +97,9 @@ TEST(LiveSlowdown, BaselineThenSustainedSlowStepsStartAndCalmStepsEnd) {
 TEST(RecordSplitter, SplitsOnNewlineAndCarriageReturnAcrossChunks) {
   cli::RecordSplitter s(8);
   std::vector<std::pair<std::string, std::uint64_t>> got;
-  const auto sink = [&](std::string_view r, std::uint64_t o) { got.emplace_back(std::string(r), o); };
+  const auto sink = [&](std::string_view r, std::uint64_t o) {
+    got.emplace_back(std::string(r), o);
+  };
   s.feed("ab\r", 0, sink);
   s.feed("cd", 3, sink);
   s.feed("e\n\nf", 5, sink);
@@ -150,7 +153,9 @@ TEST(PressureTracker, LowAvailableStartsAnEpisodeAndRecoveryEndsIt) {
   s.host.mem_available_bytes = 2ULL << 30;
   const auto start = p.feed(s);
   ASSERT_TRUE(start);
-  EXPECT_EQ(*start, "2025-11-09T09:26:12.000Z start cause=memory_pressure mem_available_gib=2.0 mem_total_gib=100.0\n");
+  EXPECT_EQ(*start,
+            "2025-11-09T09:26:12.000Z start cause=memory_pressure mem_available_gib=2.0 "
+            "mem_total_gib=100.0\n");
   EXPECT_FALSE(p.feed(s));
   s.interval = std::chrono::seconds{1};
   s.host_deltas.psi_mem_some_us = 500'000;  // half the interval stalled
@@ -159,7 +164,8 @@ TEST(PressureTracker, LowAvailableStartsAnEpisodeAndRecoveryEndsIt) {
   s.host_deltas.psi_mem_some_us = 0;
   const auto end = p.feed(s);
   ASSERT_TRUE(end);
-  EXPECT_TRUE(starts_with(*end, "2025-11-09T09:26:12.000Z end cause=memory_pressure psi_some_share=0.000"));
+  EXPECT_TRUE(
+      starts_with(*end, "2025-11-09T09:26:12.000Z end cause=memory_pressure psi_some_share=0.000"));
 }
 
 TEST(WatchEvents, SlowdownLineCarriesTheThermalSample) {

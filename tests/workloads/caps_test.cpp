@@ -12,39 +12,48 @@ const Classification kVllm{Engine::vllm, Role::server, "vLLM"};
 const Classification kSglang{Engine::sglang, Role::server, "SGLang"};
 constexpr std::uint64_t kGb10Total = 125514548ULL * 1024;  // MemTotal 119.7 GiB
 
-CapInfo cap_of(const Classification& kind, const Argv& argv, const EnvList& env = {}, bool readable = true) {
+CapInfo cap_of(const Classification& kind, const Argv& argv, const EnvList& env = {},
+               bool readable = true) {
   return parse_cap(kind, argv, env, readable);
 }
 
 // Every spelling of the caps seen in ../shared/corpus/procs.
 TEST(VllmCap, SpaceSeparatedFraction) {
-  const auto cap = cap_of(kVllm, {"vllm", "serve", "m", "--gpu-memory-utilization", "0.95", "--dtype=bfloat16"});
+  const auto cap =
+      cap_of(kVllm, {"vllm", "serve", "m", "--gpu-memory-utilization", "0.95", "--dtype=bfloat16"});
   EXPECT_EQ(cap.state, CapState::capped);
   EXPECT_DOUBLE_EQ(cap.fraction.value(), 0.95);
   EXPECT_EQ(cap.text, "gpu-memory-utilization 0.95");
 }
 
 TEST(VllmCap, EqualsSignFraction) {
-  EXPECT_DOUBLE_EQ(cap_of(kVllm, {"vllm", "serve", "m", "--gpu-memory-utilization=0.22"}).fraction.value(), 0.22);
+  EXPECT_DOUBLE_EQ(
+      cap_of(kVllm, {"vllm", "serve", "m", "--gpu-memory-utilization=0.22"}).fraction.value(),
+      0.22);
 }
 
 TEST(VllmCap, UnderscoreSpellingAndLastOccurrenceWins) {
-  const auto cap = cap_of(kVllm, {"vllm", "serve", "--gpu_memory_utilization", "0.3", "--gpu-memory-utilization", "0.4"});
+  const auto cap = cap_of(kVllm, {"vllm", "serve", "--gpu_memory_utilization", "0.3",
+                                  "--gpu-memory-utilization", "0.4"});
   EXPECT_DOUBLE_EQ(cap.fraction.value(), 0.4);
 }
 
 TEST(VllmCap, OneIsAValidFraction) {
-  EXPECT_DOUBLE_EQ(cap_of(kVllm, {"python", "-m", "vllm.entrypoints.openai.api_server", "--gpu-memory-utilization", "1.0"})
-                       .fraction.value(), 1.0);
+  EXPECT_DOUBLE_EQ(cap_of(kVllm, {"python", "-m", "vllm.entrypoints.openai.api_server",
+                                  "--gpu-memory-utilization", "1.0"})
+                       .fraction.value(),
+                   1.0);
 }
 
 TEST(VllmCap, FlattenedBackslashArgumentsDoNotHideTheFlag) {
-  const auto cap = cap_of(kVllm, {"vllm", "serve", "m", "\\", "--gpu-memory-utilization", "0.95", "\\", "--port", "8000"});
+  const auto cap = cap_of(kVllm, {"vllm", "serve", "m", "\\", "--gpu-memory-utilization", "0.95",
+                                  "\\", "--port", "8000"});
   EXPECT_DOUBLE_EQ(cap.fraction.value(), 0.95);
 }
 
 TEST(VllmCap, AbsentFlagIsUncappedAtTheDefault) {
-  const auto cap = cap_of(kVllm, {"python", "-m", "vllm.entrypoints.openai.api_server", "--model", "m"});
+  const auto cap =
+      cap_of(kVllm, {"python", "-m", "vllm.entrypoints.openai.api_server", "--model", "m"});
   EXPECT_EQ(cap.state, CapState::uncapped);
   EXPECT_DOUBLE_EQ(cap.fraction.value(), 0.9);
   EXPECT_EQ(cap.text, "default 0.9");
@@ -66,7 +75,8 @@ TEST(VllmCap, KvCacheBytesClaimsTheKvBytes) {
 }
 
 TEST(VllmCap, EngineCoreHasNoFlagsOfItsOwn) {
-  const auto cap = cap_of(Classification{Engine::vllm, Role::engine, "vLLM EngineCore"}, {"VLLM::EngineCore"});
+  const auto cap =
+      cap_of(Classification{Engine::vllm, Role::engine, "vLLM EngineCore"}, {"VLLM::EngineCore"});
   EXPECT_EQ(cap.state, CapState::uncapped);
   EXPECT_FALSE(cap.fraction);
   EXPECT_FALSE(cap_claim_bytes(cap, kGb10Total));
@@ -81,8 +91,14 @@ TEST(VllmBytes, DecimalLowercaseBinaryUppercase) {
 }
 
 TEST(SglangCap, BothSpellings) {
-  EXPECT_DOUBLE_EQ(cap_of(kSglang, {"python", "-m", "sglang.launch_server", "--mem-fraction-static", "0.6"}).fraction.value(), 0.6);
-  EXPECT_DOUBLE_EQ(cap_of(kSglang, {"python", "-m", "sglang.launch_server", "--mem-fraction-static=0.8"}).fraction.value(), 0.8);
+  EXPECT_DOUBLE_EQ(
+      cap_of(kSglang, {"python", "-m", "sglang.launch_server", "--mem-fraction-static", "0.6"})
+          .fraction.value(),
+      0.6);
+  EXPECT_DOUBLE_EQ(
+      cap_of(kSglang, {"python", "-m", "sglang.launch_server", "--mem-fraction-static=0.8"})
+          .fraction.value(),
+      0.8);
   const auto absent = cap_of(kSglang, {"python", "-m", "sglang.launch_server"});
   EXPECT_EQ(absent.state, CapState::uncapped);
   EXPECT_FALSE(absent.fraction);
@@ -90,7 +106,9 @@ TEST(SglangCap, BothSpellings) {
 
 TEST(OllamaCap, EnvironmentCapsAreShown) {
   const Classification serve{Engine::ollama, Role::server, "Ollama serve"};
-  const EnvList env = {{"OLLAMA_KEEP_ALIVE", "-1"}, {"OLLAMA_MAX_LOADED_MODELS", "1"}, {"OLLAMA_GPU_OVERHEAD", "2147483648"}};
+  const EnvList env = {{"OLLAMA_KEEP_ALIVE", "-1"},
+                       {"OLLAMA_MAX_LOADED_MODELS", "1"},
+                       {"OLLAMA_GPU_OVERHEAD", "2147483648"}};
   const auto cap = cap_of(serve, {"ollama", "serve"}, env);
   EXPECT_EQ(cap.state, CapState::uncapped);
   EXPECT_EQ(cap.text, "uncapped (max 1 models, keep-alive -1, gpu-overhead 2.0 GiB)");
@@ -98,13 +116,15 @@ TEST(OllamaCap, EnvironmentCapsAreShown) {
   EXPECT_NE(cap.notes[0].find("stay resident"), std::string::npos);
   EXPECT_EQ(cap_of(serve, {"ollama", "serve"}, {{"OLLAMA_KEEP_ALIVE", "24h"}}).text,
             "uncapped (max 3 (default) models, keep-alive 24h)");
-  EXPECT_EQ(cap_of(serve, {"ollama", "serve"}, {}, false).text, "uncapped (environment unreadable)");
+  EXPECT_EQ(cap_of(serve, {"ollama", "serve"}, {}, false).text,
+            "uncapped (environment unreadable)");
 }
 
 TEST(LlamaCppCap, LayersContextMlockNoMmap) {
   const Classification server{Engine::llama_cpp, Role::server, "llama-server"};
-  const auto cap = cap_of(server, {"llama-server", "-m", "x.gguf", "-c", "0", "-ngl", "99", "--mlock", "--no-mmap"},
-                          {{"GGML_CUDA_ENABLE_UNIFIED_MEMORY", "1"}});
+  const auto cap = cap_of(
+      server, {"llama-server", "-m", "x.gguf", "-c", "0", "-ngl", "99", "--mlock", "--no-mmap"},
+      {{"GGML_CUDA_ENABLE_UNIFIED_MEMORY", "1"}});
   EXPECT_EQ(cap.state, CapState::fixed_at_load);
   EXPECT_EQ(cap.text, "fixed at load (-ngl 99 -c 0 --mlock --no-mmap)");
   EXPECT_EQ(cap.notes.size(), 4u);
@@ -116,7 +136,8 @@ TEST(LlamaCppCap, LayersContextMlockNoMmap) {
 
 TEST(TrainerCap, AllocatorConfIsANoteNotACap) {
   const Classification trl{Engine::trainer, Role::trainer, "TRL"};
-  const auto cap = cap_of(trl, {"trl", "sft"}, {{"PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"}});
+  const auto cap =
+      cap_of(trl, {"trl", "sft"}, {{"PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"}});
   EXPECT_EQ(cap.state, CapState::uncapped);
   ASSERT_EQ(cap.notes.size(), 1u);
   EXPECT_NE(cap.notes[0].find("expandable_segments:True"), std::string::npos);

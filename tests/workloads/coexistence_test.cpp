@@ -35,7 +35,8 @@ Scenario load(const std::string& name) {
   return Scenario{*scan, *pool};
 }
 
-// The skill: "a < 4GB LoRA fine-tune coexists fine beside vLLM capped at gpu-memory-utilization<=0.5".
+// The skill: "a < 4GB LoRA fine-tune coexists fine beside vLLM capped at
+// gpu-memory-utilization<=0.5".
 TEST(Coexistence, SmallLoraBesideVllmCappedAtHalfCoexists) {
   const auto s = load("vllm_capped_lora");
   const auto v = coexistence_verdict(s.scan, 4 * kGB, s.pool);
@@ -55,7 +56,8 @@ TEST(Coexistence, UncappedVllmMustBeStoppedFirst) {
   EXPECT_EQ(v.stop[1].pid, 5000u);
   EXPECT_EQ(v.stop[1].reason, "uncapped: claims 107.7 GiB at default 0.9");
   ASSERT_EQ(v.orphans.size(), 1u);
-  EXPECT_EQ(v.summary.rfind("stop 6100 (vLLM EngineCore, orphan (API server gone), uncapped: holds 50.0 GiB), then 5000 (vLLM, "
+  EXPECT_EQ(v.summary.rfind("stop 6100 (vLLM EngineCore, orphan (API server gone), uncapped: holds "
+                            "50.0 GiB), then 5000 (vLLM, "
                             "uncapped: claims 107.7 GiB at default 0.9) first",
                             0),
             0u)

@@ -23,17 +23,20 @@ std::vector<ContentionKind> kinds(const std::vector<ContentionEvent>& events) {
 
 TEST(OomLines, VictimFromEitherKernelFormat) {
   const auto a = parse_oom_victim(
-      "[12345.678] Out of memory: Killed process 4242 (python3) total-vm:123456kB, anon-rss:1000kB, file-rss:0kB");
+      "[12345.678] Out of memory: Killed process 4242 (python3) total-vm:123456kB, "
+      "anon-rss:1000kB, file-rss:0kB");
   ASSERT_TRUE(a);
   EXPECT_EQ(a->pid, 4242u);
   EXPECT_EQ(a->name, "python3");
   const auto b = parse_oom_victim(
-      "oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,task_memcg=/user.slice,"
+      "oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/"
+      ",mems_allowed=0,global_oom,task_memcg=/user.slice,"
       "task=VLLM::EngineCor,pid=5001,uid=1000");
   ASSERT_TRUE(b);
   EXPECT_EQ(b->pid, 5001u);
   EXPECT_EQ(b->name, "VLLM::EngineCor");
-  EXPECT_FALSE(parse_oom_victim("NVRM: nvAssertOkFailedNoLog: Assertion failed: NV_ERR_NO_MEMORY (0x00000051)"));
+  EXPECT_FALSE(parse_oom_victim(
+      "NVRM: nvAssertOkFailedNoLog: Assertion failed: NV_ERR_NO_MEMORY (0x00000051)"));
 }
 
 TEST(Contention, QuietReadingsGiveNoEvents) {
@@ -63,9 +66,10 @@ TEST(Contention, PressureFaultsRefaultsAndSwapInRising) {
   r.workingset_refault = 5000 + 10 * 4000;
   r.pswpin = 10 * 300;
   const auto events = tracker.feed(r);
-  EXPECT_EQ(kinds(events), (std::vector<ContentionKind>{ContentionKind::psi_some, ContentionKind::psi_full,
-                                                         ContentionKind::major_faults, ContentionKind::refaults,
-                                                         ContentionKind::swap_in}));
+  EXPECT_EQ(kinds(events),
+            (std::vector<ContentionKind>{ContentionKind::psi_some, ContentionKind::psi_full,
+                                         ContentionKind::major_faults, ContentionKind::refaults,
+                                         ContentionKind::swap_in}));
   EXPECT_EQ(events[0].evidence, "PSI memory some avg10 23.5% (was 2.0%)");
   EXPECT_EQ(events[2].evidence, "500 major faults/s (pgmajfault)");
 }
@@ -91,7 +95,8 @@ TEST(Contention, ResidentMemoryFallingWhileRunningIsEviction) {
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].kind, ContentionKind::evicted);
   EXPECT_EQ(events[0].pid, 4242u);
-  EXPECT_EQ(events[0].evidence, "vLLM 4242 resident memory fell 60.0 GiB -> 30.0 GiB while still running");
+  EXPECT_EQ(events[0].evidence,
+            "vLLM 4242 resident memory fell 60.0 GiB -> 30.0 GiB while still running");
 }
 
 TEST(Contention, VanishedWorkloadNamedByOomLineWasKilled) {
@@ -103,10 +108,13 @@ TEST(Contention, VanishedWorkloadNamedByOomLineWasKilled) {
   r.at += seconds(30);
   r.workloads.clear();
   r.oom_kill = 4;
-  r.kernel_lines = {"[350700.1] Out of memory: Killed process 5001 (VLLM::EngineCor) total-vm:1kB, anon-rss:1kB"};
+  r.kernel_lines = {
+      "[350700.1] Out of memory: Killed process 5001 (VLLM::EngineCor) total-vm:1kB, anon-rss:1kB"};
   const auto events = tracker.feed(r);
-  EXPECT_EQ(kinds(events), (std::vector<ContentionKind>{ContentionKind::oom_kill, ContentionKind::vanished}));
-  EXPECT_EQ(events[1].evidence, "vLLM EngineCore 5001 gone while holding 64.0 GiB: killed by the kernel OOM killer");
+  EXPECT_EQ(kinds(events),
+            (std::vector<ContentionKind>{ContentionKind::oom_kill, ContentionKind::vanished}));
+  EXPECT_EQ(events[1].evidence,
+            "vLLM EngineCore 5001 gone while holding 64.0 GiB: killed by the kernel OOM killer");
 }
 
 TEST(Contention, OomCounterWithoutAKernelLineIsStillReported) {

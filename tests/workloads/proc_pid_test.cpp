@@ -13,7 +13,9 @@ namespace {
 using namespace std::string_view_literals;
 
 TEST(ProcCmdline, SplitsOnNulAndDropsTrailingTerminator) {
-  const auto argv = parse_proc_cmdline("python\0-m\0vllm.entrypoints.openai.api_server\0--port\0" "10000\0"sv);
+  const auto argv = parse_proc_cmdline(
+      "python\0-m\0vllm.entrypoints.openai.api_server\0--port\0"
+      "10000\0"sv);
   ASSERT_EQ(argv.size(), 5u);
   EXPECT_EQ(argv[0], "python");
   EXPECT_EQ(argv[2], "vllm.entrypoints.openai.api_server");
@@ -32,11 +34,14 @@ TEST(ProcCmdline, SetproctitleTitleLosesItsPadding) {
   EXPECT_EQ(argv[0], "VLLM::EngineCore");
 }
 
-TEST(ProcCmdline, KernelThreadIsEmpty) { EXPECT_TRUE(parse_proc_cmdline("").empty()); }
+TEST(ProcCmdline, KernelThreadIsEmpty) {
+  EXPECT_TRUE(parse_proc_cmdline("").empty());
+}
 
 TEST(ProcStatParse, CommWithSpacesAndParensEndsAtLastParen) {
   const auto st = parse_proc_stat(
-      "4242 (my (odd) name) S 900 4242 4242 0 -1 4194560 1000 0 0 0 500 100 0 0 20 0 12 0 34354547 8589934592 786432 0\n");
+      "4242 (my (odd) name) S 900 4242 4242 0 -1 4194560 1000 0 0 0 500 100 0 0 20 0 12 0 34354547 "
+      "8589934592 786432 0\n");
   ASSERT_TRUE(st) << st.error().detail;
   EXPECT_EQ(st->pid, 4242u);
   EXPECT_EQ(st->comm, "my (odd) name");
@@ -51,7 +56,9 @@ TEST(ProcStatParse, TruncatedLineIsMalformed) {
   EXPECT_EQ(st.error().code, Errc::malformed);
 }
 
-TEST(ProcStatParse, NoCommIsMalformed) { EXPECT_FALSE(parse_proc_stat("garbage\n")); }
+TEST(ProcStatParse, NoCommIsMalformed) {
+  EXPECT_FALSE(parse_proc_stat("garbage\n"));
+}
 
 TEST(ProcStatusParse, ReadsMemoryParentUidAndNamespaces) {
   const auto st = parse_proc_status(
@@ -72,12 +79,15 @@ TEST(ProcStatusParse, ZombieHasNoMemoryLines) {
   EXPECT_FALSE(st->vm_rss_bytes);
 }
 
-TEST(ProcStatusParse, BadRssIsMalformed) { EXPECT_FALSE(parse_proc_status("VmRSS:\tlots kB\n")); }
+TEST(ProcStatusParse, BadRssIsMalformed) {
+  EXPECT_FALSE(parse_proc_status("VmRSS:\tlots kB\n"));
+}
 
 TEST(SmapsRollupParse, ReadsPssRssAndSwap) {
   const auto r = parse_smaps_rollup(
       "00400000-7ffd5a1f2000 ---p 00000000 00:00 0                          [rollup]\n"
-      "Rss:             5237360 kB\nPss:             5101234 kB\nPss_Anon:        5000000 kB\nSwap:  0 kB\n");
+      "Rss:             5237360 kB\nPss:             5101234 kB\nPss_Anon:        5000000 "
+      "kB\nSwap:  0 kB\n");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->pss_bytes, 5101234ULL * 1024);
   EXPECT_EQ(r->rss_bytes, 5237360ULL * 1024);
@@ -85,8 +95,8 @@ TEST(SmapsRollupParse, ReadsPssRssAndSwap) {
 }
 
 TEST(EnvironParse, KeepsOnlyWantedPrefixesInOrder) {
-  const auto env = parse_proc_environ("HOME=/root\0OLLAMA_KEEP_ALIVE=-1\0junk\0OLLAMA_HOST=0.0.0.0:5001\0"sv,
-                                      {"OLLAMA_"});
+  const auto env = parse_proc_environ(
+      "HOME=/root\0OLLAMA_KEEP_ALIVE=-1\0junk\0OLLAMA_HOST=0.0.0.0:5001\0"sv, {"OLLAMA_"});
   ASSERT_EQ(env.size(), 2u);
   EXPECT_EQ(env[0].first, "OLLAMA_KEEP_ALIVE");
   EXPECT_EQ(env[0].second, "-1");
@@ -94,14 +104,16 @@ TEST(EnvironParse, KeepsOnlyWantedPrefixesInOrder) {
 }
 
 TEST(ProcTimes, UptimeAndBtimeParse) {
-  EXPECT_EQ(parse_proc_uptime("350735.47 234388.90\n").value(), std::chrono::milliseconds(350735470));
+  EXPECT_EQ(parse_proc_uptime("350735.47 234388.90\n").value(),
+            std::chrono::milliseconds(350735470));
   EXPECT_EQ(parse_proc_stat_btime("cpu 1 2\nbtime 1762330000\nprocesses 3\n").value(), 1762330000);
   EXPECT_EQ(parse_proc_stat_btime("cpu 1 2\n").error().code, Errc::not_found);
   EXPECT_FALSE(parse_proc_uptime("soon\n"));
 }
 
 TEST(ProcTimes, AgeIsUptimeMinusStart) {
-  EXPECT_EQ(process_age(1000, 100, std::chrono::milliseconds(60000)), std::chrono::milliseconds(50000));
+  EXPECT_EQ(process_age(1000, 100, std::chrono::milliseconds(60000)),
+            std::chrono::milliseconds(50000));
   EXPECT_FALSE(process_age(100000, 100, std::chrono::milliseconds(60000)));
   EXPECT_FALSE(process_age(1, 0, std::chrono::milliseconds(60000)));
 }

@@ -7,8 +7,12 @@
 namespace sparkops {
 namespace {
 
-std::string root_of(const std::string& scenario) { return test::fixture("procs/" + scenario).string(); }
-std::string apps_of(const std::string& scenario) { return root_of(scenario) + "/gpu-apps.csv"; }
+std::string root_of(const std::string& scenario) {
+  return test::fixture("procs/" + scenario).string();
+}
+std::string apps_of(const std::string& scenario) {
+  return root_of(scenario) + "/gpu-apps.csv";
+}
 
 TEST(ProcsCli, SkillExampleCoexistsTable) {
   const auto r = test::run_sparkops({"--root", root_of("vllm_capped_lora"), "procs", "--gpu-apps",
@@ -19,15 +23,16 @@ TEST(ProcsCli, SkillExampleCoexistsTable) {
 }
 
 TEST(ProcsCli, UncappedVllmAndOrphanMustStopJson) {
-  const auto r = test::run_sparkops({"--root", root_of("vllm_uncapped_orphan"), "procs", "--gpu-apps",
-                                     apps_of("vllm_uncapped_orphan"), "--need", "4", "--json"});
+  const auto r =
+      test::run_sparkops({"--root", root_of("vllm_uncapped_orphan"), "procs", "--gpu-apps",
+                          apps_of("vllm_uncapped_orphan"), "--need", "4", "--json"});
   EXPECT_EQ(r.exit_code, 1) << r.err;  // the answer is "no, not yet"
   test::expect_golden("golden/procs/vllm_uncapped_orphan_need4.json", r.out);
 }
 
 TEST(ProcsCli, UncappedVllmAndOrphanTable) {
-  const auto r = test::run_sparkops({"--root", root_of("vllm_uncapped_orphan"), "procs", "--gpu-apps",
-                                     apps_of("vllm_uncapped_orphan")});
+  const auto r = test::run_sparkops({"--root", root_of("vllm_uncapped_orphan"), "procs",
+                                     "--gpu-apps", apps_of("vllm_uncapped_orphan")});
   EXPECT_EQ(r.exit_code, 0) << r.err;  // no question asked: a report, not a refusal
   test::expect_golden("golden/procs/vllm_uncapped_orphan.txt", r.out);
 }
@@ -53,7 +58,8 @@ TEST(ProcsCli, BadNeedIsBadInput) {
 }
 
 TEST(ProcsCli, MissingGpuFileIsBadInput) {
-  const auto r = test::run_sparkops({"--root", root_of("ollama"), "procs", "--gpu-apps", "/nonexistent/apps.csv"});
+  const auto r = test::run_sparkops(
+      {"--root", root_of("ollama"), "procs", "--gpu-apps", "/nonexistent/apps.csv"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err.rfind("sparkops: ", 0), 0u);
 }

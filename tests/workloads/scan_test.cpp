@@ -27,7 +27,8 @@ std::vector<GpuProcess> gpu_apps(const std::string& scenario) {
 WorkloadScan scan_of(const std::string& scenario) {
   ScanOptions options;
   options.device_total_bytes = kGb10Total;
-  auto scan = scan_workloads(HostRoot(test::fixture("procs/" + scenario)), gpu_apps(scenario), options);
+  auto scan =
+      scan_workloads(HostRoot(test::fixture("procs/" + scenario)), gpu_apps(scenario), options);
   EXPECT_TRUE(scan) << scan.error().detail;
   return scan ? *scan : WorkloadScan{};
 }
@@ -120,15 +121,17 @@ TEST(ScanFixture, LlamaCppIsFixedAtLoadAndHeavyOnlyNearCapacity) {
 
 TEST(ScanFixture, LaunchersOwnTheirWorkers) {
   const auto scan = scan_of("trainers");
-  EXPECT_EQ(roots(scan), (std::vector<std::uint32_t>{3000, 3100, 3200, 3300, 3400, 3500, 3600, 3700, 3800, 3900,
-                                                     3950, 4000}));
+  EXPECT_EQ(roots(scan), (std::vector<std::uint32_t>{3000, 3100, 3200, 3300, 3400, 3500, 3600, 3700,
+                                                     3800, 3900, 3950, 4000}));
   const auto* torchrun = find(scan, 3000);
   ASSERT_EQ(torchrun->processes.size(), 5u);
   EXPECT_EQ(torchrun->processes[1].kind.role, Role::worker);
   EXPECT_EQ(torchrun->processes[1].kind.label, "python Train_dist.py (torchrun worker)");
   EXPECT_TRUE(torchrun->heavy);
-  EXPECT_EQ(find(scan, 3200)->processes[1].kind.label, "python example_chat_completion.py (torchrun worker)");
-  EXPECT_EQ(find(scan, 3100)->processes[1].kind.label, "python train_gsm8k_deepspeed.py (accelerate worker)");
+  EXPECT_EQ(find(scan, 3200)->processes[1].kind.label,
+            "python example_chat_completion.py (torchrun worker)");
+  EXPECT_EQ(find(scan, 3100)->processes[1].kind.label,
+            "python train_gsm8k_deepspeed.py (accelerate worker)");
   EXPECT_EQ(find(scan, 3300)->kind.label, "axolotl");
   EXPECT_EQ(find(scan, 3500)->kind.label, "MLX-LM");
   EXPECT_EQ(find(scan, 3600)->kind.label, "llama.cpp finetune");
@@ -143,12 +146,14 @@ TEST(ScanFixture, LaunchersOwnTheirWorkers) {
 
 TEST(ScanFixture, ServersOfEveryKind) {
   const auto scan = scan_of("servers");
-  EXPECT_EQ(roots(scan), (std::vector<std::uint32_t>{7000, 7100, 7200, 7300, 7400, 7450, 7500, 7600}));
+  EXPECT_EQ(roots(scan),
+            (std::vector<std::uint32_t>{7000, 7100, 7200, 7300, 7400, 7450, 7500, 7600}));
   EXPECT_EQ(find(scan, 7000)->processes.size(), 3u);
   EXPECT_DOUBLE_EQ(find(scan, 7000)->cap.fraction.value(), 0.6);
   EXPECT_FALSE(find(scan, 7000)->heavy);
   EXPECT_TRUE(find(scan, 7100)->heavy);
-  EXPECT_EQ(find(scan, 7100)->heavy_reason, "near capacity: claims 95.8 GiB at mem-fraction-static 0.8");
+  EXPECT_EQ(find(scan, 7100)->heavy_reason,
+            "near capacity: claims 95.8 GiB at mem-fraction-static 0.8");
   EXPECT_TRUE(find(scan, 7200)->heavy);
   EXPECT_DOUBLE_EQ(find(scan, 7300)->cap.fraction.value(), 0.95);
   EXPECT_DOUBLE_EQ(find(scan, 7400)->cap.fraction.value(), 0.22);

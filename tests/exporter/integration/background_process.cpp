@@ -36,8 +36,10 @@ BackgroundProcess::BackgroundProcess(std::vector<std::string> argv,
   vars["HOME"] = log_dir.string();
   vars["XDG_CONFIG_HOME"] = (log_dir / "config").string();
   for (const auto& [k, v] : env) {
-    if (v.empty()) vars.erase(k);
-    else vars[k] = v;
+    if (v.empty())
+      vars.erase(k);
+    else
+      vars[k] = v;
   }
   std::vector<std::string> env_strings;
   for (const auto& [k, v] : vars) env_strings.push_back(k + "=" + v);
@@ -87,7 +89,8 @@ bool BackgroundProcess::running() {
   return true;
 }
 
-bool BackgroundProcess::wait_for_output(const std::string& needle, std::chrono::milliseconds timeout) {
+bool BackgroundProcess::wait_for_output(const std::string& needle,
+                                        std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < deadline) {
     if (output().find(needle) != std::string::npos) return true;

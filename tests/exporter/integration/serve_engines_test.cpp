@@ -1,6 +1,7 @@
 // `sparkops serve` checked by the real engines: promtool, a Prometheus server scraping two
 // instances, and headless Chromium rendering the dashboard. They run unless
-// SPARKOPS_SKIP_PROMETHEUS=1 / SPARKOPS_SKIP_BROWSER=1 (tools/install-deps.sh --test installs them).
+// SPARKOPS_SKIP_PROMETHEUS=1 / SPARKOPS_SKIP_BROWSER=1 (tools/install-deps.sh --test installs
+// them).
 
 #include <thread>
 
@@ -26,7 +27,8 @@ std::uint64_t mem_available_bytes(const std::string& root) {
   const std::string text = test::slurp(test::fixture("roots/" + root + "/proc/meminfo"));
   for (const auto line : split_lines(text)) {
     const auto fields = split_ws(line);
-    if (fields.size() >= 2 && fields[0] == "MemAvailable:") return parse_u64(fields[1]).value_or(0) * 1024;
+    if (fields.size() >= 2 && fields[0] == "MemAvailable:")
+      return parse_u64(fields[1]).value_or(0) * 1024;
   }
   return 0;
 }
@@ -49,8 +51,8 @@ TEST(ServeEngines, PrometheusScrapesTwoSparks) {
   const auto prometheus = require_tool("/usr/bin/prometheus", "SPARKOPS_SKIP_PROMETHEUS");
   ASSERT_FALSE(prometheus.empty());
   test::TempDir dir;
-  const std::vector<std::pair<std::string, std::string>> sparks = {{"gb10-idle", "gb10"},
-                                                                   {"gb10-finetune", "gb10-counters-advancing"}};
+  const std::vector<std::pair<std::string, std::string>> sparks = {
+      {"gb10-idle", "gb10"}, {"gb10-finetune", "gb10-counters-advancing"}};
   std::vector<test::ServeInstance> serves;
   for (const auto& [root, scenario] : sparks) {
     serves.push_back(test::start_serve(dir.path(), root, scenario, {"--interval", "1s"}));
@@ -60,14 +62,16 @@ TEST(ServeEngines, PrometheusScrapesTwoSparks) {
   test::write_text(dir / "prometheus.yml",
                    "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n"
                    "  - job_name: sparkops\n    static_configs:\n      - targets: ['127.0.0.1:" +
-                       std::to_string(serves[0].port) + "']\n        labels: {spark: '" + sparks[0].first +
+                       std::to_string(serves[0].port) + "']\n        labels: {spark: '" +
+                       sparks[0].first +
                        "'}\n      - targets: ['127.0.0.1:" + std::to_string(serves[1].port) +
                        "']\n        labels: {spark: '" + sparks[1].first + "'}\n");
   test::BackgroundProcess prom({prometheus, "--config.file=" + (dir / "prometheus.yml").string(),
                                 "--storage.tsdb.path=" + (dir / "data").string(),
                                 "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
                                {}, dir.path());
-  ASSERT_TRUE(prom.wait_for_output("Server is ready to receive web requests", 60s)) << prom.output();
+  ASSERT_TRUE(prom.wait_for_output("Server is ready to receive web requests", 60s))
+      << prom.output();
 
   // Polls an instant query until it returns one series per Spark (bounded: 60 s).
   const auto query = [&](const std::string& promql) {
@@ -79,7 +83,8 @@ TEST(ServeEngines, PrometheusScrapesTwoSparks) {
       auto r = client.Get("/api/v1/query", httplib::Params{{"query", promql}}, httplib::Headers{});
       if (r && r->status == 200) {
         const auto doc = nlohmann::json::parse(r->body, nullptr, false);
-        if (!doc.is_discarded() && doc["status"] == "success" && doc["data"]["result"].size() == 2) {
+        if (!doc.is_discarded() && doc["status"] == "success" &&
+            doc["data"]["result"].size() == 2) {
           return doc["data"]["result"];
         }
       }
@@ -120,11 +125,18 @@ TEST(ServeEngines, DashboardRendersLiveDataInHeadlessChromium) {
   const std::string url = "http://127.0.0.1:" + std::to_string(s.port) + "/";
   const auto png = test::artefact_dir() / "dashboard.png";
   std::filesystem::remove(png);
-  const std::vector<std::string> common = {
-      chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-      "--disable-background-networking", "--disable-component-update", "--disable-sync",
-      "--user-data-dir=" + (dir / "chromium").string(), "--virtual-time-budget=5000",
-      "--window-size=1200,1300"};
+  const std::vector<std::string> common = {chromium,
+                                           "--headless",
+                                           "--no-sandbox",
+                                           "--disable-gpu",
+                                           "--disable-quic",
+                                           "--no-first-run",
+                                           "--disable-background-networking",
+                                           "--disable-component-update",
+                                           "--disable-sync",
+                                           "--user-data-dir=" + (dir / "chromium").string(),
+                                           "--virtual-time-budget=5000",
+                                           "--window-size=1200,1300"};
   auto dom_args = common;
   dom_args.push_back("--dump-dom");
   dom_args.push_back(url);
@@ -134,7 +146,8 @@ TEST(ServeEngines, DashboardRendersLiveDataInHeadlessChromium) {
   ASSERT_EQ(dom.exit_code, 0) << dom.err;
   EXPECT_NE(dom.out.find("class=\"uplot"), std::string::npos) << "no uPlot chart rendered";
   EXPECT_NE(dom.out.find("data-points=\""), std::string::npos) << "history never arrived";
-  EXPECT_NE(dom.out.find("id=\"t-temp\">81 °C"), std::string::npos) << "live GPU temperature missing";
+  EXPECT_NE(dom.out.find("id=\"t-temp\">81 °C"), std::string::npos)
+      << "live GPU temperature missing";
 
   auto shot_args = std::vector<std::string>{"/usr/bin/timeout", "120"};
   shot_args.insert(shot_args.end(), common.begin(), common.end());

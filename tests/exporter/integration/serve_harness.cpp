@@ -8,8 +8,8 @@ namespace sparkops::test {
 
 ServeInstance start_serve(const std::filesystem::path& log_dir, const std::string& root,
                           const std::string& nvml_scenario, std::vector<std::string> extra_args) {
-  std::vector<std::string> argv = {sparkops_binary(), "--root", fixture("roots/" + root).string(),
-                                   "serve", "--listen", "127.0.0.1:0"};
+  std::vector<std::string> argv = {sparkops_binary(), "--root",   fixture("roots/" + root).string(),
+                                   "serve",           "--listen", "127.0.0.1:0"};
   std::map<std::string, std::string> env;
   if (nvml_scenario.empty()) {
     argv.push_back("--gpu");

@@ -20,7 +20,8 @@ struct ServeInstance {
 
 // Empty `nvml_scenario` runs with --gpu none. Fails the test (port 0) when it does not come up.
 ServeInstance start_serve(const std::filesystem::path& log_dir, const std::string& root,
-                          const std::string& nvml_scenario, std::vector<std::string> extra_args = {});
+                          const std::string& nvml_scenario,
+                          std::vector<std::string> extra_args = {});
 
 httplib::Result http_get(int port, const std::string& path, const httplib::Headers& headers = {});
 

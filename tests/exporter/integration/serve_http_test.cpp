@@ -34,8 +34,8 @@ TEST(ServeCli, EmptyTokenFileIsBadInput) {
 
 TEST(ServeCli, TextfileOnceWritesTheExposition) {
   test::TempDir dir;
-  const auto r = run_sparkops({"--root", test::fixture("roots/gb10-idle").string(), "serve", "--gpu",
-                               "none", "--textfile", dir.path().string(), "--once"});
+  const auto r = run_sparkops({"--root", test::fixture("roots/gb10-idle").string(), "serve",
+                               "--gpu", "none", "--textfile", dir.path().string(), "--once"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string text = test::slurp(dir / "sparkops.prom");
   EXPECT_NE(text.find("# TYPE sparkops_pool_total_bytes gauge\n"), std::string::npos);
@@ -47,7 +47,8 @@ TEST(ServeCli, TextfileOnceWritesTheExposition) {
 }
 
 TEST(ServeCli, TextfileIntoMissingDirectoryIsBadInput) {
-  const auto r = run_sparkops({"serve", "--gpu", "none", "--textfile", "/nonexistent/dir", "--once"});
+  const auto r =
+      run_sparkops({"serve", "--gpu", "none", "--textfile", "/nonexistent/dir", "--once"});
   EXPECT_EQ(r.exit_code, 2);
 }
 
@@ -63,7 +64,8 @@ TEST_F(ServeHttp, ServesMetricsStatusHistoryAndDashboard) {
   ASSERT_TRUE(metrics) << httplib::to_string(metrics.error());
   EXPECT_EQ(metrics->status, 200);
   EXPECT_EQ(metrics->get_header_value("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
-  EXPECT_NE(metrics->body.find("sparkops_gpu_temperature_celsius{gpu=\"0\"} 81\n"), std::string::npos)
+  EXPECT_NE(metrics->body.find("sparkops_gpu_temperature_celsius{gpu=\"0\"} 81\n"),
+            std::string::npos)
       << metrics->body;
   EXPECT_NE(metrics->body.find("sparkops_pool_available_bytes "), std::string::npos);
   EXPECT_EQ(metrics->body.find("sparkops_gpu_power_limit_watts"), std::string::npos)
@@ -84,8 +86,10 @@ TEST_F(ServeHttp, ServesMetricsStatusHistoryAndDashboard) {
   ASSERT_TRUE(page);
   EXPECT_EQ(page->status, 200);
   EXPECT_NE(page->body.find("uPlot"), std::string::npos);
-  EXPECT_EQ(page->body.find("src=\"http"), std::string::npos) << "the page must not load anything external";
-  EXPECT_NE(page->get_header_value("Content-Security-Policy").find("connect-src 'self'"), std::string::npos);
+  EXPECT_EQ(page->body.find("src=\"http"), std::string::npos)
+      << "the page must not load anything external";
+  EXPECT_NE(page->get_header_value("Content-Security-Policy").find("connect-src 'self'"),
+            std::string::npos);
 
   auto missing = http_get(s.port, "/nope");
   ASSERT_TRUE(missing);
@@ -97,8 +101,9 @@ TEST_F(ServeHttp, OnlyGetAndHeadAreAllowed) {
   auto s = start_serve(logs_.path(), "gb10-idle", "");
   ASSERT_GT(s.port, 0);
   httplib::Client client("127.0.0.1", s.port);
-  for (const auto& r : {client.Post("/metrics", "x", "text/plain"), client.Put("/metrics", "x", "text/plain"),
-                        client.Delete("/api/status"), client.Patch("/", "x", "text/plain")}) {
+  for (const auto& r :
+       {client.Post("/metrics", "x", "text/plain"), client.Put("/metrics", "x", "text/plain"),
+        client.Delete("/api/status"), client.Patch("/", "x", "text/plain")}) {
     ASSERT_TRUE(r);
     EXPECT_EQ(r->status, 405);
     EXPECT_EQ(r->get_header_value("Allow"), "GET, HEAD");
