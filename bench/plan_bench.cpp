@@ -8,10 +8,10 @@
 
 #include <benchmark/benchmark.h>
 
-#include "../tests/plan/safetensors_writer.hpp"
-#include "plan/catalogue.hpp"
+#include "../tests/models/safetensors_writer.hpp"
+#include "models/catalogue.hpp"
+#include "models/safetensors.hpp"
 #include "plan/plan.hpp"
-#include "plan/safetensors.hpp"
 
 namespace {
 
@@ -32,7 +32,7 @@ void BM_PlanCatalogueModel(benchmark::State& state) {
 BENCHMARK(BM_PlanCatalogueModel)->Unit(benchmark::kMicrosecond);
 
 void BM_EstimateOnly(benchmark::State& state) {
-  const auto* e = plan::find_in_catalogue("Llama-3.1-8B");
+  const auto* e = models::find_in_catalogue("Llama-3.1-8B");
   const plan::ModelShape shape{e->name, e->arch, plan::count_params(e->arch)};
   const plan::RunConfig run;
   for (auto _ : state) benchmark::DoNotOptimize(plan::estimate(shape, run));
@@ -44,8 +44,8 @@ class ThirtyShardDir {
   ThirtyShardDir() {
     std::random_device rd;
     dir_ = std::filesystem::temp_directory_path() / ("sparkops-plan-bench-" + std::to_string(rd()));
-    const auto* e = plan::find_in_catalogue("Llama-3.1-70B");
-    plan::testing::write_sharded_model(dir_, plan::testing::llama_tensors(e->arch), 30);
+    const auto* e = models::find_in_catalogue("Llama-3.1-70B");
+    models::testing::write_sharded_model(dir_, models::testing::llama_tensors(e->arch), 30);
     std::ofstream(dir_ / "config.json")
         << R"({"model_type":"llama","hidden_size":8192,"num_hidden_layers":80,"num_attention_heads":64,)"
            R"("num_key_value_heads":8,"intermediate_size":28672,"vocab_size":128256,"tie_word_embeddings":false})";
@@ -62,7 +62,7 @@ class ThirtyShardDir {
 void BM_ReadThirtyShardHeaders(benchmark::State& state) {
   const ThirtyShardDir dir;
   for (auto _ : state) {
-    auto m = plan::read_model_dir(dir.path());
+    auto m = models::read_model_dir(dir.path());
     if (!m || m->shards.size() != 30) state.SkipWithError("model dir unreadable");
     benchmark::DoNotOptimize(m);
   }

@@ -3,10 +3,10 @@
 #include <cstdint>
 #include <string_view>
 
-#include "plan/model_shape.hpp"
+#include "models/model_shape.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  (void)sparkops::plan::parse_config_json(text, "config.json");
+  (void)sparkops::models::parse_config_json(text, "config.json");
   return 0;
 }

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "plan/safetensors.hpp"
+#include "models/safetensors.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 8) return 0;
@@ -14,8 +14,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::size_t rest = size - 8;
   const std::size_t header = len < rest ? static_cast<std::size_t>(len) : rest;
   const std::string_view json(reinterpret_cast<const char*>(data) + 8, header);
-  (void)sparkops::plan::parse_safetensors_header(json, rest - header, "fuzz.safetensors");
+  (void)sparkops::models::parse_safetensors_header(json, rest - header, "fuzz.safetensors");
   // The same bytes with an absurd data size (a header pointing past a huge file).
-  (void)sparkops::plan::parse_safetensors_header(json, UINT64_MAX, "fuzz.safetensors");
+  (void)sparkops::models::parse_safetensors_header(json, UINT64_MAX, "fuzz.safetensors");
   return 0;
 }

@@ -10,7 +10,7 @@
 #include "cli/commands.hpp"
 #include "cli/plan_flags.hpp"
 #include "cli/plan_render.hpp"
-#include "plan/catalogue.hpp"
+#include "models/catalogue.hpp"
 #include "workloads/coexistence.hpp"
 #include "workloads/scan.hpp"
 
@@ -53,7 +53,7 @@ struct PlanCommandState {
 
 void run_plan(AppContext& ctx, const PlanCommandState& st) {
   if (st.list) {
-    const auto& cat = plan::catalogue();
+    const auto& cat = models::catalogue();
     if (st.json) {
       fmt::print(ctx.out, "{}\n", catalogue_to_json(cat).dump(2));
     } else {

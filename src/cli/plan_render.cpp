@@ -93,9 +93,9 @@ std::string render_plan_text(const plan::PlanResult& r) {
   const auto& m = r.model;
   const auto& e = r.estimate;
   std::string out;
-  out +=
-      fmt::format("Model    {} ({}{})  {} params", m.shape.name, plan::model_source_name(m.source),
-                  m.location.empty() ? "" : ": " + m.location, billions(e.params));
+  out += fmt::format("Model    {} ({}{})  {} params", m.shape.name,
+                     models::model_source_name(m.source),
+                     m.location.empty() ? "" : ": " + m.location, billions(e.params));
   if (m.shape.params.active != m.shape.params.total) {
     out += fmt::format(", {} active", billions(m.shape.params.active));
   }
@@ -135,7 +135,7 @@ json plan_to_json(const plan::PlanResult& r) {
   const auto& e = r.estimate;
   const auto& m = r.model;
   json j;
-  j["model"] = {{"name", m.shape.name},          {"source", plan::model_source_name(m.source)},
+  j["model"] = {{"name", m.shape.name},          {"source", models::model_source_name(m.source)},
                 {"location", m.location},        {"hidden", m.shape.arch.hidden},
                 {"layers", m.shape.arch.layers}, {"vocab", m.shape.arch.vocab}};
   if (m.safetensors_params) j["model"]["safetensors_params"] = *m.safetensors_params;
@@ -228,7 +228,7 @@ json matrix_to_json(const plan::PlanResult& base, const std::vector<MatrixCell>&
   return j;
 }
 
-std::string render_catalogue_text(const std::vector<plan::CatalogueEntry>& entries) {
+std::string render_catalogue_text(const std::vector<models::CatalogueEntry>& entries) {
   std::string out =
       fmt::format("{:<16} {:<45} {:>9} {:>9} {:>7} {:>6} {:>9} {:>7}\n", "name", "repo", "params",
                   "active", "hidden", "layers", "heads/kv", "vocab");
@@ -241,7 +241,7 @@ std::string render_catalogue_text(const std::vector<plan::CatalogueEntry>& entri
   return out;
 }
 
-json catalogue_to_json(const std::vector<plan::CatalogueEntry>& entries) {
+json catalogue_to_json(const std::vector<models::CatalogueEntry>& entries) {
   json j = json::array();
   for (const auto& e : entries) {
     const auto c = plan::count_params(e.arch);

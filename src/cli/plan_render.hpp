@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "plan/catalogue.hpp"
+#include "models/catalogue.hpp"
 #include "plan/plan.hpp"
 
 namespace sparkops::cli {
@@ -28,7 +28,7 @@ std::string render_matrix_text(const plan::PlanResult& base, const std::vector<M
                                const std::vector<std::uint64_t>& batches);
 nlohmann::json matrix_to_json(const plan::PlanResult& base, const std::vector<MatrixCell>& cells);
 
-std::string render_catalogue_text(const std::vector<plan::CatalogueEntry>& entries);
-nlohmann::json catalogue_to_json(const std::vector<plan::CatalogueEntry>& entries);
+std::string render_catalogue_text(const std::vector<models::CatalogueEntry>& entries);
+nlohmann::json catalogue_to_json(const std::vector<models::CatalogueEntry>& entries);
 
 }  // namespace sparkops::cli

@@ -7,7 +7,7 @@
 
 #include "base/text.hpp"
 #include "base/units.hpp"
-#include "plan/catalogue.hpp"
+#include "models/catalogue.hpp"
 
 namespace sparkops::embedded {
 extern const std::string_view anchors_json;
@@ -41,7 +41,7 @@ Result<Anchor> anchor_from_json(const json& j, std::string_view where) {
   a.method = *m;
   if (const auto p = opt_u64(j, "params")) {
     a.params = *p;
-  } else if (const auto* e = a.model.empty() ? nullptr : find_in_catalogue(a.model)) {
+  } else if (const auto* e = a.model.empty() ? nullptr : models::find_in_catalogue(a.model)) {
     a.params = count_params(e->arch).total;
   } else {
     return fail(Errc::malformed,

@@ -9,9 +9,19 @@
 #include <vector>
 
 #include "base/result.hpp"
-#include "plan/model_shape.hpp"
+#include "models/model_shape.hpp"
 
 namespace sparkops::plan {
+
+// plan speaks the models module's vocabulary: the shape types are models' own.
+using models::active_params_excluding_embedding;
+using models::Architecture;
+using models::count_params;
+using models::layer_linears;
+using models::LinearMap;
+using models::MlpKind;
+using models::ModelShape;
+using models::ParamCounts;
 
 enum class Method { full, lora, qlora };
 enum class Precision { bf16, fp16, fp32, mixed };

@@ -9,8 +9,8 @@
 #include "base/units.hpp"
 #include "host/cgroup.hpp"
 #include "host/meminfo.hpp"
-#include "plan/catalogue.hpp"
-#include "plan/safetensors.hpp"
+#include "models/catalogue.hpp"
+#include "models/safetensors.hpp"
 
 namespace sparkops::plan {
 
@@ -48,7 +48,7 @@ Result<ResolvedModel> resolve_model(const ModelRef& ref, const HfCacheEnv& hf_ca
   if (ref.name.empty()) {
     if (!ref.params) return fail(Errc::invalid_argument, "plan: give a MODEL or --params");
     std::string assumed;
-    auto shape = shape_from_params(*ref.params, ref.arch, &assumed);
+    auto shape = models::shape_from_params(*ref.params, ref.arch, &assumed);
     if (!shape) return tl::unexpected(shape.error());
     ResolvedModel m;
     m.source = ModelSource::params;
@@ -69,17 +69,17 @@ Result<ResolvedModel> resolve_model(const ModelRef& ref, const HfCacheEnv& hf_ca
         fmt::format("{}: --params and architecture flags apply only without a MODEL", ref.name));
   }
   std::error_code ec;
-  if (fs::is_directory(ref.name, ec)) return read_model_dir(ref.name);
+  if (fs::is_directory(ref.name, ec)) return models::read_model_dir(ref.name);
   if (contains(ref.name, "/") && !starts_with(ref.name, ".") && !starts_with(ref.name, "/")) {
-    if (auto snap = resolve_hf_snapshot(ref.name, hf_cache)) {
-      auto m = read_model_dir(*snap);
+    if (auto snap = models::resolve_hf_snapshot(ref.name, hf_cache)) {
+      auto m = models::read_model_dir(*snap);
       if (!m) return m;
       m->source = ModelSource::hf_cache;
       m->shape.name = ref.name;
       return m;
     }
   }
-  if (const auto* e = find_in_catalogue(ref.name)) {
+  if (const auto* e = models::find_in_catalogue(ref.name)) {
     ResolvedModel m;
     m.source = ModelSource::catalogue;
     m.shape.name = e->name;

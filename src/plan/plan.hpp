@@ -12,12 +12,18 @@
 #include "base/result.hpp"
 #include "host/host_root.hpp"
 #include "host/pool.hpp"
+#include "models/hf_cache.hpp"
+#include "models/model_shape.hpp"
 #include "plan/anchors.hpp"
 #include "plan/estimator.hpp"
-#include "plan/hf_cache.hpp"
-#include "plan/model_shape.hpp"
 
 namespace sparkops::plan {
+
+using models::ArchOverrides;
+using models::HfCacheEnv;
+using models::ModelSource;
+using models::ResolvedModel;
+using models::ShardInfo;
 
 // Which model: a catalogue name ("Llama-3.1-8B"), a local directory with config.json, a Hugging
 // Face repo id found in the local cache ("meta-llama/Llama-3.1-8B"), or a bare parameter count.

@@ -1,13 +1,13 @@
 #include <gtest/gtest.h>
 
-#include "plan/catalogue.hpp"
+#include "models/catalogue.hpp"
 #include "plan/plan.hpp"
 
 namespace sparkops::plan {
 namespace {
 
 ModelShape shape(std::string_view name) {
-  const auto* e = find_in_catalogue(name);
+  const auto* e = models::find_in_catalogue(name);
   EXPECT_NE(e, nullptr);
   return ModelShape{e->name, e->arch, count_params(e->arch)};
 }

@@ -99,9 +99,9 @@ TEST(PlanCli, BadInputIsOneLineAndExitTwo) {
 
 TEST(PlanCli, ModelDirectoryAndBadSafetensors) {
   test::TempDir tmp;
-  const auto cfg = test::fixture("plan/configs/Qwen2.5-7B/config.json");
+  const auto cfg = test::fixture("models/configs/Qwen2.5-7B/config.json");
   std::filesystem::copy_file(cfg, tmp / "config.json");
-  testing::write_raw_safetensors(tmp / "model.safetensors", 1ull << 40, "{}", 0);
+  models::testing::write_raw_safetensors(tmp / "model.safetensors", 1ull << 40, "{}", 0);
   const auto r = run_sparkops({"plan", tmp.path().string(), "--budget", "100"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("100 MB"), std::string::npos) << r.err;
@@ -115,7 +115,7 @@ TEST(PlanCli, HfCacheRepoIdAndUserAnchors) {
   test::TempDir tmp;
   const auto snap = tmp / "hub" / "models--Qwen--Qwen2.5-7B" / "snapshots" / "abc";
   std::filesystem::create_directories(snap);
-  std::filesystem::copy_file(test::fixture("plan/configs/Qwen2.5-7B/config.json"),
+  std::filesystem::copy_file(test::fixture("models/configs/Qwen2.5-7B/config.json"),
                              snap / "config.json");
   std::filesystem::create_directories(tmp / "data" / "sparkops");
   test::write_text(

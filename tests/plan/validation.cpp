@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "base/text.hpp"
-#include "plan/catalogue.hpp"
+#include "models/catalogue.hpp"
 
 namespace sparkops::plan::validation {
 
@@ -116,12 +116,12 @@ std::vector<Row> evaluate(const std::string& csv_text) {
     r.pool_metric = contains(unit, "nvidia-smi") || contains(unit, "VRAM");
 
     const std::string bare = std::string(split(r.model, '/').back());
-    if (const auto* e = find_in_catalogue(bare)) {
+    if (const auto* e = models::find_in_catalogue(bare)) {
       r.shape.name = e->name;
       r.shape.arch = e->arch;
       r.shape.params = count_params(e->arch);
     } else {
-      ArchOverrides o;
+      models::ArchOverrides o;
       o.hidden = hidden;
       o.layers = layers;
       o.intermediate = intermediate;
@@ -130,7 +130,8 @@ std::vector<Row> evaluate(const std::string& csv_text) {
       o.kv_heads = count(col(f, "kv_heads")).value_or(*o.heads);
       o.tied = col(f, "tied_emb") == "yes";
       const double params_b = parse_double(col(f, "params_B")).value_or(0);
-      auto shape = shape_from_params(static_cast<std::uint64_t>(params_b * 1e9), o, nullptr);
+      auto shape =
+          models::shape_from_params(static_cast<std::uint64_t>(params_b * 1e9), o, nullptr);
       if (!shape) {
         r.fully_specified = false;
         r.excluded_reason = shape.error().detail;

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "plan/catalogue.hpp"
+#include "models/catalogue.hpp"
 #include "support/test_support.hpp"
 #include "validation.hpp"
 

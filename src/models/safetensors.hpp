@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "base/result.hpp"
-#include "plan/model_shape.hpp"
+#include "models/model_shape.hpp"
 
-namespace sparkops::plan {
+namespace sparkops::models {
 
 inline constexpr std::uint64_t kMaxSafetensorsHeaderBytes = 100ULL * 1000 * 1000;
 
@@ -46,4 +46,4 @@ Result<SafetensorsHeader> read_safetensors_header(const std::filesystem::path& f
 // A shard named by the index but absent is an Error.
 Result<ResolvedModel> read_model_dir(const std::filesystem::path& dir);
 
-}  // namespace sparkops::plan
+}  // namespace sparkops::models

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "base/result.hpp"
-#include "plan/model_shape.hpp"
+#include "models/model_shape.hpp"
 
-namespace sparkops::plan {
+namespace sparkops::models {
 
 struct CatalogueEntry {
   std::string name;  // "Llama-3.1-8B"
@@ -26,4 +26,4 @@ const std::vector<CatalogueEntry>& catalogue();
 // Case-insensitive match on name, repo id, or alias (with or without the org prefix).
 const CatalogueEntry* find_in_catalogue(std::string_view name);
 
-}  // namespace sparkops::plan
+}  // namespace sparkops::models

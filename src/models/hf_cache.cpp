@@ -1,4 +1,4 @@
-#include "plan/hf_cache.hpp"
+#include "models/hf_cache.hpp"
 
 #include <algorithm>
 #include <system_error>
@@ -8,7 +8,7 @@
 #include "base/file_io.hpp"
 #include "base/text.hpp"
 
-namespace sparkops::plan {
+namespace sparkops::models {
 
 namespace fs = std::filesystem;
 
@@ -46,4 +46,4 @@ Result<fs::path> resolve_hf_snapshot(std::string_view repo_id, const HfCacheEnv&
               fmt::format("{}: not in the local Hugging Face cache (no network is used)", repo_id));
 }
 
-}  // namespace sparkops::plan
+}  // namespace sparkops::models

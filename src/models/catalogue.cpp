@@ -1,4 +1,4 @@
-#include "plan/catalogue.hpp"
+#include "models/catalogue.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -9,7 +9,7 @@ namespace sparkops::embedded {
 extern const std::string_view models_json;
 }
 
-namespace sparkops::plan {
+namespace sparkops::models {
 
 namespace {
 
@@ -100,4 +100,4 @@ const CatalogueEntry* find_in_catalogue(std::string_view name) {
   return nullptr;
 }
 
-}  // namespace sparkops::plan
+}  // namespace sparkops::models

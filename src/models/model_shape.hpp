@@ -10,7 +10,7 @@
 
 #include "base/result.hpp"
 
-namespace sparkops::plan {
+namespace sparkops::models {
 
 enum class MlpKind { gated, plain };  // gated: gate/up/down (SwiGLU, GeGLU); plain: fc1/fc2 (GELU)
 
@@ -114,4 +114,4 @@ Result<Architecture> parse_config_json(std::string_view text, std::string_view s
 Result<ModelShape> shape_from_params(std::uint64_t params, const ArchOverrides& arch,
                                      std::string* assumed);
 
-}  // namespace sparkops::plan
+}  // namespace sparkops::models

@@ -1,9 +1,9 @@
 #include <gtest/gtest.h>
 
-#include "plan/catalogue.hpp"
-#include "plan/model_shape.hpp"
+#include "models/catalogue.hpp"
+#include "models/model_shape.hpp"
 
-namespace sparkops::plan {
+namespace sparkops::models {
 namespace {
 
 ParamCounts counts(std::string_view name) {
@@ -83,4 +83,4 @@ TEST(LayerLinears, LlamaLoraAllLinearRank16Matches) {
 }
 
 }  // namespace
-}  // namespace sparkops::plan
+}  // namespace sparkops::models

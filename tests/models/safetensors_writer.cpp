@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-namespace sparkops::plan::testing {
+namespace sparkops::models::testing {
 
 namespace {
 
@@ -93,4 +93,4 @@ void write_sharded_model(const std::filesystem::path& dir, const std::vector<Fak
   std::ofstream(dir / "model.safetensors.index.json") << index.dump(1);
 }
 
-}  // namespace sparkops::plan::testing
+}  // namespace sparkops::models::testing

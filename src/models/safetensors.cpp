@@ -1,4 +1,4 @@
-#include "plan/safetensors.hpp"
+#include "models/safetensors.hpp"
 
 #include <algorithm>
 #include <fstream>
@@ -11,7 +11,7 @@
 #include "base/file_io.hpp"
 #include "base/text.hpp"
 
-namespace sparkops::plan {
+namespace sparkops::models {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -208,4 +208,4 @@ Result<ResolvedModel> read_model_dir(const fs::path& dir) {
   return m;
 }
 
-}  // namespace sparkops::plan
+}  // namespace sparkops::models

@@ -1,4 +1,4 @@
-#include "plan/model_shape.hpp"
+#include "models/model_shape.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,9 +7,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "plan/catalogue.hpp"
+#include "models/catalogue.hpp"
 
-namespace sparkops::plan {
+namespace sparkops::models {
 
 namespace {
 
@@ -274,4 +274,4 @@ Result<ModelShape> shape_from_params(std::uint64_t params, const ArchOverrides& 
   return s;
 }
 
-}  // namespace sparkops::plan
+}  // namespace sparkops::models

@@ -10,7 +10,7 @@
 
 #include "base/result.hpp"
 
-namespace sparkops::plan {
+namespace sparkops::models {
 
 // The environment values that matter (callers pass getenv results; empty = unset).
 struct HfCacheEnv {
@@ -27,4 +27,4 @@ std::vector<std::filesystem::path> hf_cache_dirs(const HfCacheEnv& env);
 // `repo_id` is not of the form ORG/NAME.
 Result<std::filesystem::path> resolve_hf_snapshot(std::string_view repo_id, const HfCacheEnv& env);
 
-}  // namespace sparkops::plan
+}  // namespace sparkops::models

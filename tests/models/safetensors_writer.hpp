@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "plan/model_shape.hpp"
+#include "models/model_shape.hpp"
 
-namespace sparkops::plan::testing {
+namespace sparkops::models::testing {
 
 struct FakeTensor {
   std::string name;
@@ -31,4 +31,4 @@ std::vector<FakeTensor> llama_tensors(const Architecture& a);
 void write_sharded_model(const std::filesystem::path& dir, const std::vector<FakeTensor>& tensors,
                          std::size_t shards);
 
-}  // namespace sparkops::plan::testing
+}  // namespace sparkops::models::testing

@@ -1,17 +1,17 @@
 #include <gtest/gtest.h>
 
-#include "plan/catalogue.hpp"
-#include "plan/hf_cache.hpp"
-#include "plan/safetensors.hpp"
+#include "models/catalogue.hpp"
+#include "models/hf_cache.hpp"
+#include "models/safetensors.hpp"
 #include "safetensors_writer.hpp"
 #include "support/test_support.hpp"
 
-namespace sparkops::plan {
+namespace sparkops::models {
 namespace {
 
 Architecture config(std::string_view name) {
   const auto path =
-      test::fixture(std::string("plan/configs/") + std::string(name) + "/config.json");
+      test::fixture(std::string("models/configs/") + std::string(name) + "/config.json");
   auto a = parse_config_json(test::slurp(path), path.string());
   EXPECT_TRUE(a) << (a ? "" : a.error().detail);
   return a ? *a : Architecture{};
@@ -93,7 +93,7 @@ TEST(ModelDir, RealLlama8BConfigAgreesWithFullSizeShardHeaders) {
   test::TempDir tmp;
   const auto a = config("Llama-3.1-8B");
   testing::write_sharded_model(tmp.path(), testing::llama_tensors(a), 4);
-  std::filesystem::copy_file(test::fixture("plan/configs/Llama-3.1-8B/config.json"),
+  std::filesystem::copy_file(test::fixture("models/configs/Llama-3.1-8B/config.json"),
                              tmp / "config.json");
   auto m = read_model_dir(tmp.path());
   ASSERT_TRUE(m) << m.error().detail;
@@ -195,4 +195,4 @@ TEST(HfCache, UncachedRepoIsNotFoundAndBadIdIsInvalid) {
 }
 
 }  // namespace
-}  // namespace sparkops::plan
+}  // namespace sparkops::models
