@@ -1,5 +1,5 @@
 # Debian package (CPack DEB): the binary, the systemd units, the Grafana dashboard and the
-# Prometheus scrape config. `cpack -G DEB` in a build dir makes sparkops_<version>_<arch>.deb, with
+# Prometheus scrape config and rules. `cpack -G DEB` in a build dir makes sparkops_<version>_<arch>.deb, with
 # <arch> following the target: amd64 for x86_64, arm64 for aarch64 (DGX OS). Build the arm64 package
 # on a Spark, or cross-compile with -DCMAKE_TOOLCHAIN_FILE=cmake/toolchain-aarch64.cmake.
 include(GNUInstallDirs)
@@ -8,7 +8,7 @@ install(FILES deploy/systemd/sparkops-exporter.service deploy/systemd/sparkops-s
         DESTINATION lib/systemd/system COMPONENT sparkops)
 install(FILES deploy/grafana/sparkops-dashboard.json
         DESTINATION ${CMAKE_INSTALL_DATADIR}/sparkops/grafana COMPONENT sparkops)
-install(FILES deploy/prometheus/sparkops-scrape.yml
+install(FILES deploy/prometheus/sparkops-scrape.yml deploy/prometheus/sparkops-rules.yml
         DESTINATION ${CMAKE_INSTALL_DATADIR}/sparkops/prometheus COMPONENT sparkops)
 install(FILES docs/metrics.md DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT sparkops)
 

@@ -75,6 +75,13 @@ void add_pool(FamilySet& f, const StatusReport& r) {
     add_line("some", m.some);
     if (m.full) add_line("full", *m.full);
   }
+  if (r.vmstat) {
+    const auto& v = *r.vmstat;
+    f.add_opt("sparkops_memory_major_faults_total", {}, v.pgmajfault);
+    f.add_opt("sparkops_memory_refaults_total", {}, v.workingset_refault_total());
+    f.add_opt("sparkops_memory_swapin_pages_total", {}, v.pswpin);
+    f.add_opt("sparkops_oom_kills_total", {}, v.oom_kill);
+  }
 }
 
 void add_host_sensors(FamilySet& f, const StatusReport& r) {
@@ -176,6 +183,7 @@ void add_workloads(FamilySet& f, const std::vector<WorkloadLine>& workloads, std
     f.add_opt("sparkops_workload_claim_bytes", L(), w.claim_bytes);
     f.add_opt("sparkops_workload_actual_bytes", L(), w.actual_bytes);
     f.add("sparkops_workload_heavy", L(), w.heavy ? 1.0 : 0.0);
+    f.add("sparkops_workload_orphan", L(), w.orphan ? 1.0 : 0.0);
   }
 }
 
@@ -213,6 +221,7 @@ std::vector<MetricFamily> build_metric_families(const StatusReport& report,
   f.add("sparkops_collect_timestamp_seconds", {},
         std::chrono::duration<double>(report.taken_at.time_since_epoch()).count());
   f.add_opt("sparkops_collect_duration_seconds", {}, options.collect_duration_seconds);
+  f.add_opt("sparkops_collect_interval_seconds", {}, options.collect_interval_seconds);
   add_pool(f, report);
   add_host_sensors(f, report);
   add_gpu(f, report.gpu);

@@ -32,6 +32,7 @@ struct EventTotals {
 struct MetricsOptions {
   std::size_t max_workload_series = kDefaultMaxWorkloadSeries;
   std::optional<double> collect_duration_seconds;
+  std::optional<double> collect_interval_seconds;  // absent for a one-off rendering
 };
 
 std::vector<MetricFamily> build_metric_families(const StatusReport& report,

@@ -70,6 +70,7 @@ void collect_workloads(const HostRoot& root, const StatusOptions& options, Statu
     line.claim_bytes = w.claim_bytes;
     line.actual_bytes = w.actual_bytes;
     line.heavy = w.heavy;
+    line.orphan = w.orphan;
     lines.push_back(std::move(line));
   }
   report.workloads = std::move(lines);

@@ -34,6 +34,7 @@ struct WorkloadLine {
   std::optional<std::uint64_t> claim_bytes;   // what its cap lets it take; absent = uncapped
   std::optional<std::uint64_t> actual_bytes;  // max(RSS/PSS, GPU-resident)
   bool heavy = false;
+  bool orphan = false;  // a server's engine/worker whose API server is gone, still holding memory
 };
 
 struct StatusReport {

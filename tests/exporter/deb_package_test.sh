@@ -22,7 +22,7 @@ deb=$(ls "$work"/sparkops_*_amd64.deb 2>/dev/null | head -1 || true)
 contents=$(dpkg-deb -c "$deb")
 for path in ./usr/bin/sparkops ./usr/lib/systemd/system/sparkops-exporter.service \
   ./usr/lib/systemd/system/sparkops-sample@.service ./usr/share/sparkops/grafana/sparkops-dashboard.json \
-  ./usr/share/sparkops/prometheus/sparkops-scrape.yml; do
+  ./usr/share/sparkops/prometheus/sparkops-scrape.yml ./usr/share/sparkops/prometheus/sparkops-rules.yml; do
   grep -q " $path\$" <<<"$contents" || { echo "missing $path in $deb"; echo "$contents"; exit 1; }
 done
 depends=$(dpkg-deb -f "$deb" Depends)

@@ -54,6 +54,7 @@ std::vector<MetricFamily> full_families() {
   e.contention = 1;
   MetricsOptions options;
   options.collect_duration_seconds = 0.01;
+  options.collect_interval_seconds = 5;
   return build_metric_families(test::full_status_report(), e, options);
 }
 

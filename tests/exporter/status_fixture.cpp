@@ -37,6 +37,13 @@ StatusReport full_status_report() {
   psi.some = PsiLine{1.25, 0.5, 0.3, 123456789};
   psi.full = PsiLine{0.75, 0.25, 0.1, 23456789};
   r.memory_pressure = psi;
+  Vmstat vm;
+  vm.oom_kill = 1;
+  vm.pgmajfault = 48213;
+  vm.workingset_refault_anon = 1200;
+  vm.workingset_refault_file = 873411;
+  vm.pswpin = 0;
+  r.vmstat = vm;
   r.hottest_sensor = SensorReading{"acpitz/temp1", 71500};
   r.spbm_rails = {{"sys_total", 98250000}, {"gpu", 61000000}};
   r.spbm = SpbmStatus{};
@@ -72,7 +79,7 @@ StatusReport full_status_report() {
   r.gpu.process_memory_bytes = 48318382080ULL;
   r.workloads = std::vector<WorkloadLine>{
       {4242, "trainer", "python3 train.py", std::nullopt, 52613349376ULL, true},
-      {3100, "vllm", "VLLM::EngineCore", 85899345920ULL, 30064771072ULL, true},
+      {3100, "vllm", "VLLM::EngineCore", 85899345920ULL, 30064771072ULL, true, true},
       {2900, "ollama", "ollama \"runner\"", std::nullopt, std::nullopt, false},
   };
   r.coexistence = "two heavy jobs share the pool";
