@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "base/utf8.hpp"
+
 namespace sparkops::cli {
 
 HostRoot AppContext::host_root() const {
@@ -11,7 +13,7 @@ HostRoot AppContext::host_root() const {
 }
 
 void print_error(const AppContext& ctx, std::string_view message) {
-  fmt::print(ctx.err, "sparkops: {}\n", message);
+  fmt::print(ctx.err, "sparkops: {}\n", terminal_text(message));
 }
 
 }  // namespace sparkops::cli

@@ -8,8 +8,10 @@
 #include <nlohmann/json.hpp>
 
 #include "base/file_io.hpp"
+#include "base/json_text.hpp"
 #include "base/text.hpp"
 #include "base/time_format.hpp"
+#include "base/utf8.hpp"
 #include "cli/analyze_render.hpp"
 #include "cli/commands.hpp"
 #include "cli/common_options.hpp"
@@ -123,10 +125,11 @@ void run_analyze(const AnalyzeFlags& f, AppContext& ctx) {
   }
   if (f.json) {
     const auto j = report::analysis_to_json(f.log, *series, diagnosis, tp);
-    fmt::print(ctx.out, "{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+    fmt::print(ctx.out, "{}\n", dump_json(j, 2));
   } else {
-    fmt::print(ctx.out, "{}", render_analysis_text(f.log, *series, diagnosis, f.thermal, tp));
-    if (!f.html.empty()) fmt::print(ctx.out, "Report     {}\n", f.html);
+    fmt::print(ctx.out, "{}",
+               terminal_text(render_analysis_text(f.log, *series, diagnosis, f.thermal, tp)));
+    if (!f.html.empty()) fmt::print(ctx.out, "Report     {}\n", terminal_text(f.html));
   }
 }
 

@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.hpp"
 #include "cli/commands.hpp"
 
 namespace sparkops::cli {
@@ -17,7 +18,7 @@ void add_config_command(CLI::App& app, AppContext& ctx) {
         const auto& s = ctx.config.setting(key.name);
         doc[std::string(key.name)] = {{"value", s.value}, {"source", s.source}, {"help", key.help}};
       }
-      fmt::print(ctx.out, "{}\n", doc.dump(2));
+      fmt::print(ctx.out, "{}\n", dump_json(doc, 2));
       return;
     }
     std::size_t width = 0;

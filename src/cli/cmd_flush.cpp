@@ -9,7 +9,9 @@
 #include <fmt/format.h>
 
 #include "base/clock.hpp"
+#include "base/json_text.hpp"
 #include "base/units.hpp"
+#include "base/utf8.hpp"
 #include "cli/commands.hpp"
 #include "cli/oom_render.hpp"
 #include "ladder/flush.hpp"
@@ -84,9 +86,9 @@ int run_flush(const FlushState& st, AppContext& ctx) {
     }
   }
   if (st.json) {
-    fmt::print(ctx.out, "{}\n", flush_to_json(view).dump(2));
+    fmt::print(ctx.out, "{}\n", dump_json(flush_to_json(view), 2));
   } else {
-    fmt::print(ctx.out, "{}", render_flush_text(view));
+    fmt::print(ctx.out, "{}", terminal_text(render_flush_text(view)));
   }
   return kExitOk;
 }

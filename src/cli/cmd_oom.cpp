@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 
 #include "base/clock.hpp"
+#include "base/json_text.hpp"
+#include "base/utf8.hpp"
 #include "cli/commands.hpp"
 #include "cli/oom_render.hpp"
 #include "cli/plan_flags.hpp"
@@ -207,9 +209,9 @@ int run_oom(OomState& st, AppContext& ctx) {
   in.pool = pool;
   view.advice = advise_oom(in);
   if (st.json) {
-    fmt::print(ctx.out, "{}\n", oom_to_json(view).dump(2));
+    fmt::print(ctx.out, "{}\n", dump_json(oom_to_json(view), 2));
   } else {
-    fmt::print(ctx.out, "{}", render_oom_text(view));
+    fmt::print(ctx.out, "{}", terminal_text(render_oom_text(view)));
   }
   return kExitOk;
 }

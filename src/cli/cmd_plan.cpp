@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "base/file_io.hpp"
+#include "base/json_text.hpp"
+#include "base/utf8.hpp"
 #include "cli/commands.hpp"
 #include "cli/plan_flags.hpp"
 #include "cli/plan_render.hpp"
@@ -55,9 +57,9 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
   if (st.list) {
     const auto& cat = models::catalogue();
     if (st.json) {
-      fmt::print(ctx.out, "{}\n", catalogue_to_json(cat).dump(2));
+      fmt::print(ctx.out, "{}\n", dump_json(catalogue_to_json(cat), 2));
     } else {
-      fmt::print(ctx.out, "{}", render_catalogue_text(cat));
+      fmt::print(ctx.out, "{}", terminal_text(render_catalogue_text(cat)));
     }
     return;
   }
@@ -125,17 +127,17 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
       }
     }
     if (st.json) {
-      fmt::print(ctx.out, "{}\n", matrix_to_json(*result, cells).dump(2));
+      fmt::print(ctx.out, "{}\n", dump_json(matrix_to_json(*result, cells), 2));
     } else {
-      fmt::print(ctx.out, "{}", render_matrix_text(*result, cells, *seqs, *batches));
+      fmt::print(ctx.out, "{}", terminal_text(render_matrix_text(*result, cells, *seqs, *batches)));
     }
     ctx.exit_code = kExitOk;  // a matrix informs; gate a launch on a single combination
     return;
   }
   if (st.json) {
-    fmt::print(ctx.out, "{}\n", plan_to_json(*result).dump(2));
+    fmt::print(ctx.out, "{}\n", dump_json(plan_to_json(*result), 2));
   } else {
-    fmt::print(ctx.out, "{}", render_plan_text(*result));
+    fmt::print(ctx.out, "{}", terminal_text(render_plan_text(*result)));
   }
   ctx.exit_code = exit_code_for(result->verdict);
 }

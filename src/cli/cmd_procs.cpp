@@ -6,7 +6,9 @@
 
 #include <fmt/format.h>
 #include "base/file_io.hpp"
+#include "base/json_text.hpp"
 #include "base/units.hpp"
+#include "base/utf8.hpp"
 #include "cli/commands.hpp"
 #include "cli/common_options.hpp"
 #include "cli/plan_flags.hpp"
@@ -148,9 +150,9 @@ void run_procs(const ProcsFlags& flags, AppContext& ctx) {
   }
 
   if (flags.json) {
-    fmt::print(ctx.out, "{}\n", procs_to_json(report).dump(2));
+    fmt::print(ctx.out, "{}\n", dump_json(procs_to_json(report), 2));
   } else {
-    fmt::print(ctx.out, "{}", render_procs_table(report));
+    fmt::print(ctx.out, "{}", terminal_text(render_procs_table(report)));
   }
   ctx.exit_code = kExitOk;
   if (need && report.verdict &&

@@ -3,6 +3,7 @@
 // serve what the last reading rendered.
 
 #include <chrono>
+#include <exception>
 #include <filesystem>
 #include <memory>
 #include <thread>
@@ -133,7 +134,7 @@ void run_serve(const ServeFlags& flags, AppContext& ctx) {
   ExporterState state(state_options);
 
   bool textfile_failing = false;
-  const auto tick = [&] {
+  const auto read_and_publish = [&] {
     const auto started = clock.steady_now();
     const StatusReport report = collect_status(root, **gpu, clock, status_options);
     const double seconds = std::chrono::duration<double>(clock.steady_now() - started).count();
@@ -143,6 +144,20 @@ void run_serve(const ServeFlags& flags, AppContext& ctx) {
       if (!written && !textfile_failing) print_error(ctx, written.error().detail);
       textfile_failing = !written;
       if (flags.once && !written) ctx.exit_code = kExitFailure;
+    }
+  };
+  // A bug or an unforeseen input in one reading must cost that tick, not the exporter: the tick
+  // runs on the main thread and an escaping exception would end the process (under the unit,
+  // a restart loop any local user could trigger). The last good reading stays published.
+  const auto tick = [&] {
+    try {
+      read_and_publish();
+    } catch (const std::exception& e) {
+      print_error(ctx, fmt::format("serve: this reading failed and was skipped: {}", e.what()));
+      if (flags.once) ctx.exit_code = kExitFailure;
+    } catch (...) {
+      print_error(ctx, "serve: this reading failed and was skipped (unknown exception)");
+      if (flags.once) ctx.exit_code = kExitFailure;
     }
   };
 

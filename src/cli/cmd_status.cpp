@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "base/json_text.hpp"
 #include "base/units.hpp"
+#include "base/utf8.hpp"
 #include "cli/commands.hpp"
 #include "cli/common_options.hpp"
 #include "cli/status_render.hpp"
@@ -41,9 +43,9 @@ void run_status(const StatusFlags& flags, AppContext& ctx) {
   SystemClock clock;
   const StatusReport report = collect_status(root, **gpu, clock, options);
   if (flags.json) {
-    fmt::print(ctx.out, "{}\n", status_to_json(report).dump(2));
+    fmt::print(ctx.out, "{}\n", dump_json(status_to_json(report), 2));
   } else {
-    fmt::print(ctx.out, "{}", render_status(report));
+    fmt::print(ctx.out, "{}", terminal_text(render_status(report)));
   }
   // Exit 0 when the machine could be read; the pool is the one figure status cannot do without.
   ctx.exit_code = report.pool ? kExitOk : kExitFailure;

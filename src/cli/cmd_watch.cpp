@@ -12,6 +12,7 @@
 #include "base/file_io.hpp"
 #include "base/time_format.hpp"
 #include "base/units.hpp"
+#include "base/utf8.hpp"
 #include "cli/commands.hpp"
 #include "cli/common_options.hpp"
 #include "cli/plan_flags.hpp"
@@ -75,10 +76,10 @@ bool preflight(AppContext& ctx, const WatchFlags& f, GpuSource& gpu,
   StatusOptions options;
   options.pool = pool_options_from_config(ctx.config);
   const StatusReport report = collect_status(ctx.host_root(), gpu, clock, options);
-  fmt::print(ctx.err, "{}", render_status(report));
+  fmt::print(ctx.err, "{}", terminal_text(render_status(report)));
   for (const auto& line : preflight_warnings(report)) print_error(ctx, line);
   if (plan) {
-    fmt::print(ctx.err, "{}", render_plan_text(*plan));
+    fmt::print(ctx.err, "{}", terminal_text(render_plan_text(*plan)));
     if (plan->verdict == plan::Verdict::wont_fit) {
       if (!f.force) {
         print_error(ctx,

@@ -4,6 +4,7 @@
 
 #include "base/time_format.hpp"
 #include "base/units.hpp"
+#include "base/utf8.hpp"
 
 namespace sparkops::cli {
 
@@ -19,10 +20,10 @@ std::string age_text(const std::optional<std::chrono::milliseconds>& age) {
   return age ? format_duration(*age) : "-";
 }
 
+// Cuts at a character boundary, so a cut name stays well-formed UTF-8.
 std::string cut(std::string s, std::size_t max) {
   if (s.size() > max) {
-    s.resize(max - 3);
-    s += "...";
+    s = std::string(utf8_prefix(s, max - 3)) + "...";
   }
   return s;
 }

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "base/version.hpp"
@@ -226,7 +227,7 @@ int run_sample(AppContext& ctx, const SampleOptions& options, GpuSource* gpu, Cl
                                   {"skipped_ticks", skipped},
                                   {"end", why},
                                   {"unwritten_rows", unwritten}};
-    fmt::print(ctx.out, "{}\n", doc.dump(2));
+    fmt::print(ctx.out, "{}\n", dump_json(doc, 2));
   } else {
     print_error(ctx,
                 fmt::format("{}: {} tick(s), {} row(s), {} event(s) ({})",

@@ -8,8 +8,10 @@
 
 #include <fmt/format.h>
 
+#include "base/json_text.hpp"
 #include "base/time_format.hpp"
 #include "base/units.hpp"
+#include "base/utf8.hpp"
 #include "cli/common_options.hpp"
 #include "cli/oom_render.hpp"
 #include "cli/watch_summary.hpp"
@@ -221,14 +223,14 @@ void finish_watch(AppContext& ctx, const FinishInput& in) {
   }
 
   const auto json = watch_summary_json(view);
-  std::ofstream(in.options->dir / "summary.json") << json.dump(2) << '\n';
+  std::ofstream(in.options->dir / "summary.json") << dump_json(json, 2) << '\n';
   if (advice_text)
     fmt::print(ctx.err, "sparkops: the job died of an OOM; the ladder's next step:\n{}",
-               *advice_text);
+               terminal_text(*advice_text));
   if (in.json) {
-    fmt::print(ctx.err, "{}\n", json.dump(2));
+    fmt::print(ctx.err, "{}\n", dump_json(json, 2));
   } else {
-    fmt::print(ctx.err, "{}", render_watch_summary_text(view));
+    fmt::print(ctx.err, "{}", terminal_text(render_watch_summary_text(view)));
   }
   std::fflush(ctx.err);
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/json_text.hpp"
 #include "exporter/status_json.hpp"
 
 namespace sparkops {
@@ -26,7 +27,7 @@ void ExporterState::update(const StatusReport& report, SteadyTime steady,
   mo.collect_duration_seconds = collect_seconds;
   mo.collect_interval_seconds = std::chrono::duration<double>(options_.interval).count();
   auto metrics = std::make_shared<const std::string>(render_metrics(report, events_.totals(), mo));
-  auto status = std::make_shared<const std::string>(status_to_json(report).dump(2) + "\n");
+  auto status = std::make_shared<const std::string>(dump_json(status_to_json(report), 2) + "\n");
   auto history = std::make_shared<const std::string>(
       history_to_json(history_.points(), std::chrono::duration<double>(options_.interval).count(),
                       history_.capacity()));

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.hpp"
+
 namespace sparkops {
 
 HistoryPoint history_point(const StatusReport& report) {
@@ -91,7 +93,7 @@ std::string history_to_json(const std::vector<HistoryPoint>& points, double inte
     series[name] = std::move(column);
   }
   doc["series"] = std::move(series);
-  return doc.dump();
+  return dump_json(doc);
 }
 
 }  // namespace sparkops

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "base/utf8.hpp"
+
 namespace sparkops {
 
 std::string_view metric_type_name(MetricType type) {
@@ -16,7 +18,8 @@ std::string_view metric_type_name(MetricType type) {
   return "untyped";
 }
 
-std::string escape_label_value(std::string_view value) {
+std::string escape_label_value(std::string_view raw) {
+  const std::string value = sanitize_utf8(raw);
   std::string out;
   out.reserve(value.size());
   for (const char c : value) {
@@ -37,7 +40,8 @@ std::string escape_label_value(std::string_view value) {
   return out;
 }
 
-std::string escape_help(std::string_view help) {
+std::string escape_help(std::string_view raw) {
+  const std::string help = sanitize_utf8(raw);
   std::string out;
   out.reserve(help.size());
   for (const char c : help) {

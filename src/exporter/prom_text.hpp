@@ -31,7 +31,9 @@ struct MetricFamily {
   std::vector<MetricSample> samples;
 };
 
-// Label values escape backslash, double quote and newline; HELP text escapes backslash and newline.
+// The format allows any UTF-8 in label values and HELP text: ill-formed bytes are replaced first
+// (base/utf8.hpp), then label values escape backslash, double quote and newline; HELP text escapes
+// backslash and newline.
 std::string escape_label_value(std::string_view value);
 std::string escape_help(std::string_view help);
 // Shortest round-trip decimal form; integers up to 2^53 print without exponent or ".0";

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/file_io.hpp"
+#include "base/json_text.hpp"
 #include "base/time_format.hpp"
 
 namespace sparkops {
@@ -197,7 +198,7 @@ std::string serialize_ladder_state(const LadderState& state) {
   } else {
     doc["last_oom"] = nullptr;
   }
-  return doc.dump(2) + "\n";
+  return dump_json(doc, 2) + "\n";
 }
 
 Result<LadderState> load_ladder_state(const std::filesystem::path& path) {

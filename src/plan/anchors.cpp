@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "models/catalogue.hpp"
@@ -121,7 +122,7 @@ std::string anchor_to_jsonl(const Anchor& a) {
   if (a.seq) j["seq"] = *a.seq;
   if (!a.source.empty()) j["source"] = a.source;
   if (!a.note.empty()) j["note"] = a.note;
-  return j.dump();
+  return dump_json(j);
 }
 
 std::optional<AnchorMatch> nearest_anchor(const std::vector<Anchor>& anchors, std::uint64_t params,

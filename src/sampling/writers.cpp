@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.hpp"
 #include "base/text.hpp"
 #include "base/time_format.hpp"
 #include "gpu/throttle_reasons.hpp"
@@ -180,7 +181,7 @@ std::string jsonl_row(const std::vector<Cell>& cells) {
     }
   }
   // Invalid UTF-8 in a sensor name is replaced rather than thrown on.
-  return obj.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  return dump_json(obj) + "\n";
 }
 
 // nvidia-smi prints temperature.gpu as an integer and power.draw as "%.2f W".
