@@ -36,6 +36,7 @@ struct ServeFlags {
   std::string textfile_dir;
   bool once = false;
   std::string max_workloads;
+  bool dcgm_compat = false;
   GpuFlags gpu;
 };
 
@@ -131,6 +132,7 @@ void run_serve(const ServeFlags& flags, AppContext& ctx) {
   state_options.history = plan->history;
   state_options.max_workload_series = plan->max_workloads;
   state_options.detector = detector_from_config(ctx.config);
+  state_options.dcgm_compat = flags.dcgm_compat ? DcgmCompat::on : DcgmCompat::off;
   ExporterState state(state_options);
 
   bool textfile_failing = false;
@@ -239,6 +241,10 @@ void add_serve_command(CLI::App& app, AppContext& ctx) {
                   "Export per-workload series for at most N workloads, largest first (default 32; "
                   "config serve.max_workloads)")
       ->type_name("N");
+  cmd->add_flag("--dcgm-compat", flags->dcgm_compat,
+                "Also export the GPU figures under dcgm-exporter's names and labels "
+                "(DCGM_FI_DEV_GPU_TEMP, DCGM_FI_DEV_FB_FREE, ...; docs/metrics.md), so DCGM "
+                "dashboards work on a GB10");
   add_gpu_flags(cmd, flags->gpu);
   cmd->callback([&ctx, flags] { run_serve(*flags, ctx); });
 }

@@ -23,6 +23,7 @@ struct ExporterStateOptions {
   std::chrono::nanoseconds history = std::chrono::hours{1};
   std::size_t max_workload_series = kDefaultMaxWorkloadSeries;
   DetectorConfig detector;
+  DcgmCompat dcgm_compat = DcgmCompat::off;
 };
 
 // Points the ring keeps: history / interval, at least 2, at most 86400.

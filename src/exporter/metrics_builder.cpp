@@ -227,7 +227,11 @@ std::vector<MetricFamily> build_metric_families(const StatusReport& report,
   add_gpu(f, report.gpu);
   if (report.workloads) add_workloads(f, *report.workloads, options.max_workload_series);
   add_events(f, events);
-  return f.finish();
+  auto families = f.finish();
+  if (options.dcgm_compat == DcgmCompat::on) {
+    for (auto& family : dcgm_metric_families(report)) families.push_back(std::move(family));
+  }
+  return families;
 }
 
 std::string render_metrics(const StatusReport& report, const EventTotals& events,

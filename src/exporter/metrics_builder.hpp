@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "exporter/dcgm_compat.hpp"
 #include "exporter/metric_catalogue.hpp"
 #include "exporter/prom_text.hpp"
 #include "exporter/status_report.hpp"
@@ -33,6 +34,7 @@ struct MetricsOptions {
   std::size_t max_workload_series = kDefaultMaxWorkloadSeries;
   std::optional<double> collect_duration_seconds;
   std::optional<double> collect_interval_seconds;  // absent for a one-off rendering
+  DcgmCompat dcgm_compat = DcgmCompat::off;        // on: DCGM-named families follow sparkops'
 };
 
 std::vector<MetricFamily> build_metric_families(const StatusReport& report,

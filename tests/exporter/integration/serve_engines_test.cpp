@@ -46,6 +46,38 @@ TEST(ServeEngines, PromtoolAcceptsTheExposition) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
 }
 
+// A GB10 (fake NVML: memory info NOT_SUPPORTED) served with --dcgm-compat: DCGM's names appear,
+// the framebuffer fields come from the pool (FB_FREE is MemAvailable in MiB), and promtool's only
+// findings are the lint DCGM's own names carry.
+TEST(ServeEngines, DcgmCompatOnAGb10) {
+  if (test::env_set("SPARKOPS_SKIP_PROMETHEUS")) GTEST_SKIP() << "SPARKOPS_SKIP_PROMETHEUS=1";
+  const auto promtool = require_tool("/usr/bin/promtool", "SPARKOPS_SKIP_PROMETHEUS");
+  ASSERT_FALSE(promtool.empty());
+  test::TempDir logs;
+  auto s = test::start_serve(logs.path(), "gb10-finetune", "gb10", {"--dcgm-compat"});
+  ASSERT_GT(s.port, 0);
+  auto metrics = test::http_get(s.port, "/metrics");
+  ASSERT_TRUE(metrics);
+  const std::string& body = metrics->body;
+  EXPECT_NE(body.find("# TYPE DCGM_FI_DEV_GPU_TEMP gauge\n"), std::string::npos) << body;
+  EXPECT_NE(body.find("DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\""), std::string::npos);
+  EXPECT_EQ(body.find("sparkops_gpu_memory_total_bytes"), std::string::npos);  // GB10: absent
+  const std::string fb_free = "\nDCGM_FI_DEV_FB_FREE{";
+  const auto at = body.find(fb_free);
+  ASSERT_NE(at, std::string::npos) << body;
+  const auto value_at = body.find("} ", at) + 2;
+  const auto mib = parse_u64(body.substr(value_at, body.find('\n', value_at) - value_at));
+  ASSERT_TRUE(mib.has_value());
+  EXPECT_EQ(*mib, mem_available_bytes("gb10-finetune") >> 20);
+  const auto r = test::run_process({promtool, "check", "metrics"}, {}, body);
+  EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 3) << r.out << r.err;
+  const std::string findings = r.out + r.err;
+  for (const auto line : split_lines(findings)) {
+    if (trim(line).empty()) continue;
+    EXPECT_TRUE(starts_with(line, "DCGM_FI_")) << line;
+  }
+}
+
 TEST(ServeEngines, PrometheusScrapesTwoSparks) {
   if (test::env_set("SPARKOPS_SKIP_PROMETHEUS")) GTEST_SKIP() << "SPARKOPS_SKIP_PROMETHEUS=1";
   const auto prometheus = require_tool("/usr/bin/prometheus", "SPARKOPS_SKIP_PROMETHEUS");
