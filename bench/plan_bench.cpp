@@ -33,7 +33,7 @@ BENCHMARK(BM_PlanCatalogueModel)->Unit(benchmark::kMicrosecond);
 
 void BM_EstimateOnly(benchmark::State& state) {
   const auto* e = models::find_in_catalogue("Llama-3.1-8B");
-  const plan::ModelShape shape{e->name, e->arch, plan::count_params(e->arch)};
+  const plan::ModelShape shape{e->name, e->arch, plan::count_params(e->arch), std::nullopt};
   const plan::RunConfig run;
   for (auto _ : state) benchmark::DoNotOptimize(plan::estimate(shape, run));
 }

@@ -109,9 +109,10 @@ std::string render_plan_text(const plan::PlanResult& r) {
                      "Training peak, allocated", format_gib(e.train_peak_allocated_bytes));
   out += fmt::format("{:<30}{:>12}  (+ context and allocator reserve)\n", "Training peak, pool",
                      format_gib(e.train_peak_pool_bytes));
-  out += fmt::format("{:<30}{:>12}  (weights + {} shard{})\n", "Load peak, pool",
-                     format_gib(e.load_peak_pool_bytes), format_bytes(e.largest_shard_bytes),
-                     r.run.method == plan::Method::qlora ? " mmap + its bf16 copy" : " mmap");
+  out += fmt::format(
+      "{:<30}{:>12}  (weights + {} shard{})\n", "Load peak, pool",
+      format_gib(e.load_peak_pool_bytes), format_bytes(e.largest_shard_bytes),
+      r.run.method == plan::Method::qlora && !m.shape.quant ? " mmap + its bf16 copy" : " mmap");
   if (r.pool) {
     out += fmt::format("{:<30}{:>12}  (available {} - overhead {}; free now {})\n", "Budget",
                        format_gib(r.budget_bytes), format_bytes(r.pool->effective_available_bytes),
@@ -139,6 +140,18 @@ json plan_to_json(const plan::PlanResult& r) {
                 {"location", m.location},        {"hidden", m.shape.arch.hidden},
                 {"layers", m.shape.arch.layers}, {"vocab", m.shape.arch.vocab}};
   if (m.safetensors_params) j["model"]["safetensors_params"] = *m.safetensors_params;
+  if (m.shape.quant) {
+    const auto& q = *m.shape.quant;
+    j["model"]["quantization"] = {
+        {"method", models::quant_method_name(q.method)},
+        {"format", q.format},
+        {"bits", q.bits},
+        {"weight_bytes", q.weight_bytes},
+        {"exact", q.exact},
+        {"training", q.training == models::QuantTraining::frozen_quantized ? "frozen_quantized"
+                                                                           : "dequantized"}};
+    if (q.group_size) j["model"]["quantization"]["group_size"] = *q.group_size;
+  }
   j["params"] = e.params;
   j["active_params"] = m.shape.params.active;
   j["trainable_params"] = e.trainable_params;

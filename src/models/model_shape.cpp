@@ -100,6 +100,44 @@ std::uint64_t active_params_excluding_embedding(const ParamCounts& c) {
   return c.lm_head == 0 ? c.active : c.active - c.embedding;
 }
 
+Status check_plausible(const Architecture& a, std::string_view what) {
+  // Largest real values today: hidden 16384 (Llama-405B), vocab 262144 (Gemma-3), 256 experts
+  // (DeepSeek-V3), intermediate 53248 (405B); the bounds leave two orders of magnitude.
+  const std::pair<const char*, std::pair<std::uint64_t, std::uint64_t>> fields[] = {
+      {"hidden_size", {a.hidden, 1ULL << 20}},
+      {"num_hidden_layers", {a.layers, 1ULL << 14}},
+      {"num_attention_heads", {a.heads, 1ULL << 14}},
+      {"num_key_value_heads", {a.kv_heads, 1ULL << 14}},
+      {"head_dim", {a.head_dim, 1ULL << 16}},
+      {"intermediate_size", {a.intermediate, 1ULL << 24}},
+      {"vocab_size", {a.vocab, 1ULL << 24}},
+      {"num_experts", {a.experts, 1ULL << 16}},
+      {"extra_params", {a.extra_params, 1ULL << 44}},
+  };
+  for (const auto& [name, vb] : fields) {
+    if (vb.first > vb.second) {
+      return fail(Errc::malformed, fmt::format("{}: {} {} is implausible (bound {})", what, name,
+                                               vb.first, vb.second));
+    }
+  }
+  // The same terms as count_params, in floating point, so the integer count cannot overflow.
+  const double h = static_cast<double>(a.hidden);
+  const double attn =
+      h * static_cast<double>(a.heads + 2 * a.kv_heads) * static_cast<double>(a.head_dim) +
+      static_cast<double>(a.heads * a.head_dim) * h;
+  const double experts = static_cast<double>(a.experts == 0 ? 1 : a.experts);
+  const double mlp = experts * 3.0 * h * static_cast<double>(a.intermediate);
+  const double total = static_cast<double>(a.layers) * (attn + mlp + 8.0 * h + experts * h) +
+                       2.0 * static_cast<double>(a.vocab) * h + static_cast<double>(a.extra_params);
+  if (total > kMaxPlausibleParams) {
+    return fail(Errc::malformed,
+                fmt::format("{}: the shape gives {:.3g} parameters, over the 100 T plausibility "
+                            "bound",
+                            what, total));
+  }
+  return {};
+}
+
 bool ArchOverrides::any() const {
   return hidden || layers || heads || kv_heads || intermediate || vocab || tied;
 }
@@ -214,6 +252,7 @@ Result<Architecture> parse_config_json(std::string_view text, std::string_view s
   if (a.head_dim == 0 || a.kv_heads > a.heads) {
     return fail(Errc::malformed, fmt::format("{}: inconsistent heads/head_dim", source));
   }
+  if (auto ok = check_plausible(a, source); !ok) return tl::unexpected(ok.error());
   return a;
 }
 
@@ -258,6 +297,9 @@ Result<ModelShape> shape_from_params(std::uint64_t params, const ArchOverrides& 
     if (v == 0) return fail(Errc::invalid_argument, fmt::format("{}: must be > 0", flag));
   }
   a.extra_params = 0;
+  if (auto ok = check_plausible(a, "architecture flags"); !ok) {
+    return fail(Errc::invalid_argument, ok.error().detail);
+  }
   ParamCounts c = count_params(a);
   const std::uint64_t fixed = c.embedding + c.lm_head + c.other;
   if (params <= fixed) {

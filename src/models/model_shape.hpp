@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "models/quantization.hpp"
 
 namespace sparkops::models {
 
@@ -70,7 +71,14 @@ struct ModelShape {
   std::string name;
   Architecture arch;
   ParamCounts params;
+  std::optional<Quantization> quant;  // a pre-quantized checkpoint (config, headers or GGUF)
 };
+
+// Plausibility bounds for sizes from configs, headers and flags: a field above its bound, or a
+// shape whose parameter count exceeds kMaxPlausibleParams (100 T), is rejected before any
+// arithmetic can overflow. `what` names the input in the Error.
+inline constexpr double kMaxPlausibleParams = 1e14;
+Status check_plausible(const Architecture& a, std::string_view what);
 
 // Where a model came from and what was read or assumed.
 enum class ModelSource { catalogue, directory, hf_cache, params };

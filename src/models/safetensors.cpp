@@ -10,6 +10,7 @@
 
 #include "base/file_io.hpp"
 #include "base/text.hpp"
+#include "models/quantization.hpp"
 
 namespace sparkops::models {
 
@@ -30,6 +31,11 @@ std::optional<std::uint64_t> dtype_bytes(std::string_view d) {
 
 bool mul_overflows(std::uint64_t a, std::uint64_t b, std::uint64_t& out) {
   return __builtin_mul_overflow(a, b, &out);
+}
+
+// Adds v to acc; false (acc unspecified) when the sum overflows.
+bool add_into(std::uint64_t& acc, std::uint64_t v) {
+  return !__builtin_add_overflow(acc, v, &acc);
 }
 
 }  // namespace
@@ -55,6 +61,7 @@ Result<SafetensorsHeader> parse_safetensors_header(std::string_view text, std::u
   }
   SafetensorsHeader h;
   h.header_bytes = text.size();
+  std::uint64_t total_elements = 0;
   for (const auto& [name, t] : root.items()) {
     if (name == "__metadata__") continue;
     const std::string& tensor_name = name;  // clang 14 cannot capture a structured binding
@@ -95,6 +102,7 @@ Result<SafetensorsHeader> parse_safetensors_header(std::string_view text, std::u
         return bad("data_offsets do not match dtype and shape");
       }
     }
+    if (!add_into(total_elements, info.elements)) return bad("element count overflows");
     h.data_bytes = std::max(h.data_bytes, info.data_end);
     h.tensors.push_back(std::move(info));
   }
@@ -118,13 +126,19 @@ Result<SafetensorsHeader> read_safetensors_header(const fs::path& file) {
   std::uint64_t len = 0;
   for (int i = 7; i >= 0; --i) len = (len << 8) | len_bytes[i];  // little-endian
   // Both bounds are checked before anything is allocated by the untrusted length.
+  // The length field is the file's own bytes: it is never echoed (a path that is not a
+  // safetensors file, e.g. a link to a private file, must not leak its first 8 bytes as a number).
   if (len > kMaxSafetensorsHeaderBytes) {
-    return fail(Errc::too_large,
-                fmt::format("{}: header length {} exceeds the 100 MB bound", name, len));
+    return fail(Errc::malformed,
+                fmt::format("{}: not a safetensors file (its header-length field is over the "
+                            "100 MB bound)",
+                            name));
   }
   if (len > file_size - 8) {
     return fail(Errc::malformed,
-                fmt::format("{}: header length {} exceeds the file size {}", name, len, file_size));
+                fmt::format("{}: not a safetensors file, or truncated (its header-length field "
+                            "points past the end of the file)",
+                            name));
   }
   std::string text(static_cast<std::size_t>(len), '\0');
   in.read(text.data(), static_cast<std::streamsize>(len));
@@ -143,6 +157,9 @@ Result<ResolvedModel> read_model_dir(const fs::path& dir) {
   if (!arch) return tl::unexpected(arch.error());
   m.shape.arch = *arch;
   m.shape.params = count_params(*arch);
+  auto quant = parse_quantization_config(*config_text, config_path.string());
+  if (!quant) return tl::unexpected(quant.error());
+  m.shape.quant = *quant;
   m.shape.name = dir.filename().string();
   if (m.shape.name.empty()) m.shape.name = dir.parent_path().filename().string();
 
@@ -181,6 +198,12 @@ Result<ResolvedModel> read_model_dir(const fs::path& dir) {
   }
   if (shard_names.empty()) {
     m.notes.push_back("no safetensors files: counts from config.json only");
+    if (m.shape.quant) {
+      if (auto ok = derive_quantized_bytes(m.shape.arch, *m.shape.quant); !ok) {
+        return fail(Errc::malformed,
+                    fmt::format("{}: {}", config_path.string(), ok.error().detail));
+      }
+    }
     return m;
   }
   std::uint64_t elements = 0;
@@ -192,13 +215,19 @@ Result<ResolvedModel> read_model_dir(const fs::path& dir) {
     }
     auto header = read_safetensors_header(p);
     if (!header) return tl::unexpected(header.error());
-    elements += header->elements();
-    data += header->data_bytes;
+    if (__builtin_add_overflow(elements, header->elements(), &elements) ||
+        __builtin_add_overflow(data, header->data_bytes, &data)) {
+      return fail(Errc::malformed, fmt::format("{}: tensor sizes overflow", dir.string()));
+    }
     m.shards.push_back({shard, fs::file_size(p, ec)});
   }
   m.safetensors_params = elements;
   m.checkpoint_bytes = data;
-  if (elements != m.shape.params.total) {
+  if (m.shape.quant) {
+    // The headers give every stored tensor's exact byte range: the quantized weights as loaded.
+    m.shape.quant->weight_bytes = data;
+    m.shape.quant->exact = true;
+  } else if (elements != m.shape.params.total) {
     m.notes.push_back(fmt::format(
         "safetensors headers hold {} elements, config.json gives {} parameters (quantized or "
         "packed tensors, or extra modules); training terms use config.json, the load transient "

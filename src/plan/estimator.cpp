@@ -215,7 +215,13 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
   e.params = p.total;
   Terms& t = e.terms;
   double weights = 0;
-  if (run.method == Method::qlora) {
+  // A pre-quantized base trained frozen holds its stored bytes (models/quantization.hpp); one the
+  // stack dequantizes (MXFP4, fp8) trains as 16-bit weights like an unquantized model.
+  const bool stored_quantized =
+      s.quant && s.quant->training == models::QuantTraining::frozen_quantized && peft;
+  if (stored_quantized) {
+    weights = d(s.quant->weight_bytes);
+  } else if (run.method == Method::qlora) {
     const double nf4 =
         run.double_quant == DoubleQuant::on ? k.nf4_dq_bytes_per_param : k.nf4_bytes_per_param;
     const double kept = run.kbit_prep == KbitPrep::on ? 4.0 : 2.0;
@@ -281,11 +287,13 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
   t.allocator_reserve = to_bytes(d(e.train_peak_allocated_bytes) * k.allocator_reserve_fraction);
   e.train_peak_pool_bytes = e.train_peak_allocated_bytes + t.cuda_context + t.allocator_reserve;
 
-  const std::uint64_t checkpoint = p.total * 2;
+  const std::uint64_t checkpoint = s.quant ? s.quant->weight_bytes : p.total * 2;
   e.largest_shard_bytes = shard.value_or(std::min(checkpoint, k.assumed_shard_bytes));
   // Load: the final weights accumulate while one mmap'd shard sits in the page cache; QLoRA also
   // holds that shard's bf16 device copy until it is quantized.
-  const std::uint64_t transient = e.largest_shard_bytes * (run.method == Method::qlora ? 2 : 1);
+  // A pre-quantized checkpoint loads as stored: no 16-bit copy waits to be quantized.
+  const bool quantize_on_load = run.method == Method::qlora && !stored_quantized;
+  const std::uint64_t transient = e.largest_shard_bytes * (quantize_on_load ? 2 : 1);
   e.load_peak_pool_bytes = t.weights + transient + t.cuda_context;
   return e;
 }

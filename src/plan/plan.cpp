@@ -44,6 +44,37 @@ std::string_view advice_kind_name(AdviceKind k) {
   return "shorter_seq";
 }
 
+Result<RunConfig> run_for_quantized_base(const RunConfig& requested, const ModelShape& shape,
+                                         std::vector<std::string>& notes) {
+  if (!shape.quant) return requested;
+  const models::Quantization& q = *shape.quant;
+  RunConfig run = requested;
+  notes.push_back(fmt::format("pre-quantized checkpoint: {} {}, {} of stored weights ({})",
+                              models::quant_method_name(q.method), q.format,
+                              format_bytes(q.weight_bytes),
+                              q.exact ? "exact, from the tensor headers"
+                                      : "derived from quantization_config and the architecture"));
+  notes.push_back(q.training_note);
+  if (!q.serving_note.empty()) notes.push_back("serving: " + q.serving_note);
+  if (q.training != models::QuantTraining::frozen_quantized) return run;
+  if (run.method == Method::full) {
+    return fail(Errc::invalid_argument,
+                fmt::format("{}: a {} checkpoint cannot be fully fine-tuned; --method lora trains "
+                            "adapters over the frozen quantized base",
+                            shape.name, models::quant_method_name(q.method)));
+  }
+  if (q.method == models::QuantMethod::bnb_4bit && run.method == Method::lora) {
+    run.method = Method::qlora;
+    run.double_quant = q.double_quant ? DoubleQuant::on : DoubleQuant::off;
+    notes.push_back("the 4-bit base makes this LoRA run QLoRA: planned as --method qlora");
+  } else if (q.method != models::QuantMethod::bnb_4bit && run.method == Method::qlora) {
+    run.method = Method::lora;
+    notes.push_back(
+        "the base is already quantized: --method qlora planned as LoRA over the stored weights");
+  }
+  return run;
+}
+
 Result<ResolvedModel> resolve_model(const ModelRef& ref, const HfCacheEnv& hf_cache) {
   if (ref.name.empty()) {
     if (!ref.params) return fail(Errc::invalid_argument, "plan: give a MODEL or --params");
@@ -215,12 +246,17 @@ std::vector<Advice> advise(const ModelShape& shape, const RunConfig& run, std::u
 Result<PlanResult> make_plan(const PlanInput& input, const PlanEnvironment& env) {
   auto model = resolve_model(input.model, env.hf_cache);
   if (!model) return tl::unexpected(model.error());
-  if (auto ok = validate_run(input.run, model->shape); !ok) return tl::unexpected(ok.error());
+  std::vector<std::string> quant_notes;
+  auto adjusted = run_for_quantized_base(input.run, model->shape, quant_notes);
+  if (!adjusted) return tl::unexpected(adjusted.error());
+  const RunConfig& run = *adjusted;
+  if (auto ok = validate_run(run, model->shape); !ok) return tl::unexpected(ok.error());
 
   PlanResult r;
   r.model = std::move(*model);
-  r.run = input.run;
+  r.run = run;
   r.notes = r.model.notes;
+  r.notes.insert(r.notes.end(), quant_notes.begin(), quant_notes.end());
   std::optional<std::uint64_t> shard;
   if (!r.model.shards.empty()) {
     shard = 0;
@@ -228,12 +264,12 @@ Result<PlanResult> make_plan(const PlanInput& input, const PlanEnvironment& env)
   } else {
     r.notes.push_back("shard size assumed: 5 GB (save_pretrained default) for the load transient");
   }
-  if (r.model.shape.arch.needs_eager_attention && input.run.attn == Attn::sdpa) {
+  if (r.model.shape.arch.needs_eager_attention && run.attn == Attn::sdpa) {
     r.notes.push_back(
         "this architecture (softcapping or attention sinks) runs eager attention under "
         "sdpa in Hugging Face: a·s² scores counted; --attn flash avoids them");
   }
-  r.estimate = estimate(r.model.shape, input.run, shard);
+  r.estimate = estimate(r.model.shape, run, shard);
 
   if (input.budget_bytes) {
     r.budget_bytes = *input.budget_bytes;
@@ -254,10 +290,9 @@ Result<PlanResult> make_plan(const PlanInput& input, const PlanEnvironment& env)
 
   const std::uint64_t peak = r.estimate.peak_pool_bytes();
   r.verdict = verdict_for(peak, r.budget_bytes, r.pool);
-  r.anchor = nearest_anchor(env.anchors, r.model.shape.params.total, input.run, r.estimate,
+  r.anchor = nearest_anchor(env.anchors, r.model.shape.params.total, run, r.estimate,
                             r.verdict != Verdict::wont_fit);
-  if (r.verdict == Verdict::wont_fit)
-    r.advice = advise(r.model.shape, input.run, r.budget_bytes, shard);
+  if (r.verdict == Verdict::wont_fit) r.advice = advise(r.model.shape, run, r.budget_bytes, shard);
   return r;
 }
 

@@ -79,6 +79,12 @@ struct PlanResult {
 // missing shard, invalid run (zero batch/seq, contradictory flags), unreadable meminfo.
 Result<PlanResult> make_plan(const PlanInput& input, const PlanEnvironment& env);
 
+// The run a pre-quantized base implies: a 4-bit bitsandbytes base turns LoRA into QLoRA, another
+// frozen quantized base turns --method qlora into LoRA over it, and full fine-tuning of one is an
+// Error. Notes say what was read and changed. Unquantized shapes return `requested`.
+Result<RunConfig> run_for_quantized_base(const RunConfig& requested, const ModelShape& shape,
+                                         std::vector<std::string>& notes);
+
 // Resolves only the model part (catalogue / directory / HF cache / --params).
 Result<ResolvedModel> resolve_model(const ModelRef& ref, const HfCacheEnv& hf_cache);
 

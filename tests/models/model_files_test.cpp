@@ -119,7 +119,8 @@ TEST(SafetensorsHeader, LengthBeyondFileSizeIsErrorWithoutAllocating) {
   testing::write_raw_safetensors(tmp / "a.safetensors", 50'000'000, "{}", 0);
   const auto r = read_safetensors_header(tmp / "a.safetensors");
   ASSERT_FALSE(r);
-  EXPECT_NE(r.error().detail.find("exceeds the file size"), std::string::npos);
+  EXPECT_NE(r.error().detail.find("points past the end of the file"), std::string::npos);
+  EXPECT_EQ(r.error().detail.find("50000000"), std::string::npos);  // the raw field is not echoed
 }
 
 TEST(SafetensorsHeader, LengthBeyond100MBIsError) {
@@ -127,7 +128,24 @@ TEST(SafetensorsHeader, LengthBeyond100MBIsError) {
   testing::write_raw_safetensors(tmp / "a.safetensors", 0xFFFF'FFFF'FFFF'0000ULL, "{}", 0);
   const auto r = read_safetensors_header(tmp / "a.safetensors");
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().code, Errc::too_large);
+  EXPECT_EQ(r.error().code, Errc::malformed);
+  EXPECT_NE(r.error().detail.find("not a safetensors file"), std::string::npos);
+}
+
+// The first 8 bytes of a file that is not a safetensors file (a link to a private text file, as
+// root) are never printed as an integer.
+TEST(SafetensorsHeader, ForeignFileBytesAreNotEchoedAsANumber) {
+  test::TempDir tmp;
+  test::write_text(tmp / "secret", "root:$6$saltsalt$hashhashhash:19000:0:99999:7:::\n");
+  std::filesystem::create_symlink(tmp / "secret", tmp / "model.safetensors");
+  const auto r = read_safetensors_header(tmp / "model.safetensors");
+  ASSERT_FALSE(r);
+  std::uint64_t raw = 0;
+  const std::string head = "root:$6$";
+  for (int i = 7; i >= 0; --i)
+    raw = (raw << 8) | static_cast<unsigned char>(head[static_cast<std::size_t>(i)]);
+  EXPECT_EQ(r.error().detail.find(std::to_string(raw)), std::string::npos) << r.error().detail;
+  EXPECT_NE(r.error().detail.find("not a safetensors file"), std::string::npos);
 }
 
 TEST(SafetensorsHeader, NonJsonHeaderIsError) {
@@ -192,6 +210,60 @@ TEST(HfCache, UncachedRepoIsNotFoundAndBadIdIsInvalid) {
   EXPECT_EQ(resolve_hf_snapshot("a/b", env).error().code, Errc::not_found);
   EXPECT_EQ(resolve_hf_snapshot("a/../b", env).error().code, Errc::invalid_argument);
   EXPECT_EQ(resolve_hf_snapshot("noslash", env).error().code, Errc::invalid_argument);
+}
+
+}  // namespace
+}  // namespace sparkops::models
+
+namespace sparkops::models {
+namespace {
+
+std::string llama_config_with(std::string_view key, std::string_view value) {
+  std::string base =
+      R"({"model_type":"llama","hidden_size":4096,"num_hidden_layers":32,"num_attention_heads":32,)"
+      R"("num_key_value_heads":8,"intermediate_size":14336,"vocab_size":128256})";
+  const std::string needle = "\"" + std::string(key) + "\":";
+  const auto at = base.find(needle);
+  const auto end = base.find_first_of(",}", at);
+  return base.substr(0, at + needle.size()) + std::string(value) + base.substr(end);
+}
+
+// The issue's inputs: a 2^52 intermediate size used to give 2.39 B parameters and "fits".
+TEST(ConfigPlausibility, HugeIntermediateSizeIsRejectedNotWrapped) {
+  const auto r =
+      parse_config_json(llama_config_with("intermediate_size", "4503599627370496"), "c.json");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Errc::malformed);
+  EXPECT_NE(r.error().detail.find("intermediate_size"), std::string::npos);
+}
+
+TEST(ConfigPlausibility, VocabTwoToThe62IsRejected) {
+  const auto r = parse_config_json(llama_config_with("vocab_size", "4611686018427387904"), "c");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().detail.find("vocab_size"), std::string::npos);
+}
+
+TEST(ConfigPlausibility, FieldsWithinBoundsButProductOverBoundIsRejected) {
+  // Each field under its bound, the product (65536 experts of 2^24-wide MLPs) over 100 T.
+  std::string text = llama_config_with("intermediate_size", "16777216");
+  text.insert(text.size() - 1, R"(,"num_local_experts":65536,"num_experts_per_tok":2)");
+  const auto r = parse_config_json(text, "c");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().detail.find("plausibility"), std::string::npos);
+}
+
+TEST(ConfigPlausibility, RealShapesPass) {
+  EXPECT_TRUE(parse_config_json(llama_config_with("hidden_size", "4096"), "c"));
+}
+
+TEST(SafetensorsHeader, ElementCountOverflowAcrossTensorsIsError) {
+  // Sub-byte dtypes are not checked against data_offsets: their shapes alone must not wrap.
+  const auto r = parse_safetensors_header(
+      R"({"a":{"dtype":"F4","shape":[4294967296,4294967295],"data_offsets":[0,0]},)"
+      R"("b":{"dtype":"F4","shape":[4294967296,4294967295],"data_offsets":[0,0]}})",
+      0, "x.safetensors");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().detail.find("overflows"), std::string::npos);
 }
 
 }  // namespace

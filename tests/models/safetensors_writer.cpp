@@ -10,8 +10,9 @@ namespace sparkops::models::testing {
 namespace {
 
 std::uint64_t dtype_size(const std::string& d) {
-  if (d == "F32") return 4;
-  if (d == "U8" || d == "I8") return 1;
+  if (d == "F64" || d == "I64" || d == "U64") return 8;
+  if (d == "F32" || d == "I32" || d == "U32") return 4;
+  if (d == "U8" || d == "I8" || d == "F8_E4M3" || d == "F8_E5M2" || d == "F8_E8M0") return 1;
   return 2;
 }
 

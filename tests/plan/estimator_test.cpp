@@ -9,7 +9,7 @@ namespace {
 ModelShape shape(std::string_view name) {
   const auto* e = models::find_in_catalogue(name);
   EXPECT_NE(e, nullptr);
-  return ModelShape{e->name, e->arch, count_params(e->arch)};
+  return ModelShape{e->name, e->arch, count_params(e->arch), std::nullopt};
 }
 
 constexpr double kGiB = 1073741824.0;

@@ -133,3 +133,36 @@ TEST(PlanCli, HfCacheRepoIdAndUserAnchors) {
 
 }  // namespace
 }  // namespace sparkops::plan
+
+namespace sparkops::plan {
+namespace {
+
+// The case: an unsloth *-bnb-4bit Llama-70B config.json was planned as 131 GiB of bf16.
+TEST(PlanCli, PreQuantizedBnb4bitBaseIsPlannedAsQlora) {
+  test::TempDir tmp;
+  std::filesystem::copy_file(
+      test::fixture("models/configs/Llama-3.3-70B-Instruct-bnb-4bit/config.json"),
+      tmp / "config.json");
+  const auto r = test::run_sparkops(
+      {"--root", test::fixture("plan/root-spark").string(), "plan", tmp.path().string(), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["run"]["method"], "qlora");
+  EXPECT_EQ(j["model"]["quantization"]["method"], "bitsandbytes-4bit");
+  EXPECT_EQ(j["model"]["quantization"]["weight_bytes"], 39'517'721'792u);
+  EXPECT_EQ(j["terms"]["weights"], 39'517'721'792u);
+  EXPECT_NE(j["verdict"], "wont_fit");
+}
+
+TEST(PlanCli, FullFineTuneOfAQuantizedBaseIsBadInput) {
+  test::TempDir tmp;
+  std::filesystem::copy_file(test::fixture("models/configs/Llama-2-7B-GPTQ/config.json"),
+                             tmp / "config.json");
+  const auto r = test::run_sparkops({"--root", test::fixture("plan/root-spark").string(), "plan",
+                                     tmp.path().string(), "--method", "full"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("cannot be fully fine-tuned"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace sparkops::plan
