@@ -9,6 +9,7 @@ install(FILES deploy/systemd/sparkops-exporter.service deploy/systemd/sparkops-s
 install(FILES deploy/grafana/sparkops-dashboard.json
         DESTINATION ${CMAKE_INSTALL_DATADIR}/sparkops/grafana COMPONENT sparkops)
 install(FILES deploy/prometheus/sparkops-scrape.yml deploy/prometheus/sparkops-rules.yml
+              deploy/prometheus/sparkops-two-sparks.yml deploy/prometheus/sparkops-federate.yml
         DESTINATION ${CMAKE_INSTALL_DATADIR}/sparkops/prometheus COMPONENT sparkops)
 install(FILES docs/metrics.md DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT sparkops)
 

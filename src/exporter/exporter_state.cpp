@@ -26,6 +26,7 @@ void ExporterState::update(const StatusReport& report, SteadyTime steady,
   mo.max_workload_series = options_.max_workload_series;
   mo.collect_duration_seconds = collect_seconds;
   mo.dcgm_compat = options_.dcgm_compat;
+  mo.platform_ceiling_watts = options_.detector.ceiling_watts;
   mo.collect_interval_seconds = std::chrono::duration<double>(options_.interval).count();
   auto metrics = std::make_shared<const std::string>(render_metrics(report, events_.totals(), mo));
   auto status = std::make_shared<const std::string>(dump_json(status_to_json(report), 2) + "\n");

@@ -54,6 +54,9 @@ const std::vector<MetricDef>& metric_catalogue() {
        "Temperature of the hottest host sensor (hwmon/thermal zone)."},
       {"sparkops_spbm_rail_power_watts", gauge, "rail", "spbm hwmon power rail reading."},
       {"sparkops_spbm_prochot", gauge, "", "spbm PROCHOT state as reported by the driver."},
+      {"sparkops_platform_power_ceiling_watts", gauge, "",
+       "Sustained power ceiling under long load that the platform-cap rule compares with "
+       "(config thermal.ceiling_watts; GB10 about 100 W of 240 W rated)."},
       {"sparkops_gpu_source_info", gauge, "backend,state",
        "Constant 1; which GPU backend answered and its state (ok, no_library, init_failed, ...)."},
       {"sparkops_gpu_info", gauge, "gpu,name,uuid,pci_bus_id", "Constant 1 per GPU device."},

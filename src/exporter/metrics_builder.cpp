@@ -224,6 +224,7 @@ std::vector<MetricFamily> build_metric_families(const StatusReport& report,
   f.add_opt("sparkops_collect_interval_seconds", {}, options.collect_interval_seconds);
   add_pool(f, report);
   add_host_sensors(f, report);
+  f.add_opt("sparkops_platform_power_ceiling_watts", {}, options.platform_ceiling_watts);
   add_gpu(f, report.gpu);
   if (report.workloads) add_workloads(f, *report.workloads, options.max_workload_series);
   add_events(f, events);

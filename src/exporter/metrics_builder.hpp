@@ -34,7 +34,9 @@ struct MetricsOptions {
   std::size_t max_workload_series = kDefaultMaxWorkloadSeries;
   std::optional<double> collect_duration_seconds;
   std::optional<double> collect_interval_seconds;  // absent for a one-off rendering
-  DcgmCompat dcgm_compat = DcgmCompat::off;        // on: DCGM-named families follow sparkops'
+  // thermal.ceiling_watts as the serve loop's detector uses it; absent for a one-off rendering.
+  std::optional<double> platform_ceiling_watts;
+  DcgmCompat dcgm_compat = DcgmCompat::off;  // on: DCGM-named families follow sparkops'
 };
 
 std::vector<MetricFamily> build_metric_families(const StatusReport& report,

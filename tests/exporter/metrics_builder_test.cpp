@@ -35,6 +35,7 @@ TEST(MetricsBuilder, FullReportMatchesGolden) {
   MetricsOptions options;
   options.collect_duration_seconds = 0.0125;
   options.collect_interval_seconds = 5;
+  options.platform_ceiling_watts = 100;
   test::expect_golden("golden/exporter/full.prom",
                       render_metrics(test::full_status_report(), some_events(), options));
 }
@@ -45,9 +46,10 @@ TEST(MetricsBuilder, BareReportMatchesGolden) {
 }
 
 TEST(MetricsBuilder, FullReportEmitsEveryCatalogueFamily) {
-  const auto families =
-      build_metric_families(test::full_status_report(), some_events(),
-                            {.collect_duration_seconds = 0.01, .collect_interval_seconds = 5});
+  const auto families = build_metric_families(test::full_status_report(), some_events(),
+                                              {.collect_duration_seconds = 0.01,
+                                               .collect_interval_seconds = 5,
+                                               .platform_ceiling_watts = 100});
   const auto emitted = family_names(families);
   for (const auto& def : metric_catalogue()) {
     EXPECT_TRUE(emitted.count(std::string(def.name)))

@@ -55,6 +55,7 @@ std::vector<MetricFamily> full_families() {
   MetricsOptions options;
   options.collect_duration_seconds = 0.01;
   options.collect_interval_seconds = 5;
+  options.platform_ceiling_watts = 100;
   return build_metric_families(test::full_status_report(), e, options);
 }
 
