@@ -4,11 +4,11 @@
 #include <cstdint>
 #include <string_view>
 
-#include "cli/config.hpp"
+#include "config/config.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  sparkops::cli::Config config;
+  sparkops::Config config;
   (void)config.apply_toml(text, "config.toml");
   return 0;
 }

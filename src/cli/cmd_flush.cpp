@@ -13,8 +13,8 @@
 #include "base/units.hpp"
 #include "base/utf8.hpp"
 #include "cli/commands.hpp"
-#include "cli/oom_render.hpp"
 #include "ladder/flush.hpp"
+#include "ladder/oom_render.hpp"
 #include "workloads/scan.hpp"
 
 namespace sparkops::cli {

@@ -13,11 +13,11 @@
 #include "base/json_text.hpp"
 #include "base/utf8.hpp"
 #include "cli/commands.hpp"
-#include "cli/oom_render.hpp"
 #include "cli/plan_flags.hpp"
 #include "host/meminfo.hpp"
 #include "ladder/ladder_advice.hpp"
 #include "ladder/oom_classifier.hpp"
+#include "ladder/oom_render.hpp"
 #include "plan/anchors.hpp"
 
 namespace sparkops::cli {

@@ -6,8 +6,8 @@
 #include "base/units.hpp"
 #include "cli/commands.hpp"
 #include "cli/common_options.hpp"
-#include "cli/sample_run.hpp"
 #include "cli/sample_signals.hpp"
+#include "sampling/sample_run.hpp"
 
 namespace sparkops::cli {
 
@@ -72,7 +72,7 @@ void run_sample_command(AppContext& ctx, const SampleFlags& flags) {
   SampleSignalFlags signal_flags;
   ScopedSampleSignals signals(signal_flags);
   SystemClock clock;
-  ctx.exit_code = run_sample(ctx, options, gpu->get(), clock, signal_flags);
+  ctx.exit_code = run_sample(ctx, ctx.host_root(), options, gpu->get(), clock, signal_flags);
 }
 
 }  // namespace

@@ -15,13 +15,13 @@
 #include "base/units.hpp"
 #include "cli/commands.hpp"
 #include "cli/common_options.hpp"
-#include "cli/sample_run.hpp"
 #include "cli/serve_signals.hpp"
 #include "exporter/dashboard_page.hpp"
 #include "exporter/exporter_state.hpp"
 #include "exporter/http_server.hpp"
 #include "exporter/listen_address.hpp"
-#include "exporter/status_report.hpp"
+#include "sampling/sample_run.hpp"
+#include "status/status_report.hpp"
 
 namespace sparkops::cli {
 

@@ -8,8 +8,8 @@
 #include "cli/commands.hpp"
 #include "cli/common_options.hpp"
 #include "cli/status_render.hpp"
-#include "exporter/status_json.hpp"
-#include "exporter/status_report.hpp"
+#include "status/status_json.hpp"
+#include "status/status_report.hpp"
 
 namespace sparkops::cli {
 

@@ -17,12 +17,13 @@
 #include "cli/common_options.hpp"
 #include "cli/plan_flags.hpp"
 #include "cli/plan_render.hpp"
-#include "cli/sample_run.hpp"
 #include "cli/status_render.hpp"
-#include "cli/watch_finish.hpp"
-#include "cli/watch_session.hpp"
-#include "cli/watch_summary.hpp"
-#include "exporter/status_report.hpp"
+#include "cli/watch_signals.hpp"
+#include "sampling/sample_run.hpp"
+#include "status/status_report.hpp"
+#include "watch/watch_finish.hpp"
+#include "watch/watch_session.hpp"
+#include "watch/watch_summary.hpp"
 
 namespace sparkops::cli {
 
@@ -168,10 +169,11 @@ void run_watch(AppContext& ctx, const WatchFlags& f) {
                   f.command.front(), options->log.string(), format_duration(options->interval),
                   options->dir.string(), options->dir.string()));
   std::fflush(ctx.err);
+  const HostRoot root = ctx.host_root();
   WatchSignalFlags signal_flags;
   ScopedWatchSignals signals(signal_flags);
   SystemClock clock;
-  auto outcome = run_watch_session(ctx, *options, gpu->get(), clock, signal_flags);
+  auto outcome = run_watch_session(ctx, root, *options, gpu->get(), clock, signal_flags);
   if (!outcome) {
     print_error(ctx, outcome.error().detail);
     ctx.exit_code = outcome.error().code == Errc::not_found           ? 127
@@ -183,10 +185,11 @@ void run_watch(AppContext& ctx, const WatchFlags& f) {
   in.options = &*options;
   in.outcome = &*outcome;
   in.plan = plan ? &*plan : nullptr;
-  in.plan_flags = &f.plan;
+  in.model_arg = f.plan.model.empty() ? fmt::format("--params {}", f.plan.params) : f.plan.model;
+  in.diagnose = diagnose_options_from_config(ctx.config);
   in.ladder_state = f.ladder_state;
   in.json = f.json;
-  finish_watch(ctx, in);
+  finish_watch(ctx, root, in);
   ctx.exit_code = outcome->exit_code;
 }
 

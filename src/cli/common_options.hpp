@@ -7,7 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "base/result.hpp"
-#include "cli/config.hpp"
+#include "config/config.hpp"
 #include "diagnose/diagnosis.hpp"
 #include "gpu/gpu_source.hpp"
 #include "host/host_root.hpp"

@@ -10,8 +10,8 @@ int main(int argc, char** argv) {
   try {
     return sparkops::cli::run(argc, argv);
   } catch (const std::exception& e) {
-    // Exceptions are bugs (DESIGN.md §2): say so once and exit with EX_SOFTWARE.
+    // Exceptions are bugs (docs/design.md): say so once and exit with EX_SOFTWARE.
     fmt::print(stderr, "sparkops: internal error: {}\n", e.what());
-    return sparkops::cli::kExitInternal;
+    return sparkops::kExitInternal;
   }
 }

@@ -3,15 +3,9 @@
 // ask the loop to stop; SIGHUP asks it to reopen its files (logrotate). Handlers only set flags;
 // they are installed without SA_RESTART so a sleeping sampler wakes at once.
 
-#include <atomic>
+#include "sampling/sample_run.hpp"
 
 namespace sparkops::cli {
-
-struct SampleSignalFlags {
-  std::atomic<bool> stop{false};
-  std::atomic<bool> reopen{false};
-  std::atomic<int> stop_signal{0};
-};
 
 // Installs the handlers for the lifetime of the object and restores the previous ones after.
 // One at a time per process (the handlers reach the flags through one file-local pointer).

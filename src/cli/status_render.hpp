@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "exporter/status_report.hpp"
+#include "status/status_report.hpp"
 
 namespace sparkops::cli {
 

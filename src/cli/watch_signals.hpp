@@ -5,15 +5,9 @@
 // watcher while the job runs). Handlers only store into atomics and are installed without
 // SA_RESTART, so a poll() in progress returns at once.
 
-#include <atomic>
+#include "watch/watch_session.hpp"
 
 namespace sparkops::cli {
-
-struct WatchSignalFlags {
-  std::atomic<int> stop_count{0};
-  std::atomic<int> last_signal{0};
-  std::atomic<bool> child{false};
-};
 
 // Installs the handlers for the lifetime of the object and restores the previous ones after.
 // One at a time per process (the handlers reach the flags through one file-local pointer).

@@ -19,9 +19,9 @@
 #include <utility>
 
 #include "exporter/metrics_builder.hpp"
-#include "exporter/status_report.hpp"
 #include "sampling/sample.hpp"
 #include "sampling/throttle_detector.hpp"
+#include "status/status_report.hpp"
 #include "workloads/contention.hpp"
 
 namespace sparkops {

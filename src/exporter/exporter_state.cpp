@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "base/json_text.hpp"
-#include "exporter/status_json.hpp"
+#include "status/status_json.hpp"
 
 namespace sparkops {
 

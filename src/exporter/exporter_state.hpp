@@ -14,7 +14,7 @@
 #include "exporter/event_tracker.hpp"
 #include "exporter/history.hpp"
 #include "exporter/metrics_builder.hpp"
-#include "exporter/status_report.hpp"
+#include "status/status_report.hpp"
 
 namespace sparkops {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "exporter/status_report.hpp"
+#include "status/status_report.hpp"
 
 namespace sparkops {
 

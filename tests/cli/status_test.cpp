@@ -6,10 +6,10 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/status_render.hpp"
-#include "exporter/status_json.hpp"
-#include "exporter/status_report.hpp"
 #include "fake_nvml_env.hpp"
 #include "gpu/open_source.hpp"
+#include "status/status_json.hpp"
+#include "status/status_report.hpp"
 #include "support/test_support.hpp"
 
 namespace sparkops {

@@ -2,7 +2,7 @@
 // Hand-built StatusReport values for exporter tests: one with every optional figure present (a GB10
 // mid-fine-tune with spbm loaded and a cgroup limit), one from a box with nothing.
 
-#include "exporter/status_report.hpp"
+#include "status/status_report.hpp"
 
 namespace sparkops::test {
 

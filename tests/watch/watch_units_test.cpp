@@ -7,14 +7,14 @@
 #include <gtest/gtest.h>
 
 #include "base/text.hpp"
-#include "cli/watch_events.hpp"
-#include "cli/watch_output.hpp"
-#include "cli/watch_summary.hpp"
 #include "diagnose/live_slowdown.hpp"
 #include "support/test_support.hpp"
 #include "trainlog/live_tracker.hpp"
 #include "trainlog/parse_log.hpp"
 #include "trainlog/sidecar.hpp"
+#include "watch/watch_events.hpp"
+#include "watch/watch_output.hpp"
+#include "watch/watch_summary.hpp"
 
 namespace sparkops {
 namespace {
@@ -95,7 +95,7 @@ TEST(LiveSlowdown, BaselineThenSustainedSlowStepsStartAndCalmStepsEnd) {
 }
 
 TEST(RecordSplitter, SplitsOnNewlineAndCarriageReturnAcrossChunks) {
-  cli::RecordSplitter s(8);
+  RecordSplitter s(8);
   std::vector<std::pair<std::string, std::uint64_t>> got;
   const auto sink = [&](std::string_view r, std::uint64_t o) {
     got.emplace_back(std::string(r), o);
@@ -121,7 +121,7 @@ TEST(OutputSink, SidecarStampsRecordStartsAndAnalyzeReadsIt) {
   const int null_fd = ::open("/dev/null", O_WRONLY);
   ::dup2(null_fd, STDOUT_FILENO);
   {
-    auto sink = cli::OutputSink::open(log, sidecar);
+    auto sink = OutputSink::open(log, sidecar);
     ASSERT_TRUE(sink) << sink.error().detail;
     for (int i = 1; i <= 30; ++i) {
       const std::string text = fmt::format(" {}/30 [00:{:02d}<00:30,  1.00s/it]\r", i, i);
@@ -144,7 +144,7 @@ TEST(OutputSink, SidecarStampsRecordStartsAndAnalyzeReadsIt) {
 }
 
 TEST(PressureTracker, LowAvailableStartsAnEpisodeAndRecoveryEndsIt) {
-  cli::PressureTracker p({0.10, 0.05});
+  PressureTracker p({0.10, 0.05});
   Sample s;
   s.wall_time = kT0;
   s.host.mem_total_bytes = 100ULL << 30;
@@ -181,13 +181,13 @@ TEST(WatchEvents, SlowdownLineCarriesTheThermalSample) {
   g.snapshot.temp_millicelsius = 81000;
   g.snapshot.power_microwatts = 11170000;
   s.gpus.push_back(g);
-  EXPECT_EQ(cli::format_slowdown_event(e, kT0, &s),
+  EXPECT_EQ(format_slowdown_event(e, kT0, &s),
             "2025-11-09T09:26:12.000Z start cause=slowdown step=120 first_step=116 seconds=0.500 "
             "baseline_s=0.100 ratio=5.00 gpu_temp_c=81 power_w=11.17\n");
 }
 
 TEST(WatchSummary, TextNamesExitDurationStepsAndMemory) {
-  cli::WatchOutcome o;
+  WatchOutcome o;
   o.exit_code = 137;
   o.term_signal = 9;
   o.started = kT0;
@@ -197,14 +197,14 @@ TEST(WatchSummary, TextNamesExitDurationStepsAndMemory) {
   o.last_seconds = 0.5;
   o.launch_used_bytes = 10ULL << 30;
   o.peak_used_bytes = 30ULL << 30;
-  cli::WatchSummaryView v;
+  WatchSummaryView v;
   v.command = {"python", "train.py"};
   v.dir = "run";
   v.log = "run/train.log";
   v.outcome = &o;
   v.plan_peak_bytes = 25ULL << 30;
-  test::expect_golden("golden/watch/summary.txt", cli::render_watch_summary_text(v));
-  test::expect_golden("golden/watch/summary.json", cli::watch_summary_json(v).dump(2) + "\n");
+  test::expect_golden("golden/watch/summary.txt", render_watch_summary_text(v));
+  test::expect_golden("golden/watch/summary.json", watch_summary_json(v).dump(2) + "\n");
 }
 
 }  // namespace

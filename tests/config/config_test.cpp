@@ -1,10 +1,10 @@
-#include "cli/config.hpp"
+#include "config/config.hpp"
 
 #include <gtest/gtest.h>
 
 #include "support/test_support.hpp"
 
-namespace sparkops::cli {
+namespace sparkops {
 namespace {
 
 TEST(Config, DefaultsFollowTheSkill) {
@@ -89,4 +89,4 @@ TEST(Cli, HelpListsStatus) {
 }
 
 }  // namespace
-}  // namespace sparkops::cli
+}  // namespace sparkops

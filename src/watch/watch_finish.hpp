@@ -7,15 +7,16 @@
 #include <string>
 #include <vector>
 
-#include "cli/app_context.hpp"
-#include "cli/plan_flags.hpp"
-#include "cli/watch_session.hpp"
-#include "exporter/status_report.hpp"
+#include "base/console.hpp"
+#include "diagnose/diagnosis.hpp"
+#include "host/host_root.hpp"
 #include "ladder/oom_report.hpp"
 #include "plan/anchors.hpp"
 #include "plan/plan.hpp"
+#include "status/status_report.hpp"
+#include "watch/watch_session.hpp"
 
-namespace sparkops::cli {
+namespace sparkops {
 
 // ~/.local/share/sparkops/anchors.jsonl ($XDG_DATA_HOME/sparkops/anchors.jsonl when set); empty
 // when neither variable is set.
@@ -40,12 +41,13 @@ struct FinishInput {
   const WatchOptions* options = nullptr;
   const WatchOutcome* outcome = nullptr;
   const plan::PlanResult* plan = nullptr;  // null: no plan flags
-  const PlanFlags* plan_flags = nullptr;
+  std::string model_arg;  // how the plan named its model (MODEL, or "--params N"), for the advice
+  diagnose::DiagnoseOptions diagnose;  // analyze.* and thermal.* from the effective config
   std::string ladder_state;
   bool json = false;
 };
 
 // Prints the summary (and the OOM advice) on stderr, writes summary.json, appends the anchor.
-void finish_watch(AppContext& ctx, const FinishInput& in);
+void finish_watch(const Console& io, const HostRoot& root, const FinishInput& in);
 
-}  // namespace sparkops::cli
+}  // namespace sparkops

@@ -11,7 +11,7 @@
 #include "ladder/ladder_advice.hpp"
 #include "ladder/oom_report.hpp"
 
-namespace sparkops::cli {
+namespace sparkops {
 
 struct OomView {
   std::optional<OomReport> report;  // nullopt: no log given
@@ -36,4 +36,4 @@ struct FlushView {
 std::string render_flush_text(const FlushView& v);
 nlohmann::json flush_to_json(const FlushView& v);
 
-}  // namespace sparkops::cli
+}  // namespace sparkops

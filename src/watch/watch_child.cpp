@@ -1,4 +1,4 @@
-#include "cli/watch_child.hpp"
+#include "watch/watch_child.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-namespace sparkops::cli {
+namespace sparkops {
 
 namespace {
 
@@ -107,4 +107,4 @@ void signal_job(const ChildProcess& child, int sig) {
   if (::kill(-child.pid, sig) != 0) ::kill(child.pid, sig);
 }
 
-}  // namespace sparkops::cli
+}  // namespace sparkops

@@ -1,4 +1,4 @@
-#include "cli/watch_events.hpp"
+#include "watch/watch_events.hpp"
 
 #include <chrono>
 
@@ -7,7 +7,7 @@
 #include "base/time_format.hpp"
 #include "base/units.hpp"
 
-namespace sparkops::cli {
+namespace sparkops {
 
 std::string thermal_evidence(const Sample* sample) {
   if (sample == nullptr) return {};
@@ -85,4 +85,4 @@ std::optional<std::string> PressureTracker::finish(SystemTime now) {
   return fmt::format("{} end cause=memory_pressure reason=run_ended\n", format_iso8601_utc_ms(now));
 }
 
-}  // namespace sparkops::cli
+}  // namespace sparkops

@@ -1,11 +1,11 @@
-#include "cli/oom_render.hpp"
+#include "ladder/oom_render.hpp"
 
 #include <fmt/format.h>
 
 #include "base/time_format.hpp"
 #include "base/units.hpp"
 
-namespace sparkops::cli {
+namespace sparkops {
 namespace {
 
 using nlohmann::json;
@@ -207,4 +207,4 @@ json flush_to_json(const FlushView& v) {
   return j;
 }
 
-}  // namespace sparkops::cli
+}  // namespace sparkops

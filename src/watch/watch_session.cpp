@@ -1,4 +1,4 @@
-#include "cli/watch_session.hpp"
+#include "watch/watch_session.hpp"
 
 #include <poll.h>
 #include <signal.h>
@@ -13,15 +13,15 @@
 #include <fmt/format.h>
 
 #include "base/version.hpp"
-#include "cli/sample_run.hpp"
-#include "cli/watch_child.hpp"
-#include "cli/watch_events.hpp"
-#include "cli/watch_output.hpp"
+#include "sampling/sample_run.hpp"
 #include "sampling/sampler.hpp"
 #include "sampling/scheduler.hpp"
 #include "trainlog/live_tracker.hpp"
+#include "watch/watch_child.hpp"
+#include "watch/watch_events.hpp"
+#include "watch/watch_output.hpp"
 
-namespace sparkops::cli {
+namespace sparkops {
 
 std::optional<std::uint64_t> WatchOutcome::peak_over_launch_bytes() const {
   if (!launch_used_bytes || !peak_used_bytes) return std::nullopt;
@@ -54,13 +54,14 @@ void keep_max(std::optional<std::uint64_t>& peak, std::optional<std::uint64_t> v
 // Everything one run holds while the loop turns.
 class Session {
  public:
-  Session(AppContext& ctx, const WatchOptions& options, GpuSource* gpu, Clock& clock,
-          WatchSignalFlags& flags, OutputSink sink, DurableAppender thermal, DurableAppender events)
-      : ctx_(ctx),
+  Session(const Console& io, const HostRoot& root, const WatchOptions& options, GpuSource* gpu,
+          Clock& clock, WatchSignalFlags& flags, OutputSink sink, DurableAppender thermal,
+          DurableAppender events)
+      : io_(io),
         options_(options),
         clock_(clock),
         flags_(flags),
-        root_(ctx.host_root()),
+        root_(root),
         sink_(std::move(sink)),
         thermal_(std::move(thermal)),
         events_(std::move(events)),
@@ -80,7 +81,7 @@ class Session {
   void report_file_failures();
   void handle_signals(const ChildProcess& child);
 
-  AppContext& ctx_;
+  const Console& io_;
   const WatchOptions& options_;
   Clock& clock_;
   WatchSignalFlags& flags_;
@@ -103,18 +104,18 @@ class Session {
 };
 
 void Session::emit_event(const std::string& line) {
-  fmt::print(ctx_.err, "sparkops: event {}", line);
-  std::fflush(ctx_.err);
+  fmt::print(io_.err, "sparkops: event {}", line);
+  std::fflush(io_.err);
   const AppendReport r = events_.append(line);
   if (r.failed_now && !side_failure_said_) {
     side_failure_said_ = true;
-    print_error(ctx_, fmt::format("{}; events stay on stderr and are kept in memory",
-                                  r.failed_now->detail));
+    print_error(
+        io_, fmt::format("{}; events stay on stderr and are kept in memory", r.failed_now->detail));
   }
 }
 
 void Session::report_file_failures() {
-  if (auto failure = sink_.take_failure()) print_error(ctx_, *failure);
+  if (auto failure = sink_.take_failure()) print_error(io_, *failure);
 }
 
 void Session::on_record(std::string_view record, std::uint64_t offset, SystemTime arrival) {
@@ -161,7 +162,7 @@ void Session::sample_tick(const Tick& t) {
     const AppendReport r = thermal_.append(std::move(row));
     if (r.failed_now && !side_failure_said_) {
       side_failure_said_ = true;
-      print_error(ctx_,
+      print_error(io_,
                   fmt::format("{}; the job keeps running, samples are kept in memory and retried",
                               r.failed_now->detail));
     }
@@ -190,13 +191,13 @@ void Session::handle_signals(const ChildProcess& child) {
     signal_job(child, forward);
     out_.forwarded_signal = forward;
     print_error(
-        ctx_, fmt::format("forwarded SIG{} to the job (process group {}); a second Ctrl-C kills it",
-                          sigabbrev_np(forward), child.pid));
+        io_, fmt::format("forwarded SIG{} to the job (process group {}); a second Ctrl-C kills it",
+                         sigabbrev_np(forward), child.pid));
   } else if (!out_.killed_by_watch) {
     signal_job(child, SIGKILL);
     out_.killed_by_watch = true;
     print_error(
-        ctx_, fmt::format("second signal: sent SIGKILL to the job (process group {})", child.pid));
+        io_, fmt::format("second signal: sent SIGKILL to the job (process group {})", child.pid));
   }
 }
 
@@ -295,8 +296,9 @@ Result<WatchOutcome> Session::run() {
 
 }  // namespace
 
-Result<WatchOutcome> run_watch_session(AppContext& ctx, const WatchOptions& options, GpuSource* gpu,
-                                       Clock& clock, WatchSignalFlags& flags) {
+Result<WatchOutcome> run_watch_session(const Console& io, const HostRoot& root,
+                                       const WatchOptions& options, GpuSource* gpu, Clock& clock,
+                                       WatchSignalFlags& flags) {
   std::filesystem::path sidecar = options.log;
   sidecar += ".times";
   auto sink = OutputSink::open(options.log, sidecar);
@@ -305,14 +307,14 @@ Result<WatchOutcome> run_watch_session(AppContext& ctx, const WatchOptions& opti
   sample.out = (options.dir / "thermal.log").string();
   sample.format = options.format;
   sample.appender = options.appender;
-  const FileMeta meta = make_file_meta(ctx.host_root(), gpu, std::string(kVersion));
+  const FileMeta meta = make_file_meta(root, gpu, std::string(kVersion));
   auto thermal = open_sample_file(sample, meta, nullptr);
   if (!thermal) return tl::unexpected(thermal.error());
   auto events = open_events_file((options.dir / "events.log").string(), sample, nullptr);
   if (!events) return tl::unexpected(events.error());
-  Session session(ctx, options, gpu, clock, flags, std::move(*sink), std::move(*thermal),
+  Session session(io, root, options, gpu, clock, flags, std::move(*sink), std::move(*thermal),
                   std::move(*events));
   return session.run();
 }
 
-}  // namespace sparkops::cli
+}  // namespace sparkops

@@ -9,7 +9,7 @@
 
 #include "base/result.hpp"
 
-namespace sparkops::cli {
+namespace sparkops {
 
 struct ChildProcess {
   pid_t pid = -1;   // also the process group id
@@ -27,4 +27,4 @@ int exit_code_from_wait_status(int status);
 // Sends `sig` to the child's process group (the whole job, its workers included).
 void signal_job(const ChildProcess& child, int sig);
 
-}  // namespace sparkops::cli
+}  // namespace sparkops

@@ -1,4 +1,4 @@
-#include "cli/config.hpp"
+#include "config/config.hpp"
 
 #include <cstdlib>
 #include <stdexcept>
@@ -10,7 +10,7 @@
 #include "base/text.hpp"
 #include "base/units.hpp"
 
-namespace sparkops::cli {
+namespace sparkops {
 
 namespace {
 
@@ -172,4 +172,4 @@ Result<Config> load_config(const ConfigPaths& paths) {
   return config;
 }
 
-}  // namespace sparkops::cli
+}  // namespace sparkops

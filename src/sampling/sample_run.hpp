@@ -1,18 +1,29 @@
 #pragma once
-// The `sparkops sample` session: files, schedule, printing. The sampling itself is in sampling/.
+// The `sparkops sample` session: files, schedule, printing; the per-tick sampling is sampler.hpp.
 
 #include <chrono>
 #include <string>
 
-#include "cli/app_context.hpp"
-#include "cli/sample_signals.hpp"
+#include <atomic>
+
+#include "base/console.hpp"
+#include "config/config.hpp"
 #include "gpu/gpu_source.hpp"
+#include "host/host_root.hpp"
 #include "sampling/appender.hpp"
 #include "sampling/scheduler.hpp"
 #include "sampling/throttle_detector.hpp"
 #include "sampling/writers.hpp"
 
-namespace sparkops::cli {
+namespace sparkops {
+
+// What the signal handlers (cli/sample_signals.hpp) tell the loop: SIGINT/SIGTERM stop it, SIGHUP
+// reopens its files (logrotate).
+struct SampleSignalFlags {
+  std::atomic<bool> stop{false};
+  std::atomic<bool> reopen{false};
+  std::atomic<int> stop_signal{0};
+};
 
 struct SampleOptions {
   std::chrono::nanoseconds interval{std::chrono::seconds{30}};
@@ -41,7 +52,7 @@ Result<DurableAppender> open_events_file(const std::string& path, const SampleOp
 
 // Runs until a limit or a stop signal. Returns the exit code: 0, kExitBadInput when a file cannot
 // be used (different header, not writable), kExitFailure when rows were still unwritten at exit.
-int run_sample(AppContext& ctx, const SampleOptions& options, GpuSource* gpu, Clock& clock,
-               SampleSignalFlags& flags);
+int run_sample(const Console& io, const HostRoot& root, const SampleOptions& options,
+               GpuSource* gpu, Clock& clock, SampleSignalFlags& flags);
 
-}  // namespace sparkops::cli
+}  // namespace sparkops

@@ -8,12 +8,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/watch_session.hpp"
 #include "diagnose/diagnosis.hpp"
 #include "ladder/ladder_advice.hpp"
 #include "ladder/oom_report.hpp"
+#include "watch/watch_session.hpp"
 
-namespace sparkops::cli {
+namespace sparkops {
 
 struct WatchSummaryView {
   std::vector<std::string> command;
@@ -35,4 +35,4 @@ nlohmann::ordered_json watch_summary_json(const WatchSummaryView& v);
 // "exited with status 3", "killed by signal 9 (SIGKILL)".
 std::string describe_exit(const WatchOutcome& o);
 
-}  // namespace sparkops::cli
+}  // namespace sparkops

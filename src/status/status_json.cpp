@@ -1,4 +1,4 @@
-#include "exporter/status_json.hpp"
+#include "status/status_json.hpp"
 
 #include "base/time_format.hpp"
 #include "gpu/throttle_reasons.hpp"

@@ -1,6 +1,6 @@
-#include "cli/config.hpp"
+#include "config/config.hpp"
 
-namespace sparkops::cli {
+namespace sparkops {
 
 const std::vector<ConfigKey>& config_keys() {
   // Defaults follow the skill and DOMAIN.md; each can be overridden per machine.
@@ -50,4 +50,4 @@ const std::vector<ConfigKey>& config_keys() {
   return keys;
 }
 
-}  // namespace sparkops::cli
+}  // namespace sparkops

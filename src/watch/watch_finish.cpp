@@ -1,4 +1,4 @@
-#include "cli/watch_finish.hpp"
+#include "watch/watch_finish.hpp"
 
 #include <signal.h>
 
@@ -12,17 +12,16 @@
 #include "base/time_format.hpp"
 #include "base/units.hpp"
 #include "base/utf8.hpp"
-#include "cli/common_options.hpp"
-#include "cli/oom_render.hpp"
-#include "cli/watch_summary.hpp"
 #include "diagnose/thermal_log.hpp"
 #include "host/kernel_log.hpp"
 #include "host/meminfo.hpp"
 #include "ladder/ladder_advice.hpp"
 #include "ladder/oom_classifier.hpp"
+#include "ladder/oom_render.hpp"
 #include "trainlog/parse_log.hpp"
+#include "watch/watch_summary.hpp"
 
-namespace sparkops::cli {
+namespace sparkops {
 
 namespace {
 
@@ -49,11 +48,10 @@ std::optional<trainlog::StepSeries> final_series(const WatchOptions& o, const Wa
   return out.series;
 }
 
-std::optional<diagnose::Diagnosis> diagnose_run(const AppContext& ctx, const WatchOptions& o,
-                                                const WatchOutcome& out,
+std::optional<diagnose::Diagnosis> diagnose_run(const diagnose::DiagnoseOptions& d,
+                                                const WatchOptions& o, const WatchOutcome& out,
                                                 const std::optional<trainlog::StepSeries>& series) {
   if (!series || series->steps.empty()) return std::nullopt;
-  diagnose::DiagnoseOptions d = diagnose_options_from_config(ctx.config);
   diagnose::ThermalReadOptions read;
   read.tz_offset = local_utc_offset(out.started);
   auto thermal = diagnose::read_thermal_log(o.dir / "thermal.log", read);
@@ -72,8 +70,7 @@ std::optional<LadderContext> ladder_context(const FinishInput& in) {
 std::optional<PlannedRun> planned_run(const FinishInput& in) {
   if (in.plan == nullptr) return std::nullopt;
   PlannedRun p;
-  p.model_arg = in.plan_flags->model.empty() ? fmt::format("--params {}", in.plan_flags->params)
-                                             : in.plan_flags->model;
+  p.model_arg = in.model_arg;
   p.shape = in.plan->model.shape;
   p.run = in.plan->run;
   p.budget_bytes = in.plan->budget_bytes;
@@ -168,7 +165,7 @@ std::optional<plan::Anchor> measured_anchor(const plan::PlanResult& plan,
   return a;
 }
 
-void finish_watch(AppContext& ctx, const FinishInput& in) {
+void finish_watch(const Console& io, const HostRoot& root, const FinishInput& in) {
   const WatchOutcome& out = *in.outcome;
   WatchSummaryView view;
   view.command = in.options->command;
@@ -176,9 +173,9 @@ void finish_watch(AppContext& ctx, const FinishInput& in) {
   view.log = in.options->log.string();
   view.outcome = &out;
   view.series = final_series(*in.options, out);
-  view.diagnosis = diagnose_run(ctx, *in.options, out, view.series);
+  view.diagnosis = diagnose_run(in.diagnose, *in.options, out, view.series);
   if (in.plan != nullptr) view.plan_peak_bytes = in.plan->estimate.peak_pool_bytes();
-  view.oom = oom_verdict(out, ctx.host_root());
+  view.oom = oom_verdict(out, root);
 
   std::optional<std::string> advice_text;
   if (view.oom) {
@@ -197,7 +194,7 @@ void finish_watch(AppContext& ctx, const FinishInput& in) {
     ai.state = ov.state;
     ai.ctx = ov.ctx;
     ai.planned = planned_run(in);
-    if (auto m = read_meminfo(ctx.host_root())) {
+    if (auto m = read_meminfo(root)) {
       if (auto pool = compute_pool(*m, std::nullopt, PoolOptions{})) ai.pool = *pool;
     }
     ov.advice = advise_oom(ai);
@@ -218,21 +215,21 @@ void finish_watch(AppContext& ctx, const FinishInput& in) {
         if (f) view.anchor_file = path.string();
       }
       if (!view.anchor_file)
-        print_error(ctx, fmt::format("{}: could not append the measured anchor", path.string()));
+        print_error(io, fmt::format("{}: could not append the measured anchor", path.string()));
     }
   }
 
   const auto json = watch_summary_json(view);
   std::ofstream(in.options->dir / "summary.json") << dump_json(json, 2) << '\n';
   if (advice_text)
-    fmt::print(ctx.err, "sparkops: the job died of an OOM; the ladder's next step:\n{}",
+    fmt::print(io.err, "sparkops: the job died of an OOM; the ladder's next step:\n{}",
                terminal_text(*advice_text));
   if (in.json) {
-    fmt::print(ctx.err, "{}\n", dump_json(json, 2));
+    fmt::print(io.err, "{}\n", dump_json(json, 2));
   } else {
-    fmt::print(ctx.err, "{}", terminal_text(render_watch_summary_text(view)));
+    fmt::print(io.err, "{}", terminal_text(render_watch_summary_text(view)));
   }
-  std::fflush(ctx.err);
+  std::fflush(io.err);
 }
 
-}  // namespace sparkops::cli
+}  // namespace sparkops

@@ -1,4 +1,4 @@
-#include "cli/sample_run.hpp"
+#include "sampling/sample_run.hpp"
 
 #include <cstdio>
 #include <optional>
@@ -12,7 +12,7 @@
 #include "base/version.hpp"
 #include "sampling/sampler.hpp"
 
-namespace sparkops::cli {
+namespace sparkops {
 
 namespace {
 
@@ -33,20 +33,20 @@ Status check_events_header(std::string_view head, std::string_view path) {
 // Prints what an append did, once per failure episode.
 class AppendReporter {
  public:
-  AppendReporter(const AppContext& ctx, std::size_t limit) : ctx_(ctx), limit_(limit) {}
+  AppendReporter(const Console& io, std::size_t limit) : io_(io), limit_(limit) {}
   void report(const DurableAppender& file, const AppendReport& r) {
     if (r.failed_now) {
-      print_error(ctx_, fmt::format("{}; keeping rows in memory (up to {}) and retrying",
-                                    r.failed_now->detail, limit_));
+      print_error(io_, fmt::format("{}; keeping rows in memory (up to {}) and retrying",
+                                   r.failed_now->detail, limit_));
       dropped_reported_ = r.dropped_rows;
     }
     if (r.dropped_rows > dropped_reported_ && !drop_said_) {
-      print_error(ctx_, fmt::format("{}: memory buffer full; dropping the oldest unwritten rows",
-                                    file.path().string()));
+      print_error(io_, fmt::format("{}: memory buffer full; dropping the oldest unwritten rows",
+                                   file.path().string()));
       drop_said_ = true;
     }
     if (r.recovered) {
-      print_error(ctx_,
+      print_error(io_,
                   fmt::format("{}: writing again; buffered rows written{}", file.path().string(),
                               r.dropped_rows > dropped_reported_
                                   ? fmt::format(" ({} dropped)", r.dropped_rows - dropped_reported_)
@@ -57,16 +57,16 @@ class AppendReporter {
   }
 
  private:
-  const AppContext& ctx_;
+  const Console& io_;
   std::size_t limit_;
   std::uint64_t dropped_reported_ = 0;
   bool drop_said_ = false;
 };
 
-void say_opened(const AppContext& ctx, const std::string& path, const OpenReport& r) {
+void say_opened(const Console& io, const std::string& path, const OpenReport& r) {
   if (r.torn_bytes_cut > 0 && !r.created) {
-    print_error(ctx, fmt::format("{}: cut {} bytes of an incomplete last line (a crash mid-write)",
-                                 path, r.torn_bytes_cut));
+    print_error(io, fmt::format("{}: cut {} bytes of an incomplete last line (a crash mid-write)",
+                                path, r.torn_bytes_cut));
   }
 }
 
@@ -110,9 +110,8 @@ std::string default_events_path(const std::string& out) {
   return out + ".events";
 }
 
-int run_sample(AppContext& ctx, const SampleOptions& options, GpuSource* gpu, Clock& clock,
-               SampleSignalFlags& flags) {
-  const HostRoot root = ctx.host_root();
+int run_sample(const Console& io, const HostRoot& root, const SampleOptions& options,
+               GpuSource* gpu, Clock& clock, SampleSignalFlags& flags) {
   const FileMeta meta = make_file_meta(root, gpu, std::string(kVersion));
   const bool to_stdout = options.out == "-";
   const std::string events_path =
@@ -123,48 +122,47 @@ int run_sample(AppContext& ctx, const SampleOptions& options, GpuSource* gpu, Cl
     OpenReport report;
     auto opened = open_sample_file(options, meta, &report);
     if (!opened) {
-      print_error(ctx, opened.error().detail);
+      print_error(io, opened.error().detail);
       return kExitBadInput;
     }
-    say_opened(ctx, options.out, report);
+    say_opened(io, options.out, report);
     file.emplace(std::move(*opened));
   } else {
-    std::fputs(format_file_header(options.format, meta).c_str(), ctx.out);
-    std::fflush(ctx.out);
+    std::fputs(format_file_header(options.format, meta).c_str(), io.out);
+    std::fflush(io.out);
   }
   std::optional<DurableAppender> events;
   if (!events_path.empty() && events_path != "-") {
     OpenReport report;
     auto opened = open_events_file(events_path, options, &report);
     if (!opened) {
-      print_error(ctx, opened.error().detail);
+      print_error(io, opened.error().detail);
       return kExitBadInput;
     }
-    say_opened(ctx, events_path, report);
+    say_opened(io, events_path, report);
     events.emplace(std::move(*opened));
   }
 
-  print_error(ctx,
-              fmt::format("sampling every {} into {} ({} format){}{}; Ctrl-C stops",
-                          format_duration(options.interval), to_stdout ? "stdout" : options.out,
-                          sample_format_name(options.format),
-                          events ? fmt::format(", events to {} and stderr", events_path)
-                                 : std::string(", events to stderr"),
-                          gpu != nullptr && gpu->state() != GpuState::ok
-                              ? fmt::format("; GPU: {} ({})", gpu_state_name(gpu->state()),
-                                            gpu->state_detail())
-                              : std::string{}));
+  print_error(io, fmt::format("sampling every {} into {} ({} format){}{}; Ctrl-C stops",
+                              format_duration(options.interval), to_stdout ? "stdout" : options.out,
+                              sample_format_name(options.format),
+                              events ? fmt::format(", events to {} and stderr", events_path)
+                                     : std::string(", events to stderr"),
+                              gpu != nullptr && gpu->state() != GpuState::ok
+                                  ? fmt::format("; GPU: {} ({})", gpu_state_name(gpu->state()),
+                                                gpu->state_detail())
+                                  : std::string{}));
 
   Collector collector(root, gpu);
   Sampler sampler(collector, options.format, options.detector);
-  AppendReporter row_reporter(ctx, options.appender.memory_buffer_rows);
-  AppendReporter event_reporter(ctx, options.appender.memory_buffer_rows);
+  AppendReporter row_reporter(io, options.appender.memory_buffer_rows);
+  AppendReporter event_reporter(io, options.appender.memory_buffer_rows);
   std::uint64_t ticks = 0, rows = 0, event_count = 0, skipped = 0;
 
   const auto emit_events = [&](const std::vector<ThrottleEvent>& list) {
     for (const auto& e : list) {
       const std::string line = format_event_line(e);
-      fmt::print(ctx.err, "sparkops: event {}", line);
+      fmt::print(io.err, "sparkops: event {}", line);
       if (events) event_reporter.report(*events, events->append(line));
       ++event_count;
     }
@@ -173,7 +171,7 @@ int run_sample(AppContext& ctx, const SampleOptions& options, GpuSource* gpu, Cl
     for (auto* f : {file ? &*file : nullptr, events ? &*events : nullptr}) {
       if (f == nullptr) continue;
       auto r = f->reopen();
-      if (!r) print_error(ctx, fmt::format("reopen failed: {}", r.error().detail));
+      if (!r) print_error(io, fmt::format("reopen failed: {}", r.error().detail));
     }
   };
 
@@ -181,7 +179,7 @@ int run_sample(AppContext& ctx, const SampleOptions& options, GpuSource* gpu, Cl
       run_schedule(clock, options.interval, options.limits, flags.stop, [&](const Tick& t) {
         if (flags.reopen.exchange(false)) reopen_files();
         if (t.skipped_before > 0) {
-          print_error(ctx,
+          print_error(io,
                       fmt::format("fell behind: skipped {} tick(s) instead of sampling in a burst",
                                   t.skipped_before));
           skipped += t.skipped_before;
@@ -191,8 +189,8 @@ int run_sample(AppContext& ctx, const SampleOptions& options, GpuSource* gpu, Cl
           if (file) {
             row_reporter.report(*file, file->append(std::move(row)));
           } else {
-            std::fputs(row.c_str(), ctx.out);
-            std::fflush(ctx.out);
+            std::fputs(row.c_str(), io.out);
+            std::fflush(io.out);
           }
           ++rows;
         }
@@ -207,8 +205,8 @@ int run_sample(AppContext& ctx, const SampleOptions& options, GpuSource* gpu, Cl
     if (f == nullptr) continue;
     if (f->buffered_rows() > 0) f->retry();
     if (f->buffered_rows() > 0) {
-      print_error(ctx, fmt::format("{}: {} row(s) could not be written before exit",
-                                   f->path().string(), f->buffered_rows()));
+      print_error(io, fmt::format("{}: {} row(s) could not be written before exit",
+                                  f->path().string(), f->buffered_rows()));
       code = kExitFailure;
       unwritten += f->buffered_rows();
     }
@@ -227,13 +225,12 @@ int run_sample(AppContext& ctx, const SampleOptions& options, GpuSource* gpu, Cl
                                   {"skipped_ticks", skipped},
                                   {"end", why},
                                   {"unwritten_rows", unwritten}};
-    fmt::print(ctx.out, "{}\n", dump_json(doc, 2));
+    fmt::print(io.out, "{}\n", dump_json(doc, 2));
   } else {
-    print_error(ctx,
-                fmt::format("{}: {} tick(s), {} row(s), {} event(s) ({})",
-                            to_stdout ? "stdout" : options.out, ticks, rows, event_count, why));
+    print_error(io, fmt::format("{}: {} tick(s), {} row(s), {} event(s) ({})",
+                                to_stdout ? "stdout" : options.out, ticks, rows, event_count, why));
   }
   return code;
 }
 
-}  // namespace sparkops::cli
+}  // namespace sparkops

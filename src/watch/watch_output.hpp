@@ -17,7 +17,7 @@
 #include "base/clock.hpp"
 #include "base/result.hpp"
 
-namespace sparkops::cli {
+namespace sparkops {
 
 class OutputSink {
  public:
@@ -81,4 +81,4 @@ class RecordSplitter {
   std::uint64_t partial_offset_ = 0;
 };
 
-}  // namespace sparkops::cli
+}  // namespace sparkops

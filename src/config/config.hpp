@@ -14,7 +14,7 @@
 
 #include "base/result.hpp"
 
-namespace sparkops::cli {
+namespace sparkops {
 
 struct ConfigKey {
   std::string_view name;           // dotted: "thermal.ceiling_watts"
@@ -70,4 +70,4 @@ ConfigPaths config_paths_from_environment();
 // file, unreadable or malformed file is an Error.
 Result<Config> load_config(const ConfigPaths& paths);
 
-}  // namespace sparkops::cli
+}  // namespace sparkops

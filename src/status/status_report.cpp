@@ -1,4 +1,4 @@
-#include "exporter/status_report.hpp"
+#include "status/status_report.hpp"
 
 #include <fmt/format.h>
 

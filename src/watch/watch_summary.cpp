@@ -1,4 +1,4 @@
-#include "cli/watch_summary.hpp"
+#include "watch/watch_summary.hpp"
 
 #include <cstring>
 
@@ -7,7 +7,7 @@
 #include "base/time_format.hpp"
 #include "base/units.hpp"
 
-namespace sparkops::cli {
+namespace sparkops {
 
 namespace {
 
@@ -167,4 +167,4 @@ nlohmann::ordered_json watch_summary_json(const WatchSummaryView& v) {
   return j;
 }
 
-}  // namespace sparkops::cli
+}  // namespace sparkops

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "exporter/status_report.hpp"
+#include "status/status_report.hpp"
 
 namespace sparkops {
 

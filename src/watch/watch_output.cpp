@@ -1,4 +1,4 @@
-#include "cli/watch_output.hpp"
+#include "watch/watch_output.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -12,7 +12,7 @@
 
 #include "base/time_format.hpp"
 
-namespace sparkops::cli {
+namespace sparkops {
 
 namespace {
 
@@ -197,4 +197,4 @@ void RecordSplitter::finish(const Sink& sink) {
   partial_.clear();
 }
 
-}  // namespace sparkops::cli
+}  // namespace sparkops

@@ -3,6 +3,7 @@
 // sample on schedule, print events as they happen, forward signals, and report what happened.
 // The pre-flight, the summary, the anchor and the OOM advice are the caller's (cmd_watch.cpp).
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -11,17 +12,26 @@
 #include <vector>
 
 #include "base/clock.hpp"
+#include "base/console.hpp"
 #include "base/result.hpp"
-#include "cli/app_context.hpp"
-#include "cli/watch_signals.hpp"
 #include "diagnose/live_slowdown.hpp"
 #include "gpu/gpu_source.hpp"
+#include "host/host_root.hpp"
 #include "sampling/appender.hpp"
 #include "sampling/throttle_detector.hpp"
 #include "sampling/writers.hpp"
 #include "trainlog/step_series.hpp"
 
-namespace sparkops::cli {
+namespace sparkops {
+
+// What the signal handlers (cli/watch_signals.hpp) tell the loop: SIGINT, SIGTERM and SIGHUP are
+// counted (the first is forwarded to the job's process group, the second kills the group); SIGCHLD
+// only wakes the loop.
+struct WatchSignalFlags {
+  std::atomic<int> stop_count{0};
+  std::atomic<int> last_signal{0};
+  std::atomic<bool> child{false};
+};
 
 struct WatchOptions {
   std::vector<std::string> command;
@@ -67,7 +77,8 @@ struct WatchOutcome {
 
 // Errors: the run folder's files cannot be opened, or CMD cannot be started (not_found /
 // permission_denied when exec failed).
-Result<WatchOutcome> run_watch_session(AppContext& ctx, const WatchOptions& options, GpuSource* gpu,
-                                       Clock& clock, WatchSignalFlags& flags);
+Result<WatchOutcome> run_watch_session(const Console& io, const HostRoot& root,
+                                       const WatchOptions& options, GpuSource* gpu, Clock& clock,
+                                       WatchSignalFlags& flags);
 
-}  // namespace sparkops::cli
+}  // namespace sparkops
