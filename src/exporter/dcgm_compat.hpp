@@ -19,7 +19,7 @@
 
 #include "exporter/metric_catalogue.hpp"
 #include "exporter/prom_text.hpp"
-#include "exporter/status_report.hpp"
+#include "status/status_report.hpp"
 
 namespace sparkops {
 
