@@ -25,6 +25,25 @@ def dropout(x: torch.Tensor, p: float, training: bool = True) -> torch.Tensor:
     return torch.native_dropout(x, p, True)[0]
 
 
+class _MeanLast(torch.autograd.Function):
+    """mean(-1, keepdim=True) with torch 2.x's autograd formula, which needs only the input's
+    sizes (torch 1.13's derivatives.yaml saved the input itself: the fp32 pow(2) output of every
+    RMSNorm would stay alive on 1.13 but not on the torch that trains on GPUs)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.n = x.shape[-1]
+        return x.mean(-1, keepdim=True)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.expand(*g.shape[:-1], ctx.n) / ctx.n
+
+
+def mean_last(x):
+    return _MeanLast.apply(x)
+
+
 class RMSNorm(nn.Module):
     """LlamaRMSNorm (transformers models/llama/modeling_llama.py)."""
 
@@ -36,7 +55,7 @@ class RMSNorm(nn.Module):
     def forward(self, x):
         dtype = x.dtype
         x = x.to(torch.float32)
-        variance = x.pow(2).mean(-1, keepdim=True)
+        variance = mean_last(x.pow(2))
         x = x * torch.rsqrt(variance + self.eps)
         return self.weight * x.to(dtype)
 
@@ -50,7 +69,7 @@ class GemmaRMSNorm(nn.Module):
         self.eps = eps
 
     def _norm(self, x):
-        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+        return x * torch.rsqrt(mean_last(x.pow(2)) + self.eps)
 
     def forward(self, x):
         output = self._norm(x.float())

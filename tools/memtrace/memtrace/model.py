@@ -184,7 +184,11 @@ class _FusedLinearCE(torch.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         grad_x, grad_w = ctx.saved_tensors
-        return grad_x * g, (grad_w * g if grad_w is not None else None), None
+        if g.item() != 1.0:  # Liger scales in place only when the incoming gradient is not 1
+            grad_x.mul_(g)
+            if grad_w is not None:
+                grad_w.mul_(g)
+        return grad_x, grad_w, None
 
 
 def fused_loss(model, h, labels):

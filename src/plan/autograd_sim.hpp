@@ -1,0 +1,77 @@
+#pragma once
+// What autograd keeps for one training step of a decoder-only model, computed by running the
+// family's layer program (data/families.json: the operator sequence of its Hugging Face modeling
+// code) through PyTorch's save rules (which inputs each operator's backward needs, given which of
+// them require grad), then walking it backward for the transient peak. docs/estimator.md
+// "Activations, by mechanism" lists every rule and its source; tools/memtrace measures the same
+// step on the real engine and tests/plan/memtrace_agreement checks the two agree.
+//
+// Pure; all sizes in bytes; no allocation rounding (see allocator.hpp for the CUDA allocator).
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.hpp"
+#include "models/model_shape.hpp"
+
+namespace sparkops::plan {
+
+enum class AttnKernel { flash, sdpa, eager };  // flash-attn 2 | HF sdpa (repeat_kv) | eager
+enum class LossPath { hf, chunked, fused };    // HF upcast CE | LitGPT chunked | fused linear-CE
+enum class TrainMethod { full, lora, qlora };
+enum class Checkpointing { none, per_layer };
+
+struct SimRun {
+  TrainMethod method = TrainMethod::lora;
+  std::uint64_t batch = 1;
+  std::uint64_t seq = 2048;
+  unsigned model_bytes = 2;    // bf16/fp16 2, fp32 4
+  unsigned adapter_bytes = 4;  // PEFT fp32 adapters (4) or the model dtype
+  std::uint64_t lora_rank = 16;
+  double lora_dropout = 0.0;         // > 0: PEFT nn.Dropout (a bool mask and a copy per adapter)
+  std::vector<std::string> targets;  // module names; empty with all_linear = every linear
+  bool all_linear = true;
+  AttnKernel attn = AttnKernel::sdpa;
+  LossPath loss = LossPath::hf;
+  Checkpointing ckpt = Checkpointing::per_layer;
+  bool bnb_saves_input = false;  // bitsandbytes < 0.43 MatMul4Bit keeps its input
+  bool dropout_off = false;      // model dropouts (GPT-2's 0.1) disabled
+};
+
+struct SimResult {
+  double activations = 0;  // live after the decoder stack and final norm (the saved set + output)
+  double loss = 0;         // what the loss path adds on top until backward starts
+  double forward_peak_extra = 0;   // transient above static+inputs+activations during forward
+  double backward_peak_extra = 0;  // above static+inputs during backward (saved, grads, working)
+  double inputs = 0;               // input_ids + labels, int64
+  double leaf_grad = 0;            // .grad of the embedding output made a leaf under checkpointing
+  bool family_known = false;
+  std::string family;  // the families.json entry used
+};
+
+// Errors: a families.json entry that does not parse (names the entry and the line).
+Result<SimResult> simulate_step(const models::Architecture& arch, const SimRun& run);
+
+// The family entry for a config model_type, following aliases; "llama" when unknown (noted).
+std::string_view family_for(std::string_view model_type, bool* known);
+
+}  // namespace sparkops::plan
+
+namespace sparkops::plan {
+
+// Parameter bytes of the model as its family's modules build it (norms, biases, embeddings,
+// learned positions), in the run's dtypes; QLoRA linears as bitsandbytes stores NF4: packed
+// ceil(n/2) bytes plus block-64 absmax (fp32, or with double quantization uint8 plus one fp32
+// per 256 blocks).
+struct ParamBytes {
+  double base = 0;       // every non-adapter parameter
+  double adapter = 0;    // LoRA A and B
+  double trainable = 0;  // what gets gradients and optimizer states
+  double base_params = 0;
+};
+Result<ParamBytes> param_bytes(const models::Architecture& arch, const SimRun& run,
+                               bool double_quant, std::uint64_t positions);
+
+}  // namespace sparkops::plan
