@@ -1,9 +1,14 @@
 // sparkops live dashboard: polls /api/history (same origin, no external requests) and draws it with
-// the uPlot inlined in this page. A ?token=... in the page URL is passed on to the API calls.
+// the uPlot inlined in this page. With `serve --token`, open the page as /#token=... : the
+// fragment never leaves the browser, and the API calls carry it as `Authorization: Bearer`.
+// A ?token=... (accepted only with `serve --allow-query-token`) is passed on as a query too.
 (function () {
   "use strict";
-  var token = new URLSearchParams(window.location.search).get("token");
-  var suffix = token ? "?token=" + encodeURIComponent(token) : "";
+  var hashToken = new URLSearchParams(window.location.hash.replace(/^#/, "")).get("token");
+  var queryToken = new URLSearchParams(window.location.search).get("token");
+  var token = hashToken || queryToken;
+  var suffix = queryToken ? "?token=" + encodeURIComponent(queryToken) : "";
+  var fetchOptions = { cache: "no-store", headers: token ? { Authorization: "Bearer " + token } : {} };
   ["l-history", "l-metrics", "l-status"].forEach(function (id) {
     var a = document.getElementById(id);
     a.href = a.getAttribute("href") + suffix;
@@ -67,7 +72,7 @@
   }
 
   function poll() {
-    fetch("api/history" + suffix, { cache: "no-store" })
+    fetch("api/history" + suffix, fetchOptions)
       .then(function (r) { if (!r.ok) throw new Error("HTTP " + r.status); return r.json(); })
       .then(render)
       .catch(function (e) {
@@ -78,7 +83,7 @@
       .then(function () { window.setTimeout(poll, intervalMs); });
   }
 
-  fetch("api/status" + suffix, { cache: "no-store" })
+  fetch("api/status" + suffix, fetchOptions)
     .then(function (r) { return r.ok ? r.json() : null; })
     .then(function (st) {
       if (st && st.machine && st.machine.hostname) document.getElementById("host").textContent = st.machine.hostname;

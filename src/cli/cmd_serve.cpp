@@ -6,7 +6,9 @@
 #include <exception>
 #include <filesystem>
 #include <memory>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -33,6 +35,8 @@ struct ServeFlags {
   std::string history = "1h";
   std::string token_file;
   bool insecure = false;
+  bool allow_query_token = false;
+  std::vector<std::string> allow_hosts;
   std::string textfile_dir;
   bool once = false;
   std::string max_workloads;
@@ -172,6 +176,8 @@ void run_serve(const ServeFlags& flags, AppContext& ctx) {
     HttpOptions http;
     http.listen = plan->listen;
     http.token = plan->token;
+    http.allow_query_token = flags.allow_query_token;
+    http.allowed_hosts = flags.allow_hosts;
     server = std::make_unique<HttpExporter>(state, http, dashboard_page());
     auto port = server->bind();
     if (!port) {
@@ -228,8 +234,17 @@ void add_serve_command(CLI::App& app, AppContext& ctx) {
   cmd->add_option("--history", flags->history, "How much the dashboard keeps in memory")
       ->type_name("DURATION");
   cmd->add_option("--token", flags->token_file,
-                  "Require `Authorization: Bearer <token>` (or ?token=) with the token in FILE")
+                  "Require `Authorization: Bearer <token>` on the data routes, the token in FILE "
+                  "(the dashboard takes it as /#token=...)")
       ->type_name("FILE");
+  cmd->add_flag("--allow-query-token", flags->allow_query_token,
+                "Also accept the token as ?token= (it then shows in proxy logs and browser "
+                "history)");
+  cmd->add_option("--allow-host", flags->allow_hosts,
+                  "Without --token, also answer requests whose Host header is NAME (repeatable; "
+                  "IP literals, localhost on loopback and this machine's name on 0.0.0.0 always "
+                  "are; others get 403, against DNS rebinding)")
+      ->type_name("NAME");
   cmd->add_flag("--insecure", flags->insecure, "Allow a non-loopback --listen without a token");
   cmd->add_option(
          "--textfile", flags->textfile_dir,

@@ -1,37 +1,52 @@
 #pragma once
-// The exporter's HTTP front: read-only routes over an ExporterState, on cpp-httplib.
-//   GET /            the live dashboard page (uPlot inlined; polls /api/history)
+// The exporter's HTTP front: read-only routes over an ExporterState.
+//   GET /            the live dashboard page (uPlot inlined; no machine data, so no token)
 //   GET /metrics     Prometheus text exposition
 //   GET /api/status  the `status --json` document
 //   GET /api/history the dashboard ring buffer (columnar JSON)
 // HEAD works wherever GET does; every other method is 405 (no endpoint changes the machine).
-// With a token, every request must carry `Authorization: Bearer <token>` or `?token=<token>`
-// (401 otherwise). Request size, worker threads, queued connections and read time are bounded.
+//
+// cpp-httplib parses requests, routes and writes responses; the connection layer is ours
+// (docs/reliability.md, "The exporter under hostile clients"): one accept thread that never
+// waits on a client, one thread per admitted connection (ConnectionTable bounds them per peer and
+// in total, evicting the slowest waiting client when full), a ConnectionStream that bounds each
+// request head in bytes and in total time, answers pipelined and half-closed requests, and
+// refuses request bodies. Ranges are ignored (always 200 with the whole body); without a token the
+// Host header must name this server (HostCheck, against DNS rebinding); the token is accepted only
+// from `Authorization: Bearer` unless `allow_query_token`.
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/result.hpp"
 #include "exporter/exporter_state.hpp"
+#include "exporter/http_guard.hpp"
 #include "exporter/listen_address.hpp"
-
-namespace httplib {
-class Server;
-}
 
 namespace sparkops {
 
+class RoutedServer;
+
 struct HttpOptions {
   ListenAddress listen;
-  std::optional<std::string> token;          // required on every request when set
-  std::size_t worker_threads = 8;            // concurrent connections being served
-  std::size_t max_queued_connections = 32;   // accepted and waiting; beyond it accept() waits
-  std::size_t max_request_bytes = 8 * 1024;  // request body bound (GET has none)
-  std::chrono::seconds read_timeout{5};
+  std::optional<std::string> token;        // required on every data route when set
+  bool allow_query_token = false;          // also accept ?token= (it ends up in logs and history)
+  std::vector<std::string> allowed_hosts;  // extra Host names when serving without a token
+  ConnectionLimits connections;
+  // Request line + headers. The longest request Prometheus or a browser sends is well under 2 KiB;
+  // a GET has no body, and a request with one is refused.
+  std::size_t max_request_bytes = 8 * 1024;
+  // The whole head of one request must arrive within this (not per read): Prometheus's default
+  // scrape_timeout is 10 s, so a head slower than that is of no use to a scraper.
+  std::chrono::seconds header_timeout{10};
+  std::chrono::seconds idle_timeout{5};    // keep-alive wait for the next request
+  std::chrono::seconds write_timeout{10};  // the whole response must be taken within this
   std::size_t keep_alive_max_requests = 100;
 };
 
@@ -48,18 +63,24 @@ class HttpExporter {
 
   // Binds the listening socket; with port 0 the kernel picks one. Returns the bound port.
   Result<int> bind();
-  // Serves until stop(); call after bind().
+  // Serves until stop(); call after bind(). Returns once every connection is closed.
   Status run();
   // Thread-safe; run() returns soon after.
   void stop();
 
  private:
-  void install_routes();
+  void serve_connection(int fd, std::uint64_t id, std::string peer, int peer_port);
 
   const ExporterState& state_;
   HttpOptions options_;
-  std::string dashboard_html_;
-  std::unique_ptr<httplib::Server> server_;
+  std::unique_ptr<RoutedServer> server_;
+  ConnectionTable connections_;
+  std::unique_ptr<HostCheck> host_check_;
+  int listen_fd_ = -1;
+  int wake_fd_ = -1;  // eventfd: stop() wakes the accept loop
+  std::atomic<bool> stopping_{false};
+  std::string local_ip_;
+  int local_port_ = 0;
 };
 
 }  // namespace sparkops

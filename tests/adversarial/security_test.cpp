@@ -135,7 +135,8 @@ TEST(Serve, RequestAndConnectionBoundsAreSet) {
   // refactor cannot silently drop them.
   EXPECT_FALSE(grep_src(std::regex(R"(set_payload_max_length\()")).empty());
   EXPECT_FALSE(grep_src(std::regex(R"(set_keep_alive_max_count\()")).empty());
-  EXPECT_FALSE(grep_src(std::regex(R"(new_task_queue)")).empty());
+  EXPECT_FALSE(grep_src(std::regex(R"(begin_head\(options_\.max_request_bytes)")).empty());
+  EXPECT_FALSE(grep_src(std::regex(R"(connections_\.admit\()")).empty());
   EXPECT_TRUE(grep_src(std::regex(R"(\.Post\(|\.Put\(|\.Delete\(|\.Patch\()")).empty())
       << "the exporter serves nothing that changes state";
 }
