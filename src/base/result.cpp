@@ -20,6 +20,10 @@ std::string_view errc_name(Errc code) {
       return "too large";
     case Errc::gpu_lost:
       return "GPU lost";
+    case Errc::gpu_hung:
+      return "GPU hung";
+    case Errc::timed_out:
+      return "timed out";
     case Errc::conflict:
       return "refused";
   }

@@ -19,6 +19,8 @@ enum class Errc {
   invalid_argument,   // bad user input (flag value, path, number)
   too_large,          // input over a safety bound
   gpu_lost,           // the GPU fell off the bus or the driver went away
+  gpu_hung,           // a GPU driver call has not returned within its watchdog timeout
+  timed_out,          // an operation outlived its deadline (a helper program was killed)
   conflict,           // the requested action is refused by a rule (e.g. ladder order)
 };
 

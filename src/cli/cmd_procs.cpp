@@ -40,7 +40,8 @@ std::string env_or_empty(const char* name) {
 // GPU processes: from a captured `nvidia-smi --query-compute-apps` file, else from the live GPU
 // when /proc is the live one. A captured tree (--root) with no file gets no GPU figures: this
 // machine's GPU says nothing about that one's processes.
-Result<std::vector<GpuProcess>> gpu_processes(const ProcsFlags& flags, const HostRoot& root,
+Result<std::vector<GpuProcess>> gpu_processes(const ProcsFlags& flags, const Config& config,
+                                              const HostRoot& root,
                                               std::optional<std::uint64_t>& device_total,
                                               std::string& note) {
   if (!flags.gpu_apps.empty()) {
@@ -59,7 +60,7 @@ Result<std::vector<GpuProcess>> gpu_processes(const ProcsFlags& flags, const Hos
         "not read: --root names a captured tree (give its nvidia-smi output with --gpu-apps FILE)";
     return std::vector<GpuProcess>{};
   }
-  auto source = open_gpu_from_flags(flags.gpu);
+  auto source = open_gpu_from_flags(flags.gpu, config);
   if (!source) return tl::unexpected(source.error());
   if ((*source)->state() != GpuState::ok) {
     note = fmt::format("{}: {}", gpu_state_name((*source)->state()), (*source)->state_detail());
@@ -124,7 +125,7 @@ void run_procs(const ProcsFlags& flags, AppContext& ctx) {
   }
 
   std::optional<std::uint64_t> device_total;
-  auto gpu = gpu_processes(flags, root, device_total, report.gpu_note);
+  auto gpu = gpu_processes(flags, ctx.config, root, device_total, report.gpu_note);
   if (!gpu) return bad(gpu.error().detail);
 
   ScanOptions options;

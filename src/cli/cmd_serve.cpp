@@ -117,7 +117,7 @@ void run_serve(const ServeFlags& flags, AppContext& ctx) {
     ctx.exit_code = kExitBadInput;
     return;
   }
-  auto gpu = open_gpu_from_flags(flags.gpu);
+  auto gpu = open_gpu_from_flags(flags.gpu, ctx.config);
   if (!gpu) {
     print_error(ctx, gpu.error().detail);
     ctx.exit_code = kExitBadInput;

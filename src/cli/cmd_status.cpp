@@ -30,7 +30,7 @@ void run_status(const StatusFlags& flags, AppContext& ctx) {
     }
     ctx.config.set_from_flag("pool.overhead", flags.overhead);
   }
-  auto gpu = open_gpu_from_flags(flags.gpu);
+  auto gpu = open_gpu_from_flags(flags.gpu, ctx.config);
   if (!gpu) {
     print_error(ctx, gpu.error().detail);
     ctx.exit_code = kExitBadInput;

@@ -24,6 +24,9 @@ const std::vector<ConfigKey>& config_keys() {
       {"thermal.low_power_ratio", "0.6", "number",
        "power below this fraction of the run's own earlier level under load is an unflagged slow "
        "state"},
+      {"gpu.timeout", "10s", "duration",
+       "longest wait for one GPU driver call (NVML or nvidia-smi) before the GPU is marked hung "
+       "and host readings go on"},
       {"sample.interval", "30s", "duration", "default sampling interval"},
       {"sample.fsync_every", "10", "integer", "fsync the sample file every N rows"},
       {"sample.memory_buffer_rows", "100000", "integer",

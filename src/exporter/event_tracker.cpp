@@ -99,6 +99,7 @@ void EventTracker::observe(const StatusReport& report, SteadyTime steady) {
     for (const auto c : kSlowdownCauses) counts_.try_emplace({gpu.snapshot.index, c}, 0);
   }
   for (const auto& event : detector_.feed(sample)) {
+    if (event.edge == EpisodeEdge::start && event.cause == ThrottleCause::gpu_hung) ++gpu_hangs_;
     if (event.edge != EpisodeEdge::start || !event.gpu_index || !is_counted(event.cause)) continue;
     ++counts_[{*event.gpu_index, event.cause}];
   }
@@ -129,6 +130,7 @@ EventTotals EventTracker::totals() const {
     }
   }
   if (scan_seen_) t.contention = contention_;
+  t.gpu_hangs = gpu_hangs_;
   return t;
 }
 

@@ -9,6 +9,7 @@
 //    one-heavy-job rule started being broken), plus every event the workloads ContentionTracker
 //    sees across consecutive reports (PSI memory rising, major faults, refaults, swap-in, a
 //    workload's memory falling sharply or vanishing, the kernel's oom_kill counter moving).
+//  - sparkops_gpu_hang_events_total: gpu_hung episodes (a driver call out past its watchdog).
 // gpu_lost / host_sensor_lost episodes are not throttling and are not counted here.
 // Every reason starts at 0 for each GPU seen, so rate() works from the first event.
 // Not thread-safe: the serve loop's thread owns it.
@@ -44,6 +45,7 @@ class EventTracker {
   bool scan_seen_ = false;
   bool contended_ = false;
   std::uint64_t contention_ = 0;
+  std::uint64_t gpu_hangs_ = 0;
   ContentionTracker contention_tracker_;
 };
 

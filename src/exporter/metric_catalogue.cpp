@@ -59,6 +59,9 @@ const std::vector<MetricDef>& metric_catalogue() {
        "(config thermal.ceiling_watts; GB10 about 100 W of 240 W rated)."},
       {"sparkops_gpu_source_info", gauge, "backend,state",
        "Constant 1; which GPU backend answered and its state (ok, no_library, init_failed, ...)."},
+      {"sparkops_gpu_hung", gauge, "backend",
+       "1 while a GPU driver call (NVML or nvidia-smi) has not returned within gpu.timeout; GPU "
+       "series are absent meanwhile, host series go on."},
       {"sparkops_gpu_info", gauge, "gpu,name,uuid,pci_bus_id", "Constant 1 per GPU device."},
       {"sparkops_gpu_temperature_celsius", gauge, "gpu", "GPU temperature."},
       {"sparkops_gpu_temperature_margin_celsius", gauge, "gpu",
@@ -110,6 +113,9 @@ const std::vector<MetricDef>& metric_catalogue() {
        "broken, "
        "and memory contention between readings (PSI, major faults, refaults, swap-in, eviction, "
        "OOM kills)."},
+      {"sparkops_gpu_hang_events_total", counter, "",
+       "Times the GPU backend turned hung (a driver call out past gpu.timeout) since the exporter "
+       "started."},
   };
   return defs;
 }

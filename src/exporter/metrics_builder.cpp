@@ -122,6 +122,7 @@ void add_counters(FamilySet& f, const std::string& gpu, const ThrottleCounters& 
 void add_gpu(FamilySet& f, const GpuStatus& g) {
   f.add("sparkops_gpu_source_info",
         {{"backend", g.backend}, {"state", std::string(gpu_state_name(g.state))}}, 1.0);
+  f.add("sparkops_gpu_hung", {{"backend", g.backend}}, g.state == GpuState::hung ? 1.0 : 0.0);
   for (const auto& d : g.devices) {
     f.add("sparkops_gpu_info",
           {{"gpu", std::to_string(d.index)},
@@ -199,6 +200,7 @@ void add_events(FamilySet& f, const EventTotals& e) {
   add_list("sparkops_throttle_events_total", e.throttle);
   add_list("sparkops_slowdown_events_total", e.slowdown);
   f.add_opt("sparkops_contention_events_total", {}, e.contention);
+  f.add("sparkops_gpu_hang_events_total", {}, static_cast<double>(e.gpu_hangs));
 }
 
 }  // namespace

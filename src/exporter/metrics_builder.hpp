@@ -28,6 +28,7 @@ struct EventTotals {
   std::optional<std::vector<EventCount>> throttle;
   std::optional<std::vector<EventCount>> slowdown;
   std::optional<std::uint64_t> contention;
+  std::uint64_t gpu_hangs = 0;  // gpu_hung episodes started (a driver call out past its timeout)
 };
 
 struct MetricsOptions {

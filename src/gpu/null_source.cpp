@@ -4,11 +4,18 @@ namespace sparkops {
 
 std::string_view gpu_state_name(GpuState state) {
   switch (state) {
-    case GpuState::ok: return "ok";
-    case GpuState::no_library: return "no_library";
-    case GpuState::init_failed: return "init_failed";
-    case GpuState::no_devices: return "no_devices";
-    case GpuState::lost: return "lost";
+    case GpuState::ok:
+      return "ok";
+    case GpuState::no_library:
+      return "no_library";
+    case GpuState::init_failed:
+      return "init_failed";
+    case GpuState::no_devices:
+      return "no_devices";
+    case GpuState::lost:
+      return "lost";
+    case GpuState::hung:
+      return "hung";
   }
   return "unknown";
 }

@@ -7,6 +7,7 @@
 #include "gpu/nvml_source.hpp"
 #include "gpu/smi_source.hpp"
 #include "gpu/subprocess.hpp"
+#include "gpu/watchdog_source.hpp"
 
 namespace sparkops {
 
@@ -40,7 +41,17 @@ std::unique_ptr<GpuSource> open_smi(const GpuOpenOptions& options, std::string_v
   }
   SmiSourceOptions smi;
   smi.executable = *exe;
-  return make_smi_gpu_source(smi);
+  // The child is killed after six watchdog timeouts (one minute by default): long enough that a
+  // slow nvidia-smi is "hung" for a while before it is given up on, short enough to retry.
+  smi.timeout = 6 * options.call_timeout;
+  return make_watchdog_gpu_source([smi] { return make_smi_gpu_source(smi); },
+                                  WatchdogOptions{"nvidia-smi", options.call_timeout});
+}
+
+std::unique_ptr<GpuSource> open_nvml(const std::string& library,
+                                     std::chrono::milliseconds timeout) {
+  return make_watchdog_gpu_source([library] { return make_nvml_gpu_source(library); },
+                                  WatchdogOptions{"nvml", timeout});
 }
 
 }  // namespace
@@ -52,13 +63,14 @@ std::unique_ptr<GpuSource> open_gpu_source(const GpuOpenOptions& options) {
     case GpuBackendChoice::none:
       return make_null_gpu_source(GpuState::no_library, "GPU reading disabled (backend none)");
     case GpuBackendChoice::nvml:
-      return make_nvml_gpu_source(library);
+      return open_nvml(library, options.call_timeout);
     case GpuBackendChoice::smi:
       return open_smi(options, "");
     case GpuBackendChoice::auto_detect:
       break;
   }
-  auto nvml = make_nvml_gpu_source(library);
+  // A hung nvmlInit stays the answer: nvidia-smi talks to the same driver.
+  auto nvml = open_nvml(library, options.call_timeout);
   if (nvml->state() != GpuState::no_library) return nvml;
   return open_smi(options, nvml->state_detail());
 }

@@ -2,12 +2,16 @@
 // Choosing the GPU backend. open_gpu_source never fails: NVML first; nvidia-smi (found on PATH)
 // when libnvidia-ml cannot be loaded; otherwise the null source, whose state_detail() is one line
 // saying why. NVML that loads but fails to initialise is returned as is (state init_failed, with
-// NVML's error string): nvidia-smi would fail the same way.
+// NVML's error string): nvidia-smi would fail the same way. Both backends run under the call
+// watchdog (watchdog_source.hpp): nvmlInit or a reading that does not return within call_timeout
+// makes the state hung instead of blocking the caller.
 
+#include <chrono>
 #include <memory>
 #include <string>
 
 #include "gpu/gpu_source.hpp"
+#include "gpu/watchdog_source.hpp"
 
 namespace sparkops {
 
@@ -22,6 +26,7 @@ struct GpuOpenOptions {
   std::string nvml_library;  // empty: libnvidia-ml.so.1 (the dynamic loader's search)
   std::string path_env;      // PATH searched for nvidia-smi; empty: no nvidia-smi
   GpuBackendChoice choice = GpuBackendChoice::auto_detect;
+  std::chrono::milliseconds call_timeout = kDefaultGpuCallTimeout;  // config gpu.timeout
 };
 
 // nvml_library from SPARKOPS_NVML_LIB, path_env from PATH, choice from SPARKOPS_GPU_BACKEND

@@ -100,7 +100,8 @@ Result<CapturedOutput> run_captured(const std::vector<std::string>& argv,
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
-      problem = Error{Errc::io, fmt::format("{}: timed out after {} ms", argv[0], timeout.count())};
+      problem = Error{Errc::timed_out,
+                      fmt::format("{}: timed out after {} ms", argv[0], timeout.count())};
       break;
     }
     pollfd fds[2] = {{out_open ? out_r.get() : -1, POLLIN, 0},
@@ -135,7 +136,8 @@ Result<CapturedOutput> run_captured(const std::vector<std::string>& argv,
     if (done < 0 && errno != EINTR) {
       problem = Error{Errc::io, fmt::format("{}: waitpid: {}", argv[0], std::strerror(errno))};
     } else if (std::chrono::steady_clock::now() >= deadline) {
-      problem = Error{Errc::io, fmt::format("{}: timed out after {} ms", argv[0], timeout.count())};
+      problem = Error{Errc::timed_out,
+                      fmt::format("{}: timed out after {} ms", argv[0], timeout.count())};
     } else {
       ::usleep(2000);
     }

@@ -25,8 +25,9 @@ struct CapturedOutput {
 };
 
 // Runs argv (argv[0] an existing path) with the caller's environment. Errors: io when it cannot be
-// started, timed out (the child is killed and reaped), or wrote more than max_bytes on either
-// stream (too_large).
+// started, timed_out when it outlives `timeout` (the child is killed and reaped: a child stuck in
+// the kernel delays the reap, so callers that must not block run this under a watchdog), or
+// too_large when it wrote more than max_bytes on either stream.
 Result<CapturedOutput> run_captured(const std::vector<std::string>& argv,
                                     std::chrono::milliseconds timeout, std::size_t max_bytes);
 

@@ -78,6 +78,14 @@ void Collector::collect_gpu(Sample& sample, SteadyTime steady) {
     return;
   }
   ++gpu_failures_;
+  // A hung call (watchdog_source.hpp) is still out: asking again costs nothing and sees the
+  // recovery on the first tick after it, so no back-off.
+  if (snap.error().code == Errc::gpu_hung) {
+    gpu_retry_at_.reset();
+    sample.gpu_state = GpuState::hung;
+    sample.gpu_detail = snap.error().detail;
+    return;
+  }
   const unsigned shift = std::min(gpu_failures_ - 1, 20U);
   const auto wait = std::min(backoff_.first * (std::int64_t{1} << shift), backoff_.max);
   gpu_retry_at_ = steady + wait;

@@ -2,7 +2,9 @@
 // Collector: reads the host (through HostRoot) and the GPUs (through GpuSource) into one Sample.
 // Nothing here fails: a reader that errors leaves its fields absent. A GPU that is lost is retried
 // with exponential back-off (1 s, 2 s, 4 s ... capped) on the steady clock; while it is out, the
-// Sample says gpu_state lost and carries no GPU readings, so its columns print as absent.
+// Sample says gpu_state lost and carries no GPU readings, so its columns print as absent. A GPU
+// whose call is out past its watchdog (Errc::gpu_hung) makes the Sample say hung, with no
+// readings and no back-off; the host half is read as on every tick.
 // Not thread-safe (one sampler thread owns it, as it owns the GpuSource).
 
 #include <chrono>

@@ -68,6 +68,8 @@ std::string_view throttle_cause_name(ThrottleCause cause) {
       return "unflagged_low_power";
     case ThrottleCause::gpu_lost:
       return "gpu_lost";
+    case ThrottleCause::gpu_hung:
+      return "gpu_hung";
     case ThrottleCause::host_sensor_lost:
       return "host_sensor_lost";
   }
@@ -249,6 +251,16 @@ std::vector<ThrottleEvent> ThrottleDetector::feed(const Sample& sample) {
   }
   {
     Observation obs;
+    if (sample.gpu_state == GpuState::hung) {
+      obs.seen = true;
+      obs.evidence = sample.gpu_detail.empty()
+                         ? std::string("state=hung")
+                         : fmt::format("state=hung detail=\"{}\"", sample.gpu_detail);
+    }
+    step(gpu_hung_, ThrottleCause::gpu_hung, std::nullopt, obs, 1, sample.wall_time, out);
+  }
+  {
+    Observation obs;
     if (sample.host.hottest_millicelsius) {
       sensor_seen_ = true;
     } else if (sensor_seen_) {
@@ -273,6 +285,7 @@ std::vector<ThrottleEvent> ThrottleDetector::finish(SystemTime time) {
     ep = Episode{};
   };
   close(gpu_lost_, ThrottleCause::gpu_lost, std::nullopt);
+  close(gpu_hung_, ThrottleCause::gpu_hung, std::nullopt);
   close(sensor_lost_, ThrottleCause::host_sensor_lost, std::nullopt);
   for (auto& [index, track] : gpus_) {
     for (std::size_t i = 0; i < kThrottleCauseCount; ++i) {

@@ -15,7 +15,8 @@
 //  - unflagged_low_power: under load, power < low_power_ratio x the run's own earlier busy peak,
 //  with
 //    no throttling bit and no counter advancing (GB10's "slow" state at full clock).
-//  - gpu_lost: the GPU source reports lost (driver reload, GPU_IS_LOST); host_sensor_lost: the
+//  - gpu_lost: the GPU source reports lost (driver reload, GPU_IS_LOST); gpu_hung: a driver call
+//    has not returned within the watchdog timeout (gpu/watchdog_source.hpp); host_sensor_lost: the
 //    hottest host sensor disappeared after having been read.
 // Bits and counters and lost states start/end on the first sample that shows/clears them; the three
 // heuristic causes need `sustain_samples` consecutive samples both to start and to end.
@@ -62,8 +63,9 @@ enum class ThrottleCause {
   unflagged_low_power,
   gpu_lost,
   host_sensor_lost,
+  gpu_hung,
 };
-inline constexpr std::size_t kThrottleCauseCount = 10;
+inline constexpr std::size_t kThrottleCauseCount = 11;
 std::string_view throttle_cause_name(ThrottleCause cause);
 
 enum class EpisodeEdge { start, end };
@@ -121,6 +123,7 @@ class ThrottleDetector {
   DetectorConfig config_;
   std::map<unsigned, GpuTrack> gpus_;
   Episode gpu_lost_;
+  Episode gpu_hung_;
   Episode sensor_lost_;
   bool sensor_seen_ = false;
 };

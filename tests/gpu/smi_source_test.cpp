@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "base/text.hpp"
 #include "fake_nvml_env.hpp"
 #include "gpu/open_source.hpp"
 #include "gpu/smi_source.hpp"
@@ -107,6 +108,41 @@ TEST(SmiSource, OldDriverFallsBackToThrottleReasonsName) {
   // Constructor: new name rejected, old name accepted; snapshot: old name straight away.
   EXPECT_EQ(log.find("clocks_event_reasons.active", log.find("clocks_throttle_reasons.active")),
             std::string::npos);
+}
+
+// A driver that knows neither power.limit nor clocks.max.mem refuses the query one field at a
+// time; each refused field is dropped, the rest of the GPU still reads.
+TEST(SmiSource, UnknownFieldsAreDroppedNotTheWholeGpu) {
+  SmiReplay replay("gb10-new-fields");
+  auto src = open_smi();
+  ASSERT_EQ(src->state(), GpuState::ok) << src->state_detail();
+  auto snap = src->snapshot();
+  ASSERT_TRUE(snap) << snap.error().detail;
+  const GpuSnapshot& s = (*snap)[0];
+  EXPECT_EQ(s.temp_millicelsius, 45'000);
+  EXPECT_EQ(s.power_microwatts, 11'170'000U);
+  EXPECT_EQ(s.sm_clock_max_mhz, 2418U);
+  EXPECT_EQ(s.clocks_event_reasons, 0U);
+  EXPECT_FALSE(s.power_limit_microwatts.has_value());
+  EXPECT_FALSE(s.mem_clock_max_mhz.has_value());
+  ASSERT_TRUE(s.processes.has_value());
+  EXPECT_EQ(s.processes->size(), 2U);
+  const std::string log = replay.log();
+  const auto queries = [&log] {
+    std::vector<std::string> out;
+    for (auto line : split_lines(log)) {
+      if (line.starts_with("--query-gpu=")) out.emplace_back(line);
+    }
+    return out;
+  }();
+  // Construction: full list, without power.limit, without clocks.max.mem too; the snapshot asks
+  // the reduced list straight away.
+  ASSERT_EQ(queries.size(), 4U) << log;
+  EXPECT_NE(queries[0].find("power.limit"), std::string::npos);
+  EXPECT_EQ(queries[1].find("power.limit"), std::string::npos);
+  EXPECT_NE(queries[1].find("clocks.max.mem"), std::string::npos);
+  EXPECT_EQ(queries[2].find("clocks.max.mem"), std::string::npos);
+  EXPECT_EQ(queries[3], queries[2]);
 }
 
 TEST(SmiSource, DiscreteGpusGetTheirOwnProcessesAndMemory) {

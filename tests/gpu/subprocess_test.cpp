@@ -43,6 +43,7 @@ TEST(RunCaptured, ArgumentsAreNotInterpretedByAShell) {
 TEST(RunCaptured, TimeoutKillsTheChild) {
   auto r = run_captured({"/bin/sleep", "30"}, 100ms, 1024);
   ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Errc::timed_out);
   EXPECT_NE(r.error().detail.find("timed out"), std::string::npos);
 }
 

@@ -64,6 +64,27 @@ TEST(Collector, CounterGoingBackwardsGivesNoDelta) {
   EXPECT_FALSE(b.gpus[0].deltas.throttle.sw_thermal.has_value());
 }
 
+TEST(Collector, HungGpuIsAskedEveryTickAndTheHostIsStillRead) {
+  const HostRoot root(test::fixture("roots/gb10-finetune"));
+  test::FakeGpuSource gpu;
+  gpu.script = {snap(0, 0)};
+  Collector c(root, &gpu);
+  const auto at = [](int ms) { return SteadyTime{milliseconds{ms}}; };
+  EXPECT_EQ(c.collect(0, at(0), SystemTime{}).gpu_state, GpuState::ok);
+  gpu.hung = true;
+  const Sample hung = c.collect(1, at(100), SystemTime{});
+  EXPECT_EQ(hung.gpu_state, GpuState::hung);
+  EXPECT_NE(hung.gpu_detail.find("has not returned"), std::string::npos);
+  EXPECT_TRUE(hung.gpus.empty());
+  EXPECT_EQ(hung.devices.size(), 1U);
+  EXPECT_TRUE(hung.host.mem_available_bytes.has_value());
+  EXPECT_TRUE(hung.host.hottest_millicelsius.has_value());
+  c.collect(2, at(200), SystemTime{});  // no back-off: the watchdog answers at once
+  EXPECT_EQ(gpu.calls, 3);
+  gpu.hung = false;
+  EXPECT_EQ(c.collect(3, at(300), SystemTime{}).gpu_state, GpuState::ok);
+}
+
 TEST(Collector, LostGpuIsRetriedWithBackoffNotEveryTick) {
   test::TempDir empty;
   test::FakeGpuSource gpu;

@@ -1,6 +1,7 @@
 #pragma once
 // An in-process GpuSource for unit tests: returns the snapshots it is given, one per call, and can
-// be told to report the GPU lost. (The fake libnvidia-ml covers the real dlopen path in cli tests.)
+// be told to report the GPU lost or hung. (The fake libnvidia-ml covers the real dlopen path in cli
+// tests.)
 
 #include <deque>
 #include <string>
@@ -20,6 +21,10 @@ class FakeGpuSource final : public GpuSource {
   const std::vector<GpuDevice>& devices() const override { return devices_; }
   Result<std::vector<GpuSnapshot>> snapshot() override {
     ++calls;
+    if (hung) {
+      state_ = GpuState::hung;
+      return fail(Errc::gpu_hung, "nvml: a GPU reading has not returned after 10.0 s");
+    }
     if (!script.empty()) {
       auto next = script.front();
       script.pop_front();
@@ -38,6 +43,7 @@ class FakeGpuSource final : public GpuSource {
   // nullopt entries mean "lost on this call"; after the script, the last snapshot repeats.
   std::deque<std::optional<GpuSnapshot>> script;
   int calls = 0;
+  bool hung = false;  // answer as the watchdog does while a call is out
   std::vector<GpuDevice> devices_;
 
  private:

@@ -5,7 +5,9 @@
 //
 // Deterministic sequence: every nvmlDeviceGetTemperature call is one "tick" (sparkops reads the
 // temperature first, once per device and snapshot). Stepped values are base + step * (ticks - 1)
-// of that device; lost_after / recover_after count global ticks. Built twice: fake_nvml (current
+// of that device; lost_after / recover_after / hang_after count global ticks. hang_init and
+// hang_after make calls block (a wedged driver) until the file named by hang_release exists,
+// forever without one. Built twice: fake_nvml (current
 // API) and, with FAKE_NVML_OLD_API, fake_nvml_old (only the older symbol names, no margin
 // temperature, no memory v2) to test the fallbacks.
 
@@ -18,6 +20,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include "gpu/nvml_api.hpp"
 
@@ -38,6 +42,7 @@ struct FakeState {
   std::vector<FakeDevice> devices;
   unsigned long long ticks = 0;
   bool initialized = false;
+  bool released = false;  // a hang ended: calls answer normally from then on
 };
 
 FakeState& state() {
@@ -125,6 +130,22 @@ bool lost_now() {
   return s.ticks <= after + global_setting("recover_after", 0);
 }
 
+// Blocks like a wedged driver when the scenario says so: in nvmlInit for "hang_init = 1", in every
+// device call from tick hang_after+1 on. Polls for the hang_release file (never returns without
+// one) and touches no shared state while it waits, so a process may exit around a blocked thread.
+void maybe_hang(bool init_call) {
+  FakeState& s = state();
+  if (s.released) return;
+  const bool hang = init_call
+                        ? global_setting("hang_init", 0) != 0
+                        : s.kv.count("hang_after") && s.ticks > global_setting("hang_after", 0);
+  if (!hang) return;
+  const auto it = s.kv.find("hang_release");
+  const std::string release = it == s.kv.end() ? std::string() : it->second;
+  while (release.empty() || ::access(release.c_str(), F_OK) != 0) ::usleep(10'000);
+  state().released = true;
+}
+
 FakeDevice* device(nvmlDevice_t h) {
   auto& devs = state().devices;
   const auto index = reinterpret_cast<std::uintptr_t>(h);
@@ -138,6 +159,7 @@ nvmlReturn_t lookup(nvmlDevice_t h, const std::string& key, unsigned long long& 
   if (!state().initialized) return NVML_ERROR_UNINITIALIZED;
   FakeDevice* d = device(h);
   if (!d) return NVML_ERROR_INVALID_ARGUMENT;
+  maybe_hang(false);
   if (lost_now()) return NVML_ERROR_GPU_IS_LOST;
   const auto it = d->kv.find(key);
   if (it == d->kv.end()) return NVML_ERROR_NOT_SUPPORTED;
@@ -172,6 +194,7 @@ nvmlReturn_t lookup_as(nvmlDevice_t h, const std::string& key, T* out) {
 
 nvmlReturn_t init_impl() {
   load_scenario();
+  maybe_hang(true);
   FakeState& s = state();
   const auto it = s.kv.find("init");
   if (it != s.kv.end() && it->second != "SUCCESS") return code_from_name(it->second);
@@ -196,6 +219,7 @@ nvmlReturn_t handle_impl(unsigned int index, nvmlDevice_t* h) {
 nvmlReturn_t processes_impl(nvmlDevice_t h, unsigned int* count, nvmlProcessInfo_t* infos) {
   if (!state().initialized) return NVML_ERROR_UNINITIALIZED;
   if (!count || !device(h)) return NVML_ERROR_INVALID_ARGUMENT;
+  maybe_hang(false);
   if (lost_now()) return NVML_ERROR_GPU_IS_LOST;
   // "processes = NOT_SUPPORTED" (any code name) answers that code; otherwise the listed processes.
   if (const auto it = device(h)->kv.find("processes");
@@ -393,6 +417,7 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t h, int count,
   if (!values || count <= 0) return NVML_ERROR_INVALID_ARGUMENT;
   if (!state().initialized) return NVML_ERROR_UNINITIALIZED;
   if (!device(h)) return NVML_ERROR_INVALID_ARGUMENT;
+  maybe_hang(false);
   if (lost_now()) return NVML_ERROR_GPU_IS_LOST;
   for (int i = 0; i < count; ++i) {
     nvmlFieldValue_t& v = values[i];

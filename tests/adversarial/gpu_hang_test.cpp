@@ -1,0 +1,89 @@
+// A wedged GPU driver (docs/reliability.md "The machine's own failure modes"): NVML calls that
+// never return (fake NVML scenarios hang-init and hang-after-1) must cost one gpu.timeout, turn the
+// GPU hung (a state, an event, a metric) and leave every host figure flowing.
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "base/text.hpp"
+#include "exporter/event_tracker.hpp"
+#include "exporter/metrics_builder.hpp"
+#include "support/test_support.hpp"
+
+namespace sparkops {
+namespace {
+
+namespace fs = std::filesystem;
+
+#ifdef SPARKOPS_FAKE_NVML
+// A config that bounds each GPU call at 200 ms, so the suite does not wait the default 10 s. The
+// fake's calls block until the process exits, so the assertions do not depend on speed.
+fs::path short_timeout_config(const test::TempDir& tmp) {
+  const auto path = tmp / "config.toml";
+  test::write_text(path, "[gpu]\ntimeout = \"200ms\"\n");
+  return path;
+}
+
+TEST(GpuHang, StatusAnswersWhileNvmlInitIsWedged) {
+  const test::TempDir tmp;
+  const auto r =
+      test::run_sparkops({"--root", test::fixture("roots/gb10-finetune").string(), "status",
+                          "--json", "--gpu", "nvml"},
+                         {{"SPARKOPS_NVML_LIB", SPARKOPS_FAKE_NVML},
+                          {"FAKE_NVML_SCENARIO", test::fixture("nvml/hang-init").string()},
+                          {"SPARKOPS_CONFIG", short_timeout_config(tmp).string()}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["gpu"]["state"], "hung");
+  EXPECT_NE(j["gpu"]["detail"].get<std::string>().find("has not returned"), std::string::npos);
+  EXPECT_FALSE(j["pool"].is_null());  // the host side is read as usual
+}
+
+TEST(GpuHang, SampleKeepsEveryHostRowAndLogsTheHang) {
+  const test::TempDir tmp;
+  const auto out = tmp / "thermal.jsonl";
+  const auto r = test::run_sparkops(
+      {"--root", test::fixture("roots/gb10-finetune").string(), "sample", "--gpu", "nvml",
+       "--count", "4", "--interval", "0.01", "--format", "jsonl", "--out", out.string()},
+      {{"SPARKOPS_NVML_LIB", SPARKOPS_FAKE_NVML},
+       {"FAKE_NVML_SCENARIO", test::fixture("nvml/hang-after-1").string()},
+       {"SPARKOPS_CONFIG", short_timeout_config(tmp).string()},
+       {"TZ", "UTC"}});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::size_t rows = 0, with_gpu = 0;
+  for (auto line : split_lines(test::slurp(out))) {
+    const auto row = nlohmann::json::parse(line, nullptr, false);
+    if (row.is_discarded() || !row.is_object() || !row.contains("mem_available_bytes")) continue;
+    ++rows;
+    EXPECT_FALSE(row["mem_available_bytes"].is_null()) << line;
+    if (!row["gpu_temp_c"].is_null()) ++with_gpu;
+  }
+  EXPECT_EQ(rows, 4U);
+  EXPECT_EQ(with_gpu, 1U);  // tick 1 answered; the rest were hung
+  const auto events = test::slurp(fs::path(out.string() + ".events"));
+  EXPECT_NE(events.find("start cause=gpu_hung"), std::string::npos) << events;
+}
+#endif
+
+TEST(GpuHang, MetricsSayHungAndCountTheEpisode) {
+  StatusReport ok;
+  ok.gpu.backend = "nvml";
+  ok.gpu.state = GpuState::ok;
+  StatusReport hung = ok;
+  hung.gpu.state = GpuState::hung;
+  EventTracker tracker;
+  tracker.observe(ok, SteadyTime{std::chrono::seconds{0}});
+  tracker.observe(hung, SteadyTime{std::chrono::seconds{5}});
+  tracker.observe(hung, SteadyTime{std::chrono::seconds{10}});
+  const auto text = render_metrics(hung, tracker.totals(), MetricsOptions{});
+  EXPECT_NE(text.find("sparkops_gpu_hung{backend=\"nvml\"} 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("sparkops_gpu_source_info{backend=\"nvml\",state=\"hung\"} 1\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("sparkops_gpu_hang_events_total 1\n"), std::string::npos);
+  const auto healthy = render_metrics(ok, EventTotals{}, MetricsOptions{});
+  EXPECT_NE(healthy.find("sparkops_gpu_hung{backend=\"nvml\"} 0\n"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sparkops
