@@ -13,6 +13,7 @@
 #include "base/json_text.hpp"
 #include "base/utf8.hpp"
 #include "cli/commands.hpp"
+#include "cli/domain_options.hpp"
 #include "cli/plan_flags.hpp"
 #include "host/meminfo.hpp"
 #include "ladder/ladder_advice.hpp"
@@ -33,11 +34,6 @@ struct OomState {
   PlanFlags flags;
   CLI::App* cmd = nullptr;
 };
-
-std::string env_or_empty(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "";
-}
 
 bool given(const OomState& st, const char* option) {
   const auto* o = st.cmd->get_option_no_throw(option);
@@ -72,15 +68,7 @@ Result<std::optional<PlannedRun>> plan_run(const OomState& st, const AppContext&
   if (st.flags.model.empty() && st.flags.params.empty()) return std::optional<PlannedRun>();
   auto input = plan_input_from_flags(st.flags);
   if (!input) return tl::unexpected(input.error());
-  plan::PlanEnvironment env;
-  env.root = ctx.host_root();
-  env.pool_options.overhead_bytes = ctx.config.get_bytes("pool.overhead");
-  env.pool_options.flush_hint_gap_bytes = ctx.config.get_bytes("pool.flush_hint_gap");
-  env.pool_options.swap =
-      ctx.config.get_bool("pool.swap_counts") ? SwapPolicy::counted : SwapPolicy::excluded;
-  env.hf_cache = {env_or_empty("HF_HUB_CACHE"), env_or_empty("HF_HOME"), env_or_empty("HOME")};
-  env.anchors = plan::embedded_anchors();
-  auto result = plan::make_plan(*input, env);
+  auto result = plan::make_plan(*input, plan_environment(ctx.host_root(), ctx.config));
   if (!result) return tl::unexpected(result.error());
   PlannedRun p;
   p.model_arg =
@@ -95,11 +83,7 @@ Result<std::optional<PlannedRun>> plan_run(const OomState& st, const AppContext&
 }
 
 std::optional<PoolView> live_pool(const AppContext& ctx) {
-  auto meminfo = read_meminfo(ctx.host_root());
-  if (!meminfo) return std::nullopt;
-  PoolOptions options;
-  options.overhead_bytes = ctx.config.get_bytes("pool.overhead");
-  auto pool = compute_pool(*meminfo, std::nullopt, options);
+  auto pool = current_pool(ctx.host_root(), ctx.config);
   if (!pool) return std::nullopt;
   return *pool;
 }

@@ -10,6 +10,7 @@
 #include "base/json_text.hpp"
 #include "base/utf8.hpp"
 #include "cli/commands.hpp"
+#include "cli/domain_options.hpp"
 #include "cli/plan_flags.hpp"
 #include "cli/plan_render.hpp"
 #include "models/catalogue.hpp"
@@ -19,20 +20,6 @@
 namespace sparkops::cli {
 
 namespace {
-
-std::string env_or_empty(const char* name) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? std::string() : std::string(v);
-}
-
-// ~/.local/share/sparkops/anchors.jsonl ($XDG_DATA_HOME/sparkops/anchors.jsonl when set).
-std::filesystem::path user_anchor_file() {
-  const std::string xdg = env_or_empty("XDG_DATA_HOME");
-  if (!xdg.empty()) return std::filesystem::path(xdg) / "sparkops" / "anchors.jsonl";
-  const std::string home = env_or_empty("HOME");
-  if (home.empty()) return {};
-  return std::filesystem::path(home) / ".local" / "share" / "sparkops" / "anchors.jsonl";
-}
 
 int exit_code_for(plan::Verdict v) {
   switch (v) {
@@ -72,25 +59,8 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
   auto seqs = parse_count_list(st.flags.seq, "--seq");
   auto batches = parse_count_list(st.flags.batch, "--batch");
 
-  plan::PlanEnvironment env;
-  env.root = ctx.host_root();
-  env.pool_options.overhead_bytes = ctx.config.get_bytes("pool.overhead");
-  env.pool_options.flush_hint_gap_bytes = ctx.config.get_bytes("pool.flush_hint_gap");
-  env.pool_options.swap =
-      ctx.config.get_bool("pool.swap_counts") ? SwapPolicy::counted : SwapPolicy::excluded;
-  env.hf_cache = {env_or_empty("HF_HUB_CACHE"), env_or_empty("HF_HOME"), env_or_empty("HOME")};
-  env.anchors = plan::embedded_anchors();
   std::vector<std::string> anchor_notes;
-  if (const auto path = user_anchor_file(); !path.empty()) {
-    if (auto text = read_file(path)) {
-      if (auto user = plan::parse_anchors_jsonl(*text, path.string())) {
-        env.anchors.insert(env.anchors.end(), user->begin(), user->end());
-      } else {
-        anchor_notes.push_back(fmt::format("user anchors skipped: {}", user.error().detail));
-      }
-    }
-  }
-
+  const plan::PlanEnvironment env = plan_environment(ctx.host_root(), ctx.config, &anchor_notes);
   auto result = plan::make_plan(*input, env);
   if (!result) {
     print_error(ctx, result.error().detail);

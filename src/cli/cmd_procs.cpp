@@ -32,11 +32,6 @@ struct ProcsFlags {
   GpuFlags gpu;
 };
 
-std::string env_or_empty(const char* name) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? std::string() : std::string(v);
-}
-
 // GPU processes: from a captured `nvidia-smi --query-compute-apps` file, else from the live GPU
 // when /proc is the live one. A captured tree (--root) with no file gets no GPU figures: this
 // machine's GPU says nothing about that one's processes.
@@ -83,12 +78,7 @@ Result<std::uint64_t> planned_need(const ProcsFlags& flags, const AppContext& ct
                                    const HostRoot& root) {
   auto input = plan_input_from_flags(flags.plan_flags);
   if (!input) return tl::unexpected(input.error());
-  plan::PlanEnvironment env;
-  env.root = root;
-  env.pool_options = pool_options_from_config(ctx.config);
-  env.hf_cache = {env_or_empty("HF_HUB_CACHE"), env_or_empty("HF_HOME"), env_or_empty("HOME")};
-  env.anchors = plan::embedded_anchors();
-  auto result = plan::make_plan(*input, env);
+  auto result = plan::make_plan(*input, plan_environment(root, ctx.config));
   if (!result) return tl::unexpected(result.error());
   return result->estimate.peak_pool_bytes();
 }
@@ -113,16 +103,14 @@ void run_procs(const ProcsFlags& flags, AppContext& ctx) {
   }
 
   ProcsReport report;
-  PoolOptions pool_options = pool_options_from_config(ctx.config);
+  std::optional<std::uint64_t> overhead;
   if (!flags.plan_flags.overhead.empty()) {
     auto v = parse_bytes(flags.plan_flags.overhead, DefaultUnit::gib);
     if (!v) return bad(fmt::format("--overhead: {}", v.error().detail));
-    pool_options.overhead_bytes = *v;
+    overhead = *v;
   }
-  const auto meminfo = read_meminfo(root);
-  if (meminfo) {
-    if (auto pool = compute_pool(*meminfo, std::nullopt, pool_options)) report.pool = *pool;
-  }
+  const auto pool = current_pool(root, ctx.config, overhead);
+  if (pool) report.pool = *pool;
 
   std::optional<std::uint64_t> device_total;
   auto gpu = gpu_processes(flags, ctx.config, root, device_total, report.gpu_note);
@@ -162,8 +150,7 @@ void run_procs(const ProcsFlags& flags, AppContext& ctx) {
     ctx.exit_code = kExitFailure;
   }
   if (need && !report.verdict) {
-    print_error(ctx,
-                meminfo ? "cannot compute the pool from /proc/meminfo" : meminfo.error().detail);
+    print_error(ctx, pool ? "cannot compute the pool from /proc/meminfo" : pool.error().detail);
     ctx.exit_code = kExitFailure;
   }
 }

@@ -43,11 +43,6 @@ struct WatchFlags {
   PlanFlags plan;
 };
 
-std::string env_or_empty(const char* name) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? std::string() : std::string(v);
-}
-
 bool plan_requested(const WatchFlags& f) {
   return !f.plan.model.empty() || !f.plan.params.empty();
 }
@@ -55,18 +50,7 @@ bool plan_requested(const WatchFlags& f) {
 Result<plan::PlanResult> make_watch_plan(const AppContext& ctx, const WatchFlags& f) {
   auto input = plan_input_from_flags(f.plan);
   if (!input) return tl::unexpected(input.error());
-  plan::PlanEnvironment env;
-  env.root = ctx.host_root();
-  env.pool_options = pool_options_from_config(ctx.config);
-  env.hf_cache = {env_or_empty("HF_HUB_CACHE"), env_or_empty("HF_HOME"), env_or_empty("HOME")};
-  env.anchors = plan::embedded_anchors();
-  if (const auto path = user_anchor_file(); !path.empty()) {
-    if (auto text = read_file(path)) {
-      if (auto user = plan::parse_anchors_jsonl(*text, path.string())) {
-        env.anchors.insert(env.anchors.end(), user->begin(), user->end());
-      }
-    }
-  }
+  const plan::PlanEnvironment env = plan_environment(ctx.host_root(), ctx.config);
   return plan::make_plan(*input, env);
 }
 
@@ -187,6 +171,8 @@ void run_watch(AppContext& ctx, const WatchFlags& f) {
   in.plan = plan ? &*plan : nullptr;
   in.model_arg = f.plan.model.empty() ? fmt::format("--params {}", f.plan.params) : f.plan.model;
   in.diagnose = diagnose_options_from_config(ctx.config);
+  in.pool = pool_options_from_config(ctx.config);
+  in.anchor_file = user_anchor_file();
   in.ladder_state = f.ladder_state;
   in.json = f.json;
   finish_watch(ctx, root, in);

@@ -39,25 +39,4 @@ std::uint64_t clock_ticks_per_second(const HostRoot& root) {
   return hz > 0 ? static_cast<std::uint64_t>(hz) : 100;
 }
 
-diagnose::DiagnoseOptions diagnose_options_from_config(const Config& config) {
-  diagnose::DiagnoseOptions o;
-  o.slowdown_factor = config.get_number("analyze.slowdown_factor");
-  o.sustain_steps = config.get_integer("analyze.sustain_steps");
-  o.warmup_steps = config.get_integer("analyze.warmup_steps");
-  o.rated_watts = config.get_number("thermal.rated_watts");
-  o.ceiling_watts = config.get_number("thermal.ceiling_watts");
-  o.ceiling_band_watts = config.get_number("thermal.ceiling_band_watts");
-  o.hot_celsius = config.get_number("thermal.hot_celsius");
-  o.low_clock_ratio = config.get_number("thermal.low_clock_ratio");
-  return o;
-}
-
-PoolOptions pool_options_from_config(const Config& config) {
-  PoolOptions options;
-  options.overhead_bytes = config.get_bytes("pool.overhead");
-  options.swap = config.get_bool("pool.swap_counts") ? SwapPolicy::counted : SwapPolicy::excluded;
-  options.flush_hint_gap_bytes = config.get_bytes("pool.flush_hint_gap");
-  return options;
-}
-
 }  // namespace sparkops::cli

@@ -1,5 +1,6 @@
 #pragma once
-// Flags and config lookups several subcommands share (status, sample, watch, serve, procs).
+// Flags several subcommands share (status, sample, watch, serve, procs). Config plus machine into
+// domain options: domain_options.hpp (included here for the commands that use both).
 
 #include <memory>
 #include <string>
@@ -7,11 +8,9 @@
 #include <CLI/CLI.hpp>
 
 #include "base/result.hpp"
-#include "config/config.hpp"
-#include "diagnose/diagnosis.hpp"
+#include "cli/domain_options.hpp"
 #include "gpu/gpu_source.hpp"
 #include "host/host_root.hpp"
-#include "host/pool.hpp"
 
 namespace sparkops::cli {
 
@@ -30,11 +29,5 @@ Result<std::unique_ptr<GpuSource>> open_gpu_from_flags(const GpuFlags& flags, co
 // USER_HZ for /proc/PID/stat start times: sysconf on the live machine, 100 (the Linux value on
 // every architecture sparkops targets) for a captured root.
 std::uint64_t clock_ticks_per_second(const HostRoot& root);
-
-// analyze.* and thermal.* as slowdown-diagnosis options (analyze and watch's summary share them).
-diagnose::DiagnoseOptions diagnose_options_from_config(const Config& config);
-
-// pool.overhead, pool.swap_counts and pool.flush_hint_gap from the effective config.
-PoolOptions pool_options_from_config(const Config& config);
 
 }  // namespace sparkops::cli

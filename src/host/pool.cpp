@@ -42,4 +42,12 @@ Result<PoolView> compute_pool(const Meminfo& m, const std::optional<CgroupMemory
   return p;
 }
 
+Result<PoolView> read_pool(const HostRoot& root, const PoolOptions& options) {
+  auto meminfo = read_meminfo(root);
+  if (!meminfo) return tl::unexpected(meminfo.error());
+  auto cgroup = read_cgroup_memory(root);
+  const std::optional<CgroupMemory> limits = cgroup ? *cgroup : std::nullopt;
+  return compute_pool(*meminfo, limits, options);
+}
+
 }  // namespace sparkops

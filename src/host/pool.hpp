@@ -37,4 +37,8 @@ struct PoolView {
 Result<PoolView> compute_pool(const Meminfo& meminfo, const std::optional<CgroupMemory>& cgroup,
                               const PoolOptions& options);
 
+// The machine's pool: /proc/meminfo and the memory cgroup under `root` (an unreadable cgroup is
+// no limit), through compute_pool. The one reading every command's budget comes from.
+Result<PoolView> read_pool(const HostRoot& root, const PoolOptions& options);
+
 }  // namespace sparkops

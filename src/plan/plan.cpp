@@ -276,13 +276,9 @@ Result<PlanResult> make_plan(const PlanInput& input, const PlanEnvironment& env)
   } else if (env.pool) {
     r.pool = env.pool;
   } else {
-    auto meminfo = read_meminfo(env.root);
-    if (!meminfo) return tl::unexpected(meminfo.error());
     PoolOptions options = env.pool_options;
     if (input.overhead_bytes) options.overhead_bytes = *input.overhead_bytes;
-    auto cgroup = read_cgroup_memory(env.root);
-    const std::optional<CgroupMemory> limits = cgroup ? *cgroup : std::nullopt;
-    auto pool = compute_pool(*meminfo, limits, options);
+    auto pool = read_pool(env.root, options);
     if (!pool) return tl::unexpected(pool.error());
     r.pool = *pool;
   }

@@ -25,11 +25,6 @@ namespace sparkops {
 
 namespace {
 
-std::string env_or_empty(const char* name) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? std::string() : std::string(v);
-}
-
 std::chrono::seconds local_utc_offset(SystemTime t) {
   const std::time_t tt = std::chrono::system_clock::to_time_t(t);
   std::tm local{};
@@ -80,14 +75,6 @@ std::optional<PlannedRun> planned_run(const FinishInput& in) {
 }
 
 }  // namespace
-
-std::filesystem::path user_anchor_file() {
-  const std::string xdg = env_or_empty("XDG_DATA_HOME");
-  if (!xdg.empty()) return std::filesystem::path(xdg) / "sparkops" / "anchors.jsonl";
-  const std::string home = env_or_empty("HOME");
-  if (home.empty()) return {};
-  return std::filesystem::path(home) / ".local" / "share" / "sparkops" / "anchors.jsonl";
-}
 
 std::vector<std::string> preflight_warnings(const StatusReport& report) {
   std::vector<std::string> out;
@@ -194,9 +181,7 @@ void finish_watch(const Console& io, const HostRoot& root, const FinishInput& in
     ai.state = ov.state;
     ai.ctx = ov.ctx;
     ai.planned = planned_run(in);
-    if (auto m = read_meminfo(root)) {
-      if (auto pool = compute_pool(*m, std::nullopt, PoolOptions{})) ai.pool = *pool;
-    }
+    if (auto pool = read_pool(root, in.pool)) ai.pool = *pool;
     ov.advice = advise_oom(ai);
     view.next_step = ov.advice.next;
     advice_text = render_oom_text(ov);
@@ -205,7 +190,7 @@ void finish_watch(const Console& io, const HostRoot& root, const FinishInput& in
   if (in.plan != nullptr && !view.oom) {
     if (auto anchor = measured_anchor(*in.plan, out, view.series ? view.series->steps.size() : 0,
                                       out.ended)) {
-      const auto path = user_anchor_file();
+      const auto& path = in.anchor_file;
       std::error_code ec;
       if (!path.empty()) std::filesystem::create_directories(path.parent_path(), ec);
       std::ofstream f(path, std::ios::app);

@@ -18,10 +18,6 @@
 
 namespace sparkops {
 
-// ~/.local/share/sparkops/anchors.jsonl ($XDG_DATA_HOME/sparkops/anchors.jsonl when set); empty
-// when neither variable is set.
-std::filesystem::path user_anchor_file();
-
 // Pre-flight warnings from the status report: free-now far below available (with the flush
 // command) and each heavy GPU workload (uncapped or near capacity).
 std::vector<std::string> preflight_warnings(const StatusReport& report);
@@ -43,6 +39,8 @@ struct FinishInput {
   const plan::PlanResult* plan = nullptr;  // null: no plan flags
   std::string model_arg;  // how the plan named its model (MODEL, or "--params N"), for the advice
   diagnose::DiagnoseOptions diagnose;  // analyze.* and thermal.* from the effective config
+  PoolOptions pool;                    // for the OOM advice's pool (read_pool after the run)
+  std::filesystem::path anchor_file;   // where a measured anchor is appended; empty: nowhere
   std::string ladder_state;
   bool json = false;
 };

@@ -1,0 +1,74 @@
+#include "cli/domain_options.hpp"
+
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "base/file_io.hpp"
+#include "plan/anchors.hpp"
+
+namespace sparkops::cli {
+
+namespace {
+
+std::string env_or_empty(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? std::string() : std::string(v);
+}
+
+}  // namespace
+
+PoolOptions pool_options_from_config(const Config& config, std::optional<std::uint64_t> overhead) {
+  PoolOptions options;
+  options.overhead_bytes = overhead.value_or(config.get_bytes("pool.overhead"));
+  options.swap = config.get_bool("pool.swap_counts") ? SwapPolicy::counted : SwapPolicy::excluded;
+  options.flush_hint_gap_bytes = config.get_bytes("pool.flush_hint_gap");
+  return options;
+}
+
+Result<PoolView> current_pool(const HostRoot& root, const Config& config,
+                              std::optional<std::uint64_t> overhead) {
+  return read_pool(root, pool_options_from_config(config, overhead));
+}
+
+std::filesystem::path user_anchor_file() {
+  const std::string xdg = env_or_empty("XDG_DATA_HOME");
+  if (!xdg.empty()) return std::filesystem::path(xdg) / "sparkops" / "anchors.jsonl";
+  const std::string home = env_or_empty("HOME");
+  if (home.empty()) return {};
+  return std::filesystem::path(home) / ".local" / "share" / "sparkops" / "anchors.jsonl";
+}
+
+plan::PlanEnvironment plan_environment(const HostRoot& root, const Config& config,
+                                       std::vector<std::string>* notes) {
+  plan::PlanEnvironment env;
+  env.root = root;
+  env.pool_options = pool_options_from_config(config);
+  env.hf_cache = {env_or_empty("HF_HUB_CACHE"), env_or_empty("HF_HOME"), env_or_empty("HOME")};
+  env.anchors = plan::embedded_anchors();
+  if (const auto path = user_anchor_file(); !path.empty()) {
+    if (auto text = read_file(path)) {
+      if (auto user = plan::parse_anchors_jsonl(*text, path.string())) {
+        env.anchors.insert(env.anchors.end(), user->begin(), user->end());
+      } else if (notes != nullptr) {
+        notes->push_back(fmt::format("user anchors skipped: {}", user.error().detail));
+      }
+    }
+  }
+  return env;
+}
+
+diagnose::DiagnoseOptions diagnose_options_from_config(const Config& config) {
+  diagnose::DiagnoseOptions o;
+  o.slowdown_factor = config.get_number("analyze.slowdown_factor");
+  o.sustain_steps = config.get_integer("analyze.sustain_steps");
+  o.warmup_steps = config.get_integer("analyze.warmup_steps");
+  o.rated_watts = config.get_number("thermal.rated_watts");
+  o.ceiling_watts = config.get_number("thermal.ceiling_watts");
+  o.ceiling_band_watts = config.get_number("thermal.ceiling_band_watts");
+  o.hot_celsius = config.get_number("thermal.hot_celsius");
+  o.low_clock_ratio = config.get_number("thermal.low_clock_ratio");
+  return o;
+}
+
+}  // namespace sparkops::cli

@@ -1,0 +1,83 @@
+// Same machine, same budget, in every command: each command that reports a pool budget is run on
+// every captured root in tests/fixtures/roots/ and must report the budget `status` reports. (Before
+// the pool came from one place, `procs` ignored the cgroup limit: 106 GiB beside status's 22 GiB
+// on container-cgroup.)
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "support/test_support.hpp"
+
+namespace sparkops {
+namespace {
+
+std::vector<std::string> fixture_roots() {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(test::fixture("roots"))) {
+    if (e.is_directory()) names.push_back(e.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::uint64_t json_budget(const test::ProcessResult& r, const nlohmann::json::json_pointer& where) {
+  EXPECT_LT(r.exit_code, 2) << r.err;
+  const auto j = nlohmann::json::parse(r.out, nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << r.out;
+  if (j.is_discarded() || !j.contains(where)) {
+    ADD_FAILURE() << "no " << where.to_string() << " in " << r.out;
+    return 0;
+  }
+  return j.at(where).get<std::uint64_t>();
+}
+
+// The "  budget ..." line of the status table (the watch pre-flight prints the same table).
+std::string budget_line(const std::string& text) {
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    const std::size_t end = std::min(text.find('\n', pos), text.size());
+    const std::string line = text.substr(pos, end - pos);
+    if (line.rfind("  budget ", 0) == 0) return line;
+    pos = end + 1;
+  }
+  return {};
+}
+
+class BudgetAgreement : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(BudgetAgreement, StatusPlanProcsAndWatchReportOneBudget) {
+  const std::string root = test::fixture("roots/" + GetParam()).string();
+  const auto status = test::run_sparkops({"--root", root, "status", "--json", "--gpu", "none"});
+  const std::uint64_t budget = json_budget(status, "/pool/budget_bytes"_json_pointer);
+  ASSERT_GT(budget, 0U) << status.out;
+
+  const auto plan = test::run_sparkops({"--root", root, "plan", "--params", "7B", "--json"});
+  EXPECT_EQ(json_budget(plan, "/budget_bytes"_json_pointer), budget) << "plan";
+
+  const auto procs = test::run_sparkops({"--root", root, "procs", "--json", "--gpu", "none"});
+  EXPECT_EQ(json_budget(procs, "/pool/budget_bytes"_json_pointer), budget) << "procs";
+
+  const auto table = test::run_sparkops({"--root", root, "status", "--gpu", "none"});
+  const std::string line = budget_line(table.out);
+  ASSERT_FALSE(line.empty()) << table.out;
+  test::TempDir dir;
+  const auto watch = test::run_sparkops(
+      {"--root", root, "watch", "--gpu", "none", "--dir", (dir / "run").string(), "--", "true"});
+  EXPECT_EQ(watch.exit_code, 0) << watch.err;
+  EXPECT_EQ(budget_line(watch.err), line) << "watch pre-flight:\n" << watch.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(FixtureRoots, BudgetAgreement, ::testing::ValuesIn(fixture_roots()),
+                         [](const ::testing::TestParamInfo<std::string>& param_info) {
+                           std::string name = param_info.param;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace sparkops
