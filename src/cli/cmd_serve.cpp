@@ -22,6 +22,8 @@
 #include "exporter/exporter_state.hpp"
 #include "exporter/http_server.hpp"
 #include "exporter/listen_address.hpp"
+#include "exporter/tls_context.hpp"
+#include "exporter/web_config.hpp"
 #include "sampling/sample_run.hpp"
 #include "status/status_report.hpp"
 
@@ -41,6 +43,7 @@ struct ServeFlags {
   bool once = false;
   std::string max_workloads;
   bool dcgm_compat = false;
+  std::string web_config;
   GpuFlags gpu;
 };
 
@@ -51,7 +54,31 @@ struct ServePlan {
   std::optional<std::string> token;
   std::optional<std::filesystem::path> textfile;
   std::size_t max_workloads = kDefaultMaxWorkloadSeries;
+  std::shared_ptr<SSL_CTX> tls;  // --web.config.file's TLS, ready to serve
+  std::vector<std::string> client_allowed_sans;
+  std::shared_ptr<BasicAuth> basic_auth;
+  std::vector<std::pair<std::string, std::string>> headers;
+  bool client_cert_verified = false;  // RequireAndVerifyClientCert: TLS itself authenticates
 };
+
+// --web.config.file (docs/web-config.md): read and checked before anything starts, so a bad
+// certificate or key is a one-line error and exit 2, not a server that fails every handshake.
+Status apply_web_config(const std::string& file, ServePlan& plan) {
+  auto config = read_web_config(file);
+  if (!config) return tl::unexpected(config.error());
+  if (config->tls) {
+    auto ctx = make_tls_context(*config->tls);
+    if (!ctx) return fail(Errc::invalid_argument, file + ": " + ctx.error().detail);
+    plan.tls = std::shared_ptr<SSL_CTX>(ctx->release(), SSL_CTX_free);
+    plan.client_allowed_sans = config->tls->client_allowed_sans;
+    plan.client_cert_verified = config->tls->client_auth == ClientAuth::require_and_verify;
+  }
+  if (!config->basic_auth_users.empty()) {
+    plan.basic_auth = std::make_shared<BasicAuth>(std::move(config->basic_auth_users));
+  }
+  plan.headers = std::move(config->headers);
+  return {};
+}
 
 Result<ServePlan> plan_serve(const ServeFlags& flags, const Config& config) {
   ServePlan plan;
@@ -92,6 +119,16 @@ Result<ServePlan> plan_serve(const ServeFlags& flags, const Config& config) {
     }
     plan.token = std::string(token);
   }
+  if (!flags.web_config.empty()) {
+    if (!flags.textfile_dir.empty()) {
+      return fail(Errc::invalid_argument,
+                  "--web.config.file: only for the HTTP server, not --textfile");
+    }
+    if (auto ok = apply_web_config(flags.web_config, plan); !ok) {
+      return tl::unexpected(Error{Errc::invalid_argument, ok.error().detail});
+    }
+  }
+  const bool authenticated = plan.token || plan.basic_auth || plan.client_cert_verified;
   if (!flags.textfile_dir.empty()) {
     const std::filesystem::path dir(flags.textfile_dir);
     std::error_code ec;
@@ -101,11 +138,12 @@ Result<ServePlan> plan_serve(const ServeFlags& flags, const Config& config) {
     plan.textfile = dir / "sparkops.prom";
   } else if (flags.once) {
     return fail(Errc::invalid_argument, "--once needs --textfile DIR");
-  } else if (!plan.listen.loopback && !plan.token && !flags.insecure) {
-    return fail(
-        Errc::invalid_argument,
-        "--listen " + listen +
-            " is not loopback: give --token FILE, or --insecure to serve it unauthenticated");
+  } else if (!plan.listen.loopback && !authenticated && !flags.insecure) {
+    return fail(Errc::invalid_argument,
+                "--listen " + listen +
+                    " is not loopback: give --token FILE, basic_auth_users or "
+                    "RequireAndVerifyClientCert in --web.config.file, or --insecure to serve it "
+                    "unauthenticated");
   }
   return plan;
 }
@@ -178,6 +216,10 @@ void run_serve(const ServeFlags& flags, AppContext& ctx) {
     http.token = plan->token;
     http.allow_query_token = flags.allow_query_token;
     http.allowed_hosts = flags.allow_hosts;
+    http.tls = plan->tls;
+    http.client_allowed_sans = plan->client_allowed_sans;
+    http.basic_auth = plan->basic_auth;
+    http.extra_headers = plan->headers;
     server = std::make_unique<HttpExporter>(state, http, dashboard_page());
     auto port = server->bind();
     if (!port) {
@@ -186,8 +228,9 @@ void run_serve(const ServeFlags& flags, AppContext& ctx) {
       return;
     }
     const bool v6 = plan->listen.host.find(':') != std::string::npos;
-    fmt::print(ctx.out, "sparkops serve: listening on http://{}{}{}:{}/ (metrics at /metrics)\n",
-               v6 ? "[" : "", plan->listen.host, v6 ? "]" : "", *port);
+    fmt::print(ctx.out, "sparkops serve: listening on {}://{}{}{}:{}/ (metrics at /metrics)\n",
+               plan->tls ? "https" : "http", v6 ? "[" : "", plan->listen.host, v6 ? "]" : "",
+               *port);
     std::fflush(ctx.out);
     http_thread = std::thread([&] {
       if (auto ran = server->run(); !ran) {
@@ -226,7 +269,8 @@ void add_serve_command(CLI::App& app, AppContext& ctx) {
   auto flags = std::make_shared<ServeFlags>();
   cmd->add_option("--listen", flags->listen,
                   "ADDRESS:PORT to listen on (default 127.0.0.1:9877; config serve.listen). A "
-                  "non-loopback address needs --token or --insecure")
+                  "non-loopback address needs --token, --web.config.file authentication or "
+                  "--insecure")
       ->type_name("ADDR:PORT");
   cmd->add_option("--interval", flags->interval,
                   "Read the machine every DURATION (default 5s; config serve.interval)")
@@ -246,6 +290,10 @@ void add_serve_command(CLI::App& app, AppContext& ctx) {
                   "are; others get 403, against DNS rebinding)")
       ->type_name("NAME");
   cmd->add_flag("--insecure", flags->insecure, "Allow a non-loopback --listen without a token");
+  cmd->add_option("--web.config.file", flags->web_config,
+                  "TLS, client certificates and basic-auth users in Prometheus exporter-toolkit's "
+                  "web config format (docs/web-config.md)")
+      ->type_name("FILE");
   cmd->add_option(
          "--textfile", flags->textfile_dir,
          "Do not serve: atomically rewrite DIR/sparkops.prom every interval (node_exporter "

@@ -5,6 +5,8 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -133,7 +135,7 @@ void install_routes(RoutedServer& s, const ExporterState& state, const HttpOptio
   s.set_payload_max_length(options.max_request_bytes);
   s.set_keep_alive_max_count(options.keep_alive_max_requests);
   s.set_keep_alive_timeout(options.idle_timeout.count());
-  s.set_default_headers({
+  httplib::Headers headers = {
       {"Cache-Control", "no-store"},
       {"X-Content-Type-Options", "nosniff"},
       // Present, so cpp-httplib does not add "Accept-Ranges: bytes" to HEAD answers.
@@ -141,7 +143,13 @@ void install_routes(RoutedServer& s, const ExporterState& state, const HttpOptio
       {"Content-Security-Policy",
        "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
        "connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'"},
-  });
+  };
+  // The web config's headers replace ours of the same name (exporter-toolkit sets them last).
+  for (const auto& [name, value] : options.extra_headers) {
+    headers.erase(name);
+    headers.emplace(name, value);
+  }
+  s.set_default_headers(std::move(headers));
 
   s.set_pre_routing_handler([&options, &host_check](const httplib::Request& req,
                                                     httplib::Response& res) {
@@ -157,21 +165,32 @@ void install_routes(RoutedServer& s, const ExporterState& state, const HttpOptio
     if (t_request != nullptr && t_request->has_body) {
       return refuse(400, "sparkops: a GET request carries no body\n");
     }
+    const bool basic = options.basic_auth && options.basic_auth->enabled();
     if (!req.has_header("Host")) {
       if (req.version != "HTTP/1.0") return refuse(400, "sparkops: HTTP/1.1 needs a Host header\n");
-    } else if (!options.token && !host_check.allows(req.get_header_value("Host"))) {
-      // Only an unauthenticated server needs it: a rebinding page cannot send the bearer token
-      // (browsers never add one by themselves), and a fleet's Prometheus may use any DNS name.
+    } else if (!options.token && !basic && !host_check.allows(req.get_header_value("Host"))) {
+      // Only an unauthenticated server needs it: a rebinding page cannot send the bearer token or
+      // a password (browsers never add them by themselves for another origin), and a fleet's
+      // Prometheus may use any DNS name.
       return refuse(403,
                     "sparkops: the Host header does not name this server (DNS rebinding guard); "
                     "allow the name with serve --allow-host NAME\n");
     }
-    if (options.token && req.path != "/") {
+    // With a token only, "/" is open (the page holds no machine data and takes #token=); with
+    // basic-auth users it asks too, so the browser prompts and then sends the password itself.
+    if ((options.token && req.path != "/") || basic) {
       const auto bearer = bearer_token(req);
-      const bool ok = (bearer && token_matches(*options.token, *bearer)) ||
-                      (options.allow_query_token && req.has_param("token") &&
-                       token_matches(*options.token, req.get_param_value("token")));
-      if (!ok) {
+      const bool token_ok =
+          options.token && ((bearer && token_matches(*options.token, *bearer)) ||
+                            (options.allow_query_token && req.has_param("token") &&
+                             token_matches(*options.token, req.get_param_value("token"))));
+      const bool basic_ok = basic && req.has_header("Authorization") &&
+                            options.basic_auth->allows(req.get_header_value("Authorization"));
+      if (!token_ok && !basic_ok) {
+        if (basic) {
+          res.set_header("WWW-Authenticate", "Basic");
+          return refuse(401, "sparkops: authentication required\n");
+        }
         res.set_header("WWW-Authenticate", "Bearer realm=\"sparkops\"");
         return refuse(401, "sparkops: token required (Authorization: Bearer <token>)\n");
       }
@@ -335,6 +354,29 @@ Status HttpExporter::run() {
 
 void HttpExporter::serve_connection(int fd, std::uint64_t id, std::string peer, int peer_port) {
   ConnectionStream strm(fd, std::move(peer), peer_port, local_ip_, local_port_);
+  if (options_.tls) {
+    // SSL_write writes with write(2), not send(MSG_NOSIGNAL): a peer that has gone would raise
+    // SIGPIPE. Blocked in this connection's thread only, the write fails with EPIPE instead.
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+    if (!strm.start_tls(options_.tls.get(), Steady::now() + options_.header_timeout) ||
+        !client_san_allowed(strm.tls(), options_.client_allowed_sans)) {
+      strm.end_tls();
+      connections_.release(id);
+      lingering_close(fd);
+      return;
+    }
+  }
+  // A canned answer goes through TLS when the connection has it (plain bytes would be noise).
+  const auto canned = [&strm, fd](int status, const char* reason) {
+    if (strm.tls() == nullptr) return send_canned(fd, status, reason);
+    const std::string text = "HTTP/1.1 " + std::to_string(status) + " " + reason +
+                             "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+    strm.begin_response(Steady::now() + std::chrono::seconds{1});
+    (void)strm.write(text.data(), text.size());
+  };
   RequestState state;
   state.stream = &strm;
   t_request = &state;
@@ -364,9 +406,9 @@ void HttpExporter::serve_connection(int fd, std::uint64_t id, std::string peer, 
     const bool ok = server_->serve(strm, last, closed, setup);
     if (strm.limit() != ConnectionStream::Limit::none && strm.written() == 0) {
       if (strm.limit() == ConnectionStream::Limit::too_large) {
-        send_canned(fd, 431, "Request Header Fields Too Large");
+        canned(431, "Request Header Fields Too Large");
       } else {
-        send_canned(fd, 408, "Request Timeout");
+        canned(408, "Request Timeout");
       }
       break;
     }
@@ -375,6 +417,7 @@ void HttpExporter::serve_connection(int fd, std::uint64_t id, std::string peer, 
     deadline = Steady::now() + options_.idle_timeout;
   }
   t_request = nullptr;
+  strm.end_tls();
   connections_.release(id);
   lingering_close(fd);
 }

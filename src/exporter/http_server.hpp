@@ -14,6 +14,10 @@
 // refuses request bodies. Ranges are ignored (always 200 with the whole body); without a token the
 // Host header must name this server (HostCheck, against DNS rebinding); the token is accepted only
 // from `Authorization: Bearer` unless `allow_query_token`.
+// With a web config (docs/web-config.md): TLS on every connection (handshake within the head
+// timeout, client certificate policy and SANs as configured), basic-auth users accepted beside the
+// token (either one admits a request, and then "/" needs it too so a browser asks for the
+// password), and the configured security headers on every response.
 
 #include <atomic>
 #include <chrono>
@@ -25,9 +29,11 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "exporter/basic_auth.hpp"
 #include "exporter/exporter_state.hpp"
 #include "exporter/http_guard.hpp"
 #include "exporter/listen_address.hpp"
+#include "exporter/tls_context.hpp"
 
 namespace sparkops {
 
@@ -38,6 +44,10 @@ struct HttpOptions {
   std::optional<std::string> token;        // required on every data route when set
   bool allow_query_token = false;          // also accept ?token= (it ends up in logs and history)
   std::vector<std::string> allowed_hosts;  // extra Host names when serving without a token
+  std::shared_ptr<SSL_CTX> tls;            // serve HTTPS with this context when set
+  std::vector<std::string> client_allowed_sans;  // with tls: the client cert must carry one
+  std::shared_ptr<BasicAuth> basic_auth;         // basic-auth users, when any
+  std::vector<std::pair<std::string, std::string>> extra_headers;  // web config headers
   ConnectionLimits connections;
   // Request line + headers. The longest request Prometheus or a browser sends is well under 2 KiB;
   // a GET has no body, and a request with one is refused.

@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include <openssl/err.h>
+
 namespace sparkops {
 
 ConnectionStream::ConnectionStream(int fd, std::string remote_ip, int remote_port,
@@ -16,6 +18,49 @@ ConnectionStream::ConnectionStream(int fd, std::string remote_ip, int remote_por
       remote_port_(remote_port),
       local_ip_(std::move(local_ip)),
       local_port_(local_port) {}
+
+ConnectionStream::~ConnectionStream() {
+  if (ssl_ != nullptr) SSL_free(ssl_);
+}
+
+bool ConnectionStream::start_tls(SSL_CTX* ctx, Clock::time_point deadline) {
+  ssl_ = SSL_new(ctx);
+  if (ssl_ == nullptr || SSL_set_fd(ssl_, fd_) != 1) return false;
+  // A write may return after part of the buffer; httplib retries with the rest.
+  SSL_set_mode(ssl_, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  deadline_ = deadline;
+  for (;;) {
+    ERR_clear_error();
+    const int rc = SSL_accept(ssl_);
+    if (rc == 1) return true;
+    if (!tls_retry(rc)) return false;
+  }
+}
+
+void ConnectionStream::end_tls() {
+  if (ssl_ == nullptr || eof_) return;
+  ERR_clear_error();
+  (void)SSL_shutdown(ssl_);  // queues close_notify; the peer's is not awaited
+}
+
+bool ConnectionStream::tls_retry(int rc) {
+  switch (SSL_get_error(ssl_, rc)) {
+    case SSL_ERROR_WANT_READ:
+      return wait(POLLIN);
+    case SSL_ERROR_WANT_WRITE:
+      return wait(POLLOUT);
+    case SSL_ERROR_ZERO_RETURN:
+      eof_ = true;
+      return false;
+    case SSL_ERROR_SYSCALL:
+      if (rc < 0 && errno == EINTR) return true;
+      eof_ = true;  // the peer went away without close_notify
+      return false;
+    default:
+      ERR_clear_error();
+      return false;
+  }
+}
 
 bool ConnectionStream::wait(short events) {
   for (;;) {
@@ -34,6 +79,16 @@ bool ConnectionStream::wait(short events) {
 
 bool ConnectionStream::fill() {
   if (eof_) return false;
+  while (ssl_ != nullptr) {
+    ERR_clear_error();
+    const int n = SSL_read(ssl_, buffer_.data(), static_cast<int>(buffer_.size()));
+    if (n > 0) {
+      begin_ = 0;
+      end_ = static_cast<std::size_t>(n);
+      return true;
+    }
+    if (!tls_retry(n)) return false;
+  }
   for (;;) {
     const ssize_t n = ::recv(fd_, buffer_.data(), buffer_.size(), MSG_DONTWAIT);
     if (n > 0) {
@@ -94,6 +149,16 @@ ssize_t ConnectionStream::read(char* ptr, std::size_t size) {
 }
 
 ssize_t ConnectionStream::write(const char* ptr, std::size_t size) {
+  while (ssl_ != nullptr) {
+    if (size == 0) return 0;
+    ERR_clear_error();
+    const int n = SSL_write(ssl_, ptr, static_cast<int>(std::min<std::size_t>(size, 1 << 20)));
+    if (n > 0) {
+      written_ += static_cast<std::size_t>(n);
+      return n;
+    }
+    if (!tls_retry(n)) return -1;
+  }
   for (;;) {
     const ssize_t n = ::send(fd_, ptr, size, MSG_DONTWAIT | MSG_NOSIGNAL);
     if (n >= 0) {

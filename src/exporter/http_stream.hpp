@@ -13,6 +13,9 @@
 //   - once the head is parsed no more bytes are read (the exporter accepts no request bodies);
 //   - writes wait for POLLOUT up to one deadline for the whole response and never probe the
 //     read side, so a half-closed client still gets its answer.
+// With start_tls() the same stream runs over TLS (OpenSSL on the non-blocking fd): the handshake
+// must finish by its deadline, reads and writes go through SSL_read/SSL_write with the same
+// deadlines, waiting for whichever direction OpenSSL asks for.
 // Not thread-safe: one connection thread owns it. The fd is non-blocking and owned by the caller.
 
 #include <sys/types.h>
@@ -23,6 +26,7 @@
 #include <string>
 
 #include <httplib.h>
+#include <openssl/ssl.h>
 
 namespace sparkops {
 
@@ -33,6 +37,16 @@ class ConnectionStream final : public httplib::Stream {
 
   ConnectionStream(int fd, std::string remote_ip, int remote_port, std::string local_ip,
                    int local_port);
+  ~ConnectionStream() override;
+  ConnectionStream(const ConnectionStream&) = delete;
+  ConnectionStream& operator=(const ConnectionStream&) = delete;
+
+  // Runs the TLS server handshake on the fd with a new SSL of `ctx`, by `deadline`. False on a
+  // failed or late handshake. The stream owns the SSL from here on.
+  bool start_tls(SSL_CTX* ctx, Clock::time_point deadline);
+  SSL* tls() const { return ssl_; }
+  // Sends TLS close_notify without waiting for the peer's (no-op without TLS).
+  void end_tls();
 
   // True once a byte of the next request is buffered or arrives before `deadline`; false on
   // end of stream, error or timeout.
@@ -57,8 +71,12 @@ class ConnectionStream final : public httplib::Stream {
   // Waits for `events` on the fd until the current deadline; false on timeout (sets timed_out).
   bool wait(short events);
   bool fill();  // one recv into the buffer; false on EOF, error or timeout
+  // After an SSL call returned `rc`: waits for what OpenSSL wants and returns true to retry;
+  // false on EOF (sets eof_), error or timeout.
+  bool tls_retry(int rc);
 
   int fd_;
+  SSL* ssl_ = nullptr;
   std::string remote_ip_;
   int remote_port_;
   std::string local_ip_;

@@ -96,5 +96,26 @@ TEST(TlsContext, SansReadAsGoListsThem) {
   X509_free(cert);
 }
 
+// deploy/tls/web-config.yml, with the test's certificates under the names it uses, loads and
+// builds a context.
+TEST(TlsContext, TheDeployExampleLoads) {
+  test::TempDir dir;
+  const auto f = test::make_tls_files(dir.path());
+  ASSERT_TRUE(f);
+  std::filesystem::copy_file(f->server_crt, dir / "spark.crt");
+  std::filesystem::copy_file(f->server_key, dir / "spark.key");
+  std::filesystem::copy_file(f->ca_crt, dir / "lab-ca.crt");
+  std::filesystem::copy_file(
+      std::filesystem::path(SPARKOPS_SOURCE_DIR) / "deploy" / "tls" / "web-config.yml",
+      dir / "web-config.yml");
+  auto config = read_web_config(dir / "web-config.yml");
+  ASSERT_TRUE(config) << config.error().detail;
+  ASSERT_TRUE(config->tls);
+  EXPECT_EQ(config->tls->client_auth, ClientAuth::verify_if_given);
+  EXPECT_EQ(config->basic_auth_users.count("ops"), 1U);
+  auto ctx = make_tls_context(*config->tls);
+  EXPECT_TRUE(ctx) << ctx.error().detail;
+}
+
 }  // namespace
 }  // namespace sparkops

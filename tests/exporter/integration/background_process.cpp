@@ -132,7 +132,7 @@ int free_loopback_port() {
 }
 
 int port_from_listen_line(const std::string& output) {
-  static const std::regex re(R"(listening on http://[^ ]*:([0-9]+)/)");
+  static const std::regex re(R"(listening on https?://[^ ]*:([0-9]+)/)");
   std::smatch m;
   if (!std::regex_search(output, m, re)) return 0;
   return std::stoi(m[1].str());
