@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
+
+#include "plan/autograd_sim.hpp"
 
 namespace sparkops::plan {
 
@@ -49,8 +52,16 @@ std::string_view enum_name(E v, const std::pair<std::string_view, E> (&table)[N]
   return "?";
 }
 
+// Saturating: a size beyond 2^64 (a 10^18-token batch) reads as the largest size, never wraps.
 std::uint64_t to_bytes(double v) {
-  return v <= 0 ? 0 : static_cast<std::uint64_t>(std::llround(v));
+  if (!(v > 0)) return 0;
+  if (v >= 18446744073709549568.0) return std::numeric_limits<std::uint64_t>::max();
+  return static_cast<std::uint64_t>(v + 0.5);
+}
+std::uint64_t sat_add(std::uint64_t a, std::uint64_t b) {
+  return a > std::numeric_limits<std::uint64_t>::max() - b
+             ? std::numeric_limits<std::uint64_t>::max()
+             : a + b;
 }
 double d(std::uint64_t v) {
   return static_cast<double>(v);
@@ -156,6 +167,7 @@ std::vector<std::pair<std::string_view, std::uint64_t>> term_list(const Terms& t
           {"master", t.master},
           {"activations", t.activations},
           {"logits", t.logits},
+          {"transient", t.transient},
           {"cuda_context", t.cuda_context},
           {"allocator_reserve", t.allocator_reserve}};
 }
@@ -184,20 +196,33 @@ double adafactor_elements(const ModelShape& s, const RunConfig& run) {
   return n;
 }
 
-// Bytes saved for backward per token per layer, no recompute (docs/estimator.md "Activations").
-double layer_activation_bytes(const Architecture& a, const RunConfig& run) {
-  const auto& k = estimator_constants();
-  const double h = d(a.hidden);
-  const double qd = d(a.heads * a.head_dim);
-  const double kv = d(a.kv_heads * a.head_dim);
-  const double i_eff = d(a.intermediate) * d(a.experts == 0 ? 1 : a.experts_per_token);
-  double bytes = 10.0 * h + 2.0 * qd + 4.0 * kv + (a.mlp == MlpKind::gated ? 8.0 : 4.0) * i_eff;
-  if (a.post_norms) bytes += 4.0 * h;
-  if (run.method == Method::qlora) bytes += k.kbit_extra_per_intermediate * i_eff;
+// The run as the autograd simulation sees it.
+SimRun sim_run(const Architecture& a, const RunConfig& run) {
+  SimRun r;
+  r.method = run.method == Method::full   ? TrainMethod::full
+             : run.method == Method::lora ? TrainMethod::lora
+                                          : TrainMethod::qlora;
+  r.batch = run.batch;
+  r.seq = run.seq;
+  r.model_bytes = run.precision == Precision::fp32 ? 4 : 2;
+  r.adapter_bytes = run.adapter_fp32 ? 4 : r.model_bytes;
+  r.lora_rank = run.lora_rank;
+  r.lora_dropout = run.lora_dropout;
+  r.all_linear = run.lora_targets == LoraTargets::all_linear;
+  if (run.lora_targets == LoraTargets::attn) {
+    r.targets = {"q_proj",   "k_proj",          "v_proj", "o_proj",
+                 "qkv_proj", "query_key_value", "c_attn", "dense"};
+  } else {
+    for (const auto& t : run.lora_target_names) r.targets.emplace_back(canonical_target(t));
+  }
   const bool eager = run.attn == Attn::eager || (a.needs_eager_attention && run.attn == Attn::sdpa);
-  if (eager) bytes += 5.0 * d(a.heads) * d(run.seq);  // scores, softmax, dropout mask: 5·a·s
-  if (run.precision == Precision::fp32) bytes *= 2.0;
-  return bytes;
+  r.attn = eager                     ? AttnKernel::eager
+           : run.attn == Attn::flash ? AttnKernel::flash
+                                     : AttnKernel::sdpa;
+  r.loss = run.chunked_loss == ChunkedLoss::on ? LossPath::chunked : LossPath::hf;
+  r.ckpt = run.grad_ckpt == GradCkpt::none ? Checkpointing::none : Checkpointing::per_layer;
+  r.bnb_saves_input = run.bnb_saves_input;
+  return r;
 }
 
 }  // namespace
@@ -241,8 +266,9 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
   const double trainable = peft ? d(lora_params(a, run)) : total;
   e.trainable_params = static_cast<std::uint64_t>(trainable);
   // PEFT keeps adapters in fp32; full fine-tuning trains the model's own dtype.
-  const double train_dtype = peft ? 4.0 : dense_bytes;
-  if (peft) t.adapter = to_bytes(trainable * 4.0 / nodes);
+  const double train_dtype = peft ? (run.adapter_fp32 ? 4.0 : dense_bytes) : dense_bytes;
+  if (peft) t.adapter = to_bytes(trainable * train_dtype / nodes);
+
   // Gradients stay unsharded across FSDP nodes while micro-batches accumulate (no_sync), which is
   // how Accelerate/Lightning run gradient accumulation: conservative for nodes > 1.
   t.gradients = to_bytes(trainable * train_dtype);
@@ -266,26 +292,25 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
   t.optimizer = to_bytes(optimizer / nodes);
   if (run.precision == Precision::mixed && !peft) t.master = to_bytes(trainable * 4.0 / nodes);
 
-  const double tokens = d(run.batch) * d(run.seq);
-  const double per_layer = layer_activation_bytes(a, run);
-  double activations = 0;
-  if (run.grad_ckpt == GradCkpt::none) {
-    activations = tokens * d(a.layers) * per_layer;
-  } else {
-    // Checkpoints (each layer's bf16 input) plus one layer rebuilt during recompute. Offloaded
-    // checkpoints stay in the same pool on a unified machine, so offload counts the same.
-    activations = tokens * d(a.layers) * 2.0 * d(a.hidden) + tokens * per_layer;
-  }
-  t.activations = to_bytes(activations);
-  const double per_vocab = run.chunked_loss == ChunkedLoss::on ? k.chunked_logits_bytes_per_vocab
-                                                               : k.logits_bytes_per_vocab;
-  t.logits = to_bytes(tokens * d(a.vocab) * per_vocab);
-
-  e.train_peak_allocated_bytes =
-      t.weights + t.adapter + t.gradients + t.optimizer + t.master + t.activations + t.logits;
+  // Activations, loss and the backward working set from the family's operator sequence.
+  SimResult sim;
+  if (auto r = simulate_step(a, sim_run(a, run))) sim = *r;
+  t.activations = to_bytes(sim.activations);
+  t.logits = to_bytes(sim.loss);
+  const double fixed = d(t.weights) + d(t.adapter) + d(t.optimizer) + d(t.master);
+  // torch/optim/adamw.py _multi_tensor_adamw: one temporary the size of the states' group.
+  const double optim_temp = run.optim == Optim::adamw ? trainable * train_dtype / nodes : 0;
+  const double forward = fixed + sim.inputs + sim.forward_peak_extra;
+  const double backward = fixed + sim.inputs + sim.backward_peak_extra;
+  const double step = fixed + d(t.gradients) + optim_temp;
+  const double peak = std::max({forward, backward, step});
+  const double held = fixed + d(t.activations) + d(t.logits);
+  t.transient = to_bytes(peak - std::min(peak, held));
+  e.train_peak_allocated_bytes = to_bytes(peak);
   t.cuda_context = k.cuda_context_bytes;
   t.allocator_reserve = to_bytes(d(e.train_peak_allocated_bytes) * k.allocator_reserve_fraction);
-  e.train_peak_pool_bytes = e.train_peak_allocated_bytes + t.cuda_context + t.allocator_reserve;
+  e.train_peak_pool_bytes =
+      sat_add(sat_add(e.train_peak_allocated_bytes, t.cuda_context), t.allocator_reserve);
 
   const std::uint64_t checkpoint = s.quant ? s.quant->weight_bytes : p.total * 2;
   e.largest_shard_bytes = shard.value_or(std::min(checkpoint, k.assumed_shard_bytes));

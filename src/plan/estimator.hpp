@@ -61,6 +61,9 @@ struct RunConfig {
   ChunkedLoss chunked_loss = ChunkedLoss::off;
   DoubleQuant double_quant = DoubleQuant::on;  // QLoRA NF4 with double quantization
   std::uint64_t nodes = 1;                     // FSDP full shard across this many machines
+  double lora_dropout = 0.0;                   // PEFT LoraConfig default
+  bool bnb_saves_input = false;  // older bitsandbytes MatMul4Bit kept ctx.tensors = (A, B)
+  bool adapter_fp32 = true;      // PEFT keeps adapters fp32; LitGPT/torchtune the model dtype
 };
 
 // Rejects zero batch/seq/nodes/rank and contradictory combinations (kbit-prep without qlora, a
@@ -69,11 +72,8 @@ Status validate_run(const RunConfig& run, const ModelShape& shape);
 
 // The constants the estimator uses, in one place so docs/estimator.md and tests can name them.
 struct EstimatorConstants {
-  double nf4_bytes_per_param = 0.5625;     // bitsandbytes NF4, block 64, fp32 absmax
-  double nf4_dq_bytes_per_param = 0.5159;  // with double quantization
-  double logits_bytes_per_vocab = 14.0;    // bf16 logits + fp32 upcast + fp32 grad (+ bf16 grad)
-  double chunked_logits_bytes_per_vocab = 2.0;    // bf16 logits kept; fp32 work per chunk only
-  double kbit_extra_per_intermediate = 8.0;       // fitted: extra saved bytes per token per layer
+  double nf4_bytes_per_param = 0.5625;            // bitsandbytes NF4, block 64, fp32 absmax
+  double nf4_dq_bytes_per_param = 0.5159;         // with double quantization
   std::uint64_t cuda_context_bytes = 1ULL << 30;  // context + cuBLAS/cuDNN workspaces
   double allocator_reserve_fraction = 0.15;       // reserved/allocated - 1
   std::uint64_t assumed_shard_bytes = 5ULL * 1000 * 1000 * 1000;  // save_pretrained default
@@ -85,10 +85,11 @@ struct Terms {
   std::uint64_t adapter = 0;  // LoRA A/B weights
   std::uint64_t gradients = 0;
   std::uint64_t optimizer = 0;
-  std::uint64_t master = 0;  // fp32 master copy (mixed precision)
-  std::uint64_t activations = 0;
-  std::uint64_t logits = 0;             // logits and loss
-  std::uint64_t cuda_context = 0;       // context and library workspaces
+  std::uint64_t master = 0;        // fp32 master copy (mixed precision)
+  std::uint64_t activations = 0;   // saved for backward at the end of the forward (autograd_sim)
+  std::uint64_t logits = 0;        // what the loss path keeps until backward
+  std::uint64_t transient = 0;     // the peak phase's working set above the terms it holds
+  std::uint64_t cuda_context = 0;  // context and library workspaces
   std::uint64_t allocator_reserve = 0;  // caching allocator reserve over allocated
 };
 

@@ -181,13 +181,23 @@ std::optional<Advice> largest_seq_that_fits(const ModelShape& shape, const RunCo
 std::optional<Advice> largest_batch_that_fits(const ModelShape& shape, const RunConfig& run,
                                               std::uint64_t budget,
                                               std::optional<std::uint64_t> shard) {
+  // The peak grows monotonically with the micro-batch: bisect over [1, batch - 1] (a count-down
+  // would not finish for --batch 9223372036854775807).
+  if (run.batch < 2) return std::nullopt;
   RunConfig probe = run;
-  for (std::uint64_t b = run.batch; b-- > 1;) {
-    probe.batch = b;
-    if (fits(shape, probe, budget, shard))
-      return make_advice(AdviceKind::smaller_batch, shape, probe, budget, shard);
+  std::uint64_t lo = 0, hi = run.batch - 1;  // lo: largest known to fit (0 = none)
+  while (lo < hi) {
+    const std::uint64_t mid = lo + (hi - lo + 1) / 2;
+    probe.batch = mid;
+    if (fits(shape, probe, budget, shard)) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
   }
-  return std::nullopt;
+  if (lo == 0) return std::nullopt;
+  probe.batch = lo;
+  return make_advice(AdviceKind::smaller_batch, shape, probe, budget, shard);
 }
 
 std::optional<RunConfig> method_tier_down(const RunConfig& run) {

@@ -62,7 +62,11 @@ TEST(Estimator, ChunkedLossShrinksLogitsAndCheckpointingShrinksActivations) {
   const auto s = shape("Llama-3.1-8B");
   const auto base = estimate(s, r);
   r.chunked_loss = ChunkedLoss::on;
-  EXPECT_LT(estimate(s, r).terms.logits * 5, base.terms.logits);
+  // LitGPT's chunked cross-entropy keeps every chunk's bf16 log-softmax (2 B/vocab/token) instead
+  // of the fp32 one (4), and its backward works one 128-token chunk at a time.
+  const auto chunked = estimate(s, r);
+  EXPECT_LT(chunked.terms.logits * 19, base.terms.logits * 10);
+  EXPECT_LT(chunked.train_peak_allocated_bytes, base.train_peak_allocated_bytes);
   r.grad_ckpt = GradCkpt::none;
   EXPECT_GT(estimate(s, r).terms.activations, 5 * base.terms.activations);
 }
@@ -73,9 +77,11 @@ TEST(Estimator, EagerAttentionAddsQuadraticScores) {
   const auto s = shape("Llama-3.1-8B");
   const auto flash = estimate(s, r);
   r.attn = Attn::eager;
-  // 5 bytes · heads · seq per token per layer: 5·32·2048·2048·32 layers.
+  // Eager keeps softmax's fp32 output and the bf16 probabilities (6 B · heads · seq per token per
+  // layer); SDPA instead keeps its output (2·q) and the fp32 log-sum-exp (4·heads).
+  const std::uint64_t per_token_layer = 6ull * 32 * 2048 - (2ull * 4096 + 4ull * 32);
   EXPECT_EQ(estimate(s, r).terms.activations - flash.terms.activations,
-            5ull * 32 * 2048 * 2048 * 32);
+            per_token_layer * 2048 * 32);
 }
 
 TEST(Estimator, QloraLoadHoldsTheBf16Shard) {

@@ -172,11 +172,19 @@ std::vector<Row> evaluate(const std::string& csv_text) {
     }
     run.chunked_loss =
         icontains(col(f, "notes"), "chunked CE") ? ChunkedLoss::on : ChunkedLoss::off;
+    // LitGPT's own LoRA (not PEFT) keeps adapters in the model dtype under bf16-true, and the
+    // bitsandbytes of its 2023-24 releases saved the input of every 4-bit linear
+    // (MatMul4Bit.forward: ctx.tensors = (A, B)); later releases keep (None, B).
+    if (icontains(col(f, "framework"), "litgpt") || icontains(col(f, "framework"), "lit-gpt")) {
+      run.adapter_fp32 = false;
+      run.bnb_saves_input = true;
+    }
     const std::string hw = col(f, "hardware");
     if (const auto x = hw.find("x "); x != std::string::npos && icontains(r.method_text, "FSDP")) {
       run.nodes = parse_u64(hw.substr(0, x)).value_or(1);
     }
     const Estimate e = estimate(r.shape, run);
+    r.pool_estimate_bytes = static_cast<double>(e.train_peak_pool_bytes);
     r.estimate_bytes =
         static_cast<double>(r.pool_metric ? e.train_peak_pool_bytes : e.train_peak_allocated_bytes);
     r.estimated = true;

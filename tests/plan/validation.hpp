@@ -22,8 +22,9 @@ struct Row {
   ModelShape shape;
   RunConfig run;
   double estimate_bytes = 0;
-  double error = 0;                       // estimate / measured - 1 (when measured is one number)
-  bool estimated = false;                 // shape and run could be built (also for excluded rows)
+  double pool_estimate_bytes = 0;  // what the device loses (context + allocator reserve): OOM rows
+  double error = 0;                // estimate / measured - 1 (when measured is one number)
+  bool estimated = false;          // shape and run could be built (also for excluded rows)
   std::optional<double> oom_above_bytes;  // "OOM (>~22)" rows: the card it did not fit on
 };
 
