@@ -16,7 +16,7 @@ shared=${SPARKOPS_SHARED_CORPUS:-$repo/../shared/corpus}
 
 all_targets=(meminfo psi vmstat hwmon_value proc_cmdline proc_status smi_csv smi_table smi_q
              safetensors_header config_json trainlog_detect trainlog_format trainer_state
-             thermal_csv oom_text toml_config writers)
+             thermal_csv oom_text toml_config writers web_config)
 targets=("${all_targets[@]}")
 [[ $# -gt 0 ]] && targets=("$@")
 
@@ -52,6 +52,7 @@ seed_files() {
     thermal_csv) find "$fx/sample" "$fx/golden/sample" -type f \( -name '*.csv' -o -name '*.log' \) ;;
     oom_text) find "$fx/oom" -type f -name '*.txt' ;;
     toml_config) find "$fx" -name '*.toml' -type f ;;
+    web_config) find "$repo/deploy/tls" "$fx/prometheus" -name '*.yml' -type f ;;
     writers) find "$fx/procs" \( -name cmdline -o -name stat \) -type f | head -100
              find "$fx/roots" -path '*hwmon*' -name '*name' -type f ;;
   esac
