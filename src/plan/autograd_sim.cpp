@@ -28,8 +28,16 @@ struct Module {
   bool bias = false;
   bool expert = false;
 };
+// One program line, parsed once when the data is loaded: "outs = op args @module".
+struct Line {
+  std::string text;
+  std::vector<std::string> outs, words;  // words[0] is the op
+  std::string module;
+};
+
 struct Family {
   std::string name;
+  std::vector<Line> program;
   std::string norm;
   std::map<std::string, Module> modules;
   std::vector<std::string> layer;
@@ -78,6 +86,25 @@ const Families& families() {
     };
     for (const auto& [name, e] : fams.items()) {
       out.by_name[name] = load(name, e, load);
+      for (const auto& text : out.by_name[name].layer) {
+        Line ln;
+        ln.text = text;
+        const auto eq = text.find('=');
+        if (eq != std::string::npos) {
+          const std::string lhs = text.substr(0, eq), rhs = text.substr(eq + 1);
+          for (const auto& w : split(lhs, ' '))
+            if (!trim(w).empty()) ln.outs.emplace_back(trim(w));
+          for (const auto& w : split(rhs, ' ')) {
+            const std::string_view t = trim(w);
+            if (t.empty()) continue;
+            if (t[0] == '@')
+              ln.module = std::string(t.substr(1));
+            else
+              ln.words.emplace_back(t);
+          }
+        }
+        out.by_name[name].program.push_back(std::move(ln));
+      }
       for (const auto& a : e.value("aliases", std::vector<std::string>{})) out.alias[a] = name;
     }
     return out;
@@ -425,23 +452,11 @@ struct Builder {
   Result<int> layer(int x) {
     std::map<std::string, int> env{{"x", x}};
     int last = x;
-    for (const auto& line : f.layer) {
-      const auto eq = line.find('=');
-      if (eq == std::string::npos)
-        return fail(Errc::malformed, fmt::format("families.json {}: \"{}\"", f.name, line));
-      std::vector<std::string> outs, words;
-      const std::string lhs = line.substr(0, eq), rhs = line.substr(eq + 1);
-      for (const auto& w : split(lhs, ' '))
-        if (!trim(w).empty()) outs.emplace_back(trim(w));
-      std::string module;
-      for (const auto& w : split(rhs, ' ')) {
-        const std::string_view t = trim(w);
-        if (t.empty()) continue;
-        if (t[0] == '@')
-          module = std::string(t.substr(1));
-        else
-          words.emplace_back(t);
-      }
+    for (const auto& ln : f.program) {
+      const std::string& line = ln.text;
+      const auto& outs = ln.outs;
+      const auto& words = ln.words;
+      const std::string& module = ln.module;
       if (outs.empty() || words.empty())
         return fail(Errc::malformed, fmt::format("families.json {}: \"{}\"", f.name, line));
       const std::string& o = words[0];
