@@ -1,4 +1,4 @@
-# sparkops_warnings: the one warnings target every library, binary and test links (DESIGN.md §10).
+# sparkops_warnings: the one warnings target every library, binary and test links (docs/design.md §10).
 add_library(sparkops_warnings INTERFACE)
 target_compile_options(sparkops_warnings INTERFACE
   -Wall -Wextra -Wpedantic -Wconversion -Wshadow)

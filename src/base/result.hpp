@@ -1,6 +1,6 @@
 #pragma once
-// Result<T>: the return type of every operation that can fail in an expected way (DESIGN.md §2).
-// Exceptions are reserved for bugs and caught once in main.
+// Result<T>: the return type of every operation that can fail in an expected way (docs/design.md
+// §2). Exceptions are reserved for bugs and caught once in main.
 
 #include <string>
 #include <string_view>

@@ -1,4 +1,4 @@
-// `sparkops plan`: the UMA accounting worksheet (issue 3, docs/estimator.md).
+// `sparkops plan`: the UMA accounting worksheet (docs/estimator.md).
 
 #include <cstdlib>
 #include <memory>

@@ -17,7 +17,7 @@
 #include "base/units.hpp"
 #include "cli/commands.hpp"
 #include "cli/common_options.hpp"
-#include "cli/serve_signals.hpp"
+#include "cli/stop_signals.hpp"
 #include "exporter/dashboard_page.hpp"
 #include "exporter/exporter_state.hpp"
 #include "exporter/http_server.hpp"

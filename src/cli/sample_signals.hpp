@@ -1,7 +1,7 @@
 #pragma once
-// Signal handling for `sparkops sample` (DESIGN.md: signals live only in cli/). SIGINT and SIGTERM
-// ask the loop to stop; SIGHUP asks it to reopen its files (logrotate). Handlers only set flags;
-// they are installed without SA_RESTART so a sleeping sampler wakes at once.
+// Signal handling for `sparkops sample` (docs/design.md §5: signals live only in cli/). SIGINT and
+// SIGTERM ask the loop to stop; SIGHUP asks it to reopen its files (logrotate). Handlers only set
+// flags; they are installed without SA_RESTART so a sleeping sampler wakes at once.
 
 #include "sampling/sample_run.hpp"
 

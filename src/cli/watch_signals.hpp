@@ -1,9 +1,9 @@
 #pragma once
-// Signal handling for `sparkops watch` (DESIGN.md: signals live only in cli/). SIGINT, SIGTERM and
-// SIGHUP are counted (the loop forwards the first to the job's process group and kills the group on
-// the second); SIGCHLD only wakes the loop; SIGPIPE is ignored (a closed terminal must not kill the
-// watcher while the job runs). Handlers only store into atomics and are installed without
-// SA_RESTART, so a poll() in progress returns at once.
+// Signal handling for `sparkops watch` (docs/design.md §5: signals live only in cli/). SIGINT,
+// SIGTERM and SIGHUP are counted (the loop forwards the first to the job's process group and kills
+// the group on the second); SIGCHLD only wakes the loop; SIGPIPE is ignored (a closed terminal must
+// not kill the watcher while the job runs). Handlers only store into atomics and are installed
+// without SA_RESTART, so a poll() in progress returns at once.
 
 #include "watch/watch_session.hpp"
 

@@ -3,7 +3,7 @@
 namespace sparkops {
 
 const std::vector<ConfigKey>& config_keys() {
-  // Defaults follow the skill and DOMAIN.md; each can be overridden per machine.
+  // Defaults follow the skill and docs/domain.md; each can be overridden per machine.
   static const std::vector<ConfigKey> keys = {
       {"pool.overhead", "4GiB", "bytes",
        "OS/driver overhead subtracted from MemAvailable to get the budget (the skill's \"a few "

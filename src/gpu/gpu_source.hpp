@@ -1,7 +1,8 @@
 #pragma once
-// GpuSource: the narrow, app-shaped view of the GPUs (DESIGN.md "seams"). Implementations: NVML
-// over dlopen (nvml_source), the nvidia-smi CSV fallback (smi_source), and none (no GPU). Every
-// figure a driver may not provide is std::optional: NOT_SUPPORTED / [N/A] is "absent", never 0.
+// GpuSource: the narrow, app-shaped view of the GPUs (docs/design.md "seams"). Implementations:
+// NVML over dlopen (nvml_source), the nvidia-smi CSV fallback (smi_source), and none (no GPU).
+// Every figure a driver may not provide is std::optional: NOT_SUPPORTED / [N/A] is "absent", never
+// 0.
 
 #include <chrono>
 #include <cstdint>

@@ -1,7 +1,7 @@
 #pragma once
 // HostRoot: every /proc, /sys, /dev and /etc read goes through one of these values, never through a
-// global (DESIGN.md "seams"). `--root DIR` / SPARKOPS_ROOT point it at a captured tree; tests use
-// fixture trees under tests/fixtures/roots/.
+// global (docs/design.md "seams"). `--root DIR` / SPARKOPS_ROOT point it at a captured tree; tests
+// use fixture trees under tests/fixtures/roots/.
 
 #include <filesystem>
 #include <string>

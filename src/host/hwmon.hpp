@@ -1,7 +1,7 @@
 #pragma once
 // hwmon chips under /sys/class/hwmon/hwmon*/ (Documentation/hwmon/sysfs-interface.rst).
 // Chips are identified by their `name` file (acpitz, nvme, mlx5, spbm, coretemp ...), never by the
-// hwmonN index, which changes across reboots (DOMAIN.md "Thermals and throttling").
+// hwmonN index, which changes across reboots (docs/domain.md "Thermals and throttling").
 
 #include <cstdint>
 #include <map>

@@ -1,5 +1,5 @@
 #pragma once
-// /proc/meminfo: the honest view of the unified pool (DOMAIN.md "Memory on a unified pool").
+// /proc/meminfo: the honest view of the unified pool (docs/domain.md "Memory on a unified pool").
 
 #include <cstdint>
 #include <optional>

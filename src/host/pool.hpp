@@ -1,5 +1,5 @@
 #pragma once
-// The unified pool as sparkops reports it (DOMAIN.md "Memory on a unified pool"):
+// The unified pool as sparkops reports it (docs/domain.md "Memory on a unified pool"):
 // total, free-now (what CUDA can take without reclaim), available (the honest headroom),
 // reclaimable by a cache flush (available - free), the cgroup limit when lower, and the budget.
 

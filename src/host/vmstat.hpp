@@ -1,5 +1,5 @@
 #pragma once
-// /proc/vmstat counters that tell memory trouble (DOMAIN.md "Kernel signs of trouble").
+// /proc/vmstat counters that tell memory trouble (docs/domain.md "Kernel signs of trouble").
 // All counters are cumulative since boot; diff two reads for rates.
 
 #include <cstdint>

@@ -1,7 +1,7 @@
 #pragma once
 // The ladder's rules, pure: which step comes next, which steps apply to a run, and whether a step
-// may be recorded now (issue 4: never skip; batch never first; packing before batch; bf16 LoRA
-// before QLoRA; a smaller model or more machines last).
+// may be recorded now (docs/oom-ladder.md: never skip; batch never first; packing before batch;
+// bf16 LoRA before QLoRA; a smaller model or more machines last).
 
 #include <cstdint>
 #include <optional>

@@ -1,7 +1,7 @@
 #pragma once
 // The OOM ladder's steps and the per-run state file that remembers which were tried, when, and
-// with what result (issue 4 "Walk the ladder"). The file is small JSON, written atomically; a file
-// that does not parse is an Error (never silently reset: it is the user's history).
+// with what result (docs/oom-ladder.md "The ladder"). The file is small JSON, written atomically; a
+// file that does not parse is an Error (never silently reset: it is the user's history).
 
 #include <cstdint>
 #include <filesystem>

@@ -1,7 +1,7 @@
 #pragma once
-// Streaming OOM classifier (issue 4 "Recognise the failure"). Feed it text in chunks of any size;
-// it keeps a bounded window (tens of KiB) and the facts it extracted, so a 1 GB log or a 10 MB line
-// without a newline is classified in constant memory. One pass, all patterns at once.
+// Streaming OOM classifier (docs/oom-ladder.md "Classifying a failure"). Feed it text in chunks of
+// any size; it keeps a bounded window (tens of KiB) and the facts it extracted, so a 1 GB log or a
+// 10 MB line without a newline is classified in constant memory. One pass, all patterns at once.
 //
 // Kind: the highest-precedence signal class seen (oom_signals.hpp explains the order).
 // Phase: decided at the LAST occurrence of that class (a traceback's final line is the error that

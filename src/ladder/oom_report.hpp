@@ -1,7 +1,7 @@
 #pragma once
-// What the OOM classifier says about a text (issue 4 "Recognise the failure"): the kind of failure,
-// the phase it happened in, and the facts the text states. Facts are optional: "the text did not
-// say" is never 0.
+// What the OOM classifier says about a text (docs/oom-ladder.md "Classifying a failure"): the kind
+// of failure, the phase it happened in, and the facts the text states. Facts are optional: "the
+// text did not say" is never 0.
 
 #include <cstdint>
 #include <optional>

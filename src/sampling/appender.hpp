@@ -1,6 +1,6 @@
 #pragma once
-// DurableAppender: the sample file that never loses a completed row (issue 5 "Never lose a
-// sample").
+// DurableAppender: the sample file that never loses a completed row (the contract
+// docs/csv-format.md and docs/reliability.md promise).
 //  - Each row is one write() on an O_APPEND descriptor, so a crash (even SIGKILL) leaves whole
 //  rows.
 //  - fsync every `fsync_every` rows.

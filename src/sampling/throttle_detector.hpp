@@ -1,6 +1,6 @@
 #pragma once
-// ThrottleDetector: turns the sample stream into explicit throttle episodes (issue 5 "Throttle
-// events, explicitly"; DOMAIN.md "Thermals and throttling"). Pure: fed Samples, returns events; no
+// ThrottleDetector: turns the sample stream into explicit throttle episodes (docs/csv-format.md
+// "Events file"; docs/domain.md "Thermals and throttling"). Pure: fed Samples, returns events; no
 // clock, no I/O. One episode per (GPU, cause); causes overlap freely.
 //
 // Causes and their evidence:

@@ -33,7 +33,7 @@ void collect_gpu(GpuSource& gpu, StatusReport& report) {
 }
 
 // The one-heavy-job rule in one line: who must stop before a trainer starts, else how much room a
-// new run has beside what is running (DOMAIN.md; src/workloads/coexistence.hpp).
+// new run has beside what is running (docs/domain.md; src/workloads/coexistence.hpp).
 std::string coexistence_line(const CoexistenceVerdict& v) {
   if (!v.stop.empty()) {
     const StopAdvice& s = v.stop.front();
@@ -52,7 +52,8 @@ void collect_workloads(const HostRoot& root, const StatusOptions& options, Statu
       scan_options.device_total_bytes = snap.memory->total_bytes;
     }
   }
-  // On a unified-memory GPU the device total is the pool (DOMAIN.md: vLLM's fraction is of it).
+  // On a unified-memory GPU the device total is the pool (docs/domain.md: vLLM's fraction is of
+  // it).
   if (scan_options.device_total_bytes == 0 && report.pool) {
     scan_options.device_total_bytes = report.pool->total_bytes;
   }

@@ -1,6 +1,6 @@
 #pragma once
 // Caps and claims: what a workload is allowed to take from the pool, read from its flags and
-// environment (DOMAIN.md "Memory on a unified pool").
+// environment (docs/domain.md "Memory on a unified pool").
 //   vLLM   --gpu-memory-utilization F (default 0.9), --kv-cache-memory-bytes N: F of the DEVICE
 //   total,
 //          not of what is free, and not a hard cap on unified memory (it overshoots while

@@ -38,8 +38,8 @@ struct HeavyRules {
 };
 
 struct ScanOptions {
-  // Denominator of vLLM/SGLang fractions: the device total (GB10: MemTotal, DOMAIN.md). 0: unknown,
-  // fractions then give no claim.
+  // Denominator of vLLM/SGLang fractions: the device total (GB10: MemTotal, docs/domain.md). 0:
+  // unknown, fractions then give no claim.
   std::uint64_t device_total_bytes = 0;
   std::uint64_t ticks_per_second = 100;  // USER_HZ (sysconf(_SC_CLK_TCK))
   HeavyRules rules;

@@ -3,6 +3,7 @@
 // non-UTF-8, NUL bytes, negative and absurd numbers, conflicting flags. Each must print exactly one
 // line "sparkops: ..." naming the problem, exit with its documented code and not die by a signal.
 #include <algorithm>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +22,11 @@ struct BadInput {
   std::string names;              // the stderr line must contain this (the input or the flag)
   int exit_code = 2;
 };
+
+// ctest names carry the parameter: print its name, not the struct's bytes.
+void PrintTo(const BadInput& b, std::ostream* os) {
+  *os << b.name;
+}
 
 std::vector<BadInput> table() {
   const std::string megatron = "{fx}/logs/megatron-lm_gpt2-345m_8gpu_iterations.log";

@@ -1,5 +1,5 @@
 // `sparkops plan` carries the one-heavy-job verdict as a line when something runs on the pool
-// (issue #8: the same verdict in status, plan, procs and watch).
+// (docs/procs.md: the same verdict in status, plan, procs and watch).
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -2,6 +2,8 @@
 // by golden files (built in-process with a ManualClock so the bytes are stable), and the binary's
 // exit codes and flags.
 
+#include <ostream>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -19,6 +21,11 @@ struct Case {
   const char* root;
   const char* scenario;  // nullptr: no GPU
 };
+
+// ctest names carry the parameter: print root and scenario, not the struct's bytes (pointers).
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.root << " + " << (c.scenario != nullptr ? c.scenario : "no GPU");
+}
 
 StatusReport collect(const Case& c) {
   std::unique_ptr<GpuSource> gpu;

@@ -1,6 +1,8 @@
 // Every nvidia-smi / NVML output in the shared corpus (copied to tests/fixtures/nvidia-smi/corpus,
 // attribution in that folder's README) parses to the figures it shows; [N/A] is absent, never 0.
 
+#include <ostream>
+
 #include <gtest/gtest.h>
 
 #include "base/text.hpp"
@@ -135,6 +137,11 @@ struct TableCase {
   std::uint32_t util;
   std::size_t processes;
 };
+
+// ctest names carry the parameter: print the file, not the struct's bytes (which hold pointers).
+void PrintTo(const TableCase& c, std::ostream* os) {
+  *os << c.file;
+}
 
 class SmiCorpusTable : public ::testing::TestWithParam<TableCase> {};
 

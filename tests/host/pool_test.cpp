@@ -6,7 +6,7 @@ namespace sparkops {
 
 namespace {
 Meminfo gb10_after_writing_60g_file() {
-  // DOMAIN.md: writing a 60 GiB file dropped CUDA-free (MemFree) from 103 to 41 GiB while
+  // docs/domain.md: writing a 60 GiB file dropped CUDA-free (MemFree) from 103 to 41 GiB while
   // MemAvailable stayed ~116 GiB.
   Meminfo m;
   m.mem_total_bytes = 127600748ULL * 1024;

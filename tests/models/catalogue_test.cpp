@@ -74,7 +74,7 @@ TEST(CatalogueParse, MissingFieldIsError) {
 }
 
 TEST(LayerLinears, LlamaLoraAllLinearRank16Matches) {
-  // DOMAIN.md: Llama-3-8B, r=16, all linear layers: 41,943,040 LoRA parameters.
+  // docs/domain.md: Llama-3-8B, r=16, all linear layers: 41,943,040 LoRA parameters.
   const auto* e = find_in_catalogue("Llama-3.1-8B");
   ASSERT_NE(e, nullptr);
   std::uint64_t per_layer = 0;

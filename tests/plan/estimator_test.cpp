@@ -28,7 +28,7 @@ TEST(Estimator, SeventyBQloraWithinTenPercentOfTheAnchor) {
   const auto e = estimate(shape("Llama-3.1-70B"), anchor_70b_qlora());
   const double gib = static_cast<double>(e.train_peak_allocated_bytes) / kGiB;
   EXPECT_NEAR(gib, 40.0, 4.0);
-  // DOMAIN.md: ~35 GB of NF4 linears + ~4 GB bf16 embeddings (decimal GB).
+  // docs/domain.md: ~35 GB of NF4 linears + ~4 GB bf16 embeddings (decimal GB).
   EXPECT_NEAR(static_cast<double>(e.terms.weights) / 1e9, 39.5, 0.5);
 }
 

@@ -1,4 +1,4 @@
-#include "cli/serve_signals.hpp"
+#include "cli/stop_signals.hpp"
 
 #include <pthread.h>
 
