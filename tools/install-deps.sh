@@ -4,9 +4,10 @@
 set -euo pipefail
 
 build_pkgs=(cmake ninja-build g++ pkg-config libcli11-dev libfmt-dev nlohmann-json3-dev
-  libtomlplusplus-dev libexpected-dev libcpp-httplib-dev libyaml-cpp-dev libssl-dev libcrypt-dev)
+  libtomlplusplus-dev libexpected-dev libcpp-httplib-dev libyaml-cpp-dev libssl-dev libcrypt-dev
+  libncurses-dev)
 test_pkgs=(libgtest-dev libgmock-dev libbenchmark-dev chromium prometheus clang-14 libclang-rt-14-dev
-  python3-torch openssl)
+  python3-torch openssl tmux)
 # npm is needed at build time: the HTML report inlines uPlot from node_modules (see package.json).
 # A machine that already has node and npm (from any source) keeps them.
 if ! command -v npm >/dev/null 2>&1; then build_pkgs+=(nodejs npm); fi

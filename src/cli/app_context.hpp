@@ -13,6 +13,7 @@ namespace sparkops::cli {
 
 struct AppContext : Console {
   std::string root_flag;  // --root DIR; empty = SPARKOPS_ROOT or "/"
+  bool no_color = false;  // --no-color (cli/colour.hpp decides whether colour is on)
   Config config;
   int exit_code = kExitOk;
 

@@ -17,5 +17,6 @@ void add_analyze_command(CLI::App& app, AppContext& ctx);
 void add_oom_command(CLI::App& app, AppContext& ctx);
 void add_flush_command(CLI::App& app, AppContext& ctx);
 void add_watch_command(CLI::App& app, AppContext& ctx);
+void add_top_command(CLI::App& app, AppContext& ctx);
 
 }  // namespace sparkops::cli

@@ -30,6 +30,8 @@ int run(int argc, char** argv) {
       ->check(
           CLI::ExistingDirectory)  // a mistyped root is bad input (exit 2), not an empty machine
       ->type_name("DIR");
+  app.add_flag("--no-color", ctx.no_color,
+               "No colour even on a terminal (also off for pipes and when NO_COLOR is set)");
   app.require_subcommand(1);
 
   add_status_command(app, ctx);
@@ -42,6 +44,7 @@ int run(int argc, char** argv) {
   add_oom_command(app, ctx);
   add_flush_command(app, ctx);
   add_watch_command(app, ctx);
+  add_top_command(app, ctx);
 
   try {
     app.parse(argc, argv);

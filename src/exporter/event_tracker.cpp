@@ -64,10 +64,7 @@ Sample sample_from_report(const StatusReport& report, std::uint64_t tick, Steady
 
 EventTracker::EventTracker(DetectorConfig config) : detector_(config) {}
 
-namespace {
-
-// The values ContentionTracker compares between two reports (no second read of the machine).
-ContentionReading contention_reading(const StatusReport& report, SteadyTime steady) {
+ContentionReading contention_reading_from_report(const StatusReport& report, SteadyTime steady) {
   ContentionReading r;
   r.at = steady;
   if (report.memory_pressure) {
@@ -88,8 +85,6 @@ ContentionReading contention_reading(const StatusReport& report, SteadyTime stea
   return r;
 }
 
-}  // namespace
-
 void EventTracker::observe(const StatusReport& report, SteadyTime steady) {
   Sample sample = sample_from_report(report, tick_++, steady);
   compute_deltas(previous_ ? &*previous_ : nullptr, sample);
@@ -105,7 +100,7 @@ void EventTracker::observe(const StatusReport& report, SteadyTime steady) {
   }
   previous_ = std::move(sample);
 
-  contention_ += contention_tracker_.feed(contention_reading(report, steady)).size();
+  contention_ += contention_tracker_.feed(contention_reading_from_report(report, steady)).size();
   if (report.workloads) {
     scan_seen_ = true;
     std::size_t heavy = 0;

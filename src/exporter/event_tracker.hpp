@@ -29,6 +29,8 @@ namespace sparkops {
 
 // The Sample the detector needs, built from a report (no second read of the machine).
 Sample sample_from_report(const StatusReport& report, std::uint64_t tick, SteadyTime steady);
+// The values ContentionTracker compares between two reports (PSI, vmstat counters, workloads).
+ContentionReading contention_reading_from_report(const StatusReport& report, SteadyTime steady);
 
 class EventTracker {
  public:

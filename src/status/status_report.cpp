@@ -71,12 +71,27 @@ void collect_workloads(const HostRoot& root, const StatusOptions& options, Statu
     line.claim_bytes = w.claim_bytes;
     line.actual_bytes = w.actual_bytes;
     line.heavy = w.heavy;
+    line.cap = std::string(cap_state_name(w.cap.state));
+    line.cap_text = w.cap.text;
+    line.rss_bytes = w.rss_bytes;
+    line.pss_bytes = w.pss_bytes;
+    line.gpu_bytes = w.gpu_bytes;
     line.orphan = w.orphan;
+    line.heavy_reason = w.heavy_reason;
+    if (!w.processes.empty()) {
+      const WorkloadProcess& root_process = w.processes.front();
+      line.age = root_process.age;
+      line.uid = root_process.uid;
+      line.start_ticks = root_process.start_ticks;
+    }
     lines.push_back(std::move(line));
   }
   report.workloads = std::move(lines);
-  if (report.pool)
-    report.coexistence = coexistence_line(coexistence_verdict(*scan, 0, *report.pool));
+  if (report.pool) {
+    const CoexistenceVerdict verdict = coexistence_verdict(*scan, 0, *report.pool);
+    report.coexistence = coexistence_line(verdict);
+    report.coexistence_stop_first = !verdict.stop.empty();
+  }
 }
 
 }  // namespace

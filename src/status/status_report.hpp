@@ -3,6 +3,7 @@
 // value feeds the status table, `status --json`, the exporter's /metrics and /api/status, and the
 // pre-flight of `watch`. Plain data: every figure the machine may not provide is std::optional.
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -34,7 +35,18 @@ struct WorkloadLine {
   std::optional<std::uint64_t> claim_bytes;   // what its cap lets it take; absent = uncapped
   std::optional<std::uint64_t> actual_bytes;  // max(RSS/PSS, GPU-resident)
   bool heavy = false;
+  // The detail `top` shows (not in the JSON document): the scan's figures for the whole group.
+  std::string cap;       // cap_state_name: "capped", "fixed", "uncapped"
+  std::string cap_text;  // "gpu-memory-utilization 0.5", "default 0.9"
+  std::uint64_t rss_bytes = 0;
+  std::uint64_t pss_bytes = 0;  // PSS where readable, else RSS
+  std::uint64_t gpu_bytes = 0;
   bool orphan = false;  // a server's engine/worker whose API server is gone, still holding memory
+  std::string heavy_reason;  // "uncapped, holds 30.2 GiB"
+  // The root process: its age, owner and identity (PID + start time guards a signal against reuse).
+  std::optional<std::chrono::milliseconds> age;
+  std::optional<std::uint32_t> uid;
+  std::uint64_t start_ticks = 0;
 };
 
 struct StatusReport {
@@ -52,6 +64,7 @@ struct StatusReport {
   GpuStatus gpu;
   std::optional<std::vector<WorkloadLine>> workloads;  // absent when the scan did not run
   std::string coexistence;                             // one-line verdict; empty when not computed
+  bool coexistence_stop_first = false;  // the verdict names a PID to stop before a trainer starts
   std::vector<std::string>
       notes;  // permission-denied files, fallbacks, anything the user should know
 };

@@ -107,6 +107,7 @@ WorkloadProcess read_member(const HostRoot& root, const Entry& e, const ScanOpti
   } else {
     ++stats.files_unreadable;
   }
+  p.start_ticks = e.start_ticks;
   if (uptime) p.age = process_age(e.start_ticks, options.ticks_per_second, *uptime);
   if (btime && options.ticks_per_second > 0) {
     p.started_unix_seconds =

@@ -58,6 +58,7 @@ struct WorkloadProcess {
   std::optional<std::uint64_t> gpu_bytes;  // absent when the GPU source does not list the PID
   std::optional<std::chrono::milliseconds> age;
   std::optional<std::int64_t> started_unix_seconds;
+  std::uint64_t start_ticks = 0;  // /proc/PID/stat field 22: with the PID, names this process
   bool env_readable = false;
 };
 

@@ -1,0 +1,182 @@
+// `sparkops top`: the live view. Options and one call into tui/; the collectors are status's.
+
+#include <clocale>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include <fmt/format.h>
+#include <langinfo.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "base/units.hpp"
+#include "cli/colour.hpp"
+#include "cli/commands.hpp"
+#include "cli/common_options.hpp"
+#include "sampling/sample_run.hpp"
+#include "status/status_report.hpp"
+#include "tui/frame_builder.hpp"
+#include "tui/top_loop.hpp"
+
+namespace sparkops::cli {
+
+namespace {
+
+struct TopFlags {
+  std::string interval = "1s";
+  bool once = false;
+  std::size_t width = 0;
+  GpuFlags gpu;
+};
+
+// Unicode glyphs when the user's locale encodes UTF-8 (LC_CTYPE from the environment).
+tui::Glyphs glyphs_from_locale() {
+  std::setlocale(LC_CTYPE, "");
+  const char* codeset = nl_langinfo(CODESET);
+  return codeset != nullptr && std::strcmp(codeset, "UTF-8") == 0 ? tui::Glyphs::unicode
+                                                                  : tui::Glyphs::ascii;
+}
+
+bool is_terminal() {
+  const char* term = std::getenv("TERM");
+  if (term == nullptr || term[0] == '\0' || std::strcmp(term, "dumb") == 0) return false;
+  return ::isatty(STDIN_FILENO) == 1 && ::isatty(STDOUT_FILENO) == 1;
+}
+
+std::size_t terminal_columns() {
+  winsize ws{};
+  if (::isatty(STDOUT_FILENO) == 1 && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+    return ws.ws_col;
+  return tui::kMinColumns;
+}
+
+// ANSI for --once on a terminal; plain text otherwise.
+std::string styled_text(const tui::Frame& frame, bool colour) {
+  std::string out;
+  for (const auto& line : frame) {
+    std::string text;
+    for (const auto& span : line.spans) {
+      switch (span.style) {
+        case tui::Style::ok:
+          text += paint(span.text, Tone::ok, colour);
+          break;
+        case tui::Style::warn:
+          text += paint(span.text, Tone::warn, colour);
+          break;
+        case tui::Style::bad:
+          text += paint(span.text, Tone::bad, colour);
+          break;
+        case tui::Style::title:
+        case tui::Style::heading:
+          text += paint(span.text, Tone::heading, colour);
+          break;
+        default:
+          text += span.text;
+      }
+    }
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    out += text + "\n";
+  }
+  return out;
+}
+
+void run_top(const TopFlags& flags, AppContext& ctx) {
+  auto interval = parse_duration(flags.interval);
+  if (!interval || *interval < std::chrono::milliseconds{100} ||
+      *interval > std::chrono::hours{1}) {
+    print_error(ctx, fmt::format("--interval: {}", interval ? "must be between 100ms and 1h"
+                                                            : interval.error().detail));
+    ctx.exit_code = kExitBadInput;
+    return;
+  }
+  if (flags.once && flags.width != 0 && flags.width < 40) {
+    print_error(ctx, "--width: at least 40 columns");
+    ctx.exit_code = kExitBadInput;
+    return;
+  }
+  if (!flags.once && !is_terminal()) {
+    print_error(ctx,
+                "top needs a terminal (stdin and stdout a tty, TERM set and not \"dumb\"); use "
+                "`sparkops top --once` for one frame as text");
+    ctx.exit_code = kExitBadInput;
+    return;
+  }
+  auto gpu = open_gpu_from_flags(flags.gpu);
+  if (!gpu) {
+    print_error(ctx, gpu.error().detail);
+    ctx.exit_code = kExitBadInput;
+    return;
+  }
+  StatusOptions options;
+  options.pool = pool_options_from_config(ctx.config);
+  const HostRoot root = ctx.host_root();
+  options.ticks_per_second = clock_ticks_per_second(root);
+  SystemClock clock;
+  GpuSource& source = **gpu;
+  const tui::CollectFn collect = [&] { return collect_status(root, source, clock, options); };
+
+  tui::TrackerOptions tracker;
+  tracker.thresholds.detector = detector_from_config(ctx.config);
+  tui::ViewState view;
+  view.interval = std::chrono::duration_cast<std::chrono::milliseconds>(*interval);
+  const tui::Glyphs glyphs = glyphs_from_locale();
+
+  if (flags.once) {
+    // Two readings one interval apart, so counter deltas and rates are real, then one frame.
+    tui::TopTracker t(tracker);
+    t.observe(collect(), clock.steady_now());
+    clock.sleep_until(clock.steady_now() + *interval);
+    t.observe(collect(), clock.steady_now());
+    tui::FrameOptions fo;
+    fo.columns = flags.width != 0 ? flags.width : terminal_columns();
+    fo.rows = 1000;  // everything: a pipe has no height
+    fo.glyphs = glyphs;
+    fo.mode = tui::FrameMode::once;
+    fmt::print(ctx.out, "{}",
+               styled_text(tui::build_frame(t.model(), view, fo), colour_enabled(ctx, ctx.out)));
+    ctx.exit_code = t.model().report.pool ? kExitOk : kExitFailure;
+    return;
+  }
+
+  tui::TopLoopOptions loop;
+  loop.initial = view;
+  loop.glyphs = glyphs;
+  loop.tracker = tracker;
+  loop.colour =
+      colour_enabled(ctx, ctx.out) ? tui::ColourMode::colour : tui::ColourMode::monochrome;
+  auto signaller = tui::make_system_signaller(root);
+  if (auto ran = tui::run_top(loop, collect, *signaller, clock); !ran) {
+    print_error(ctx, ran.error().detail);
+    ctx.exit_code = kExitBadInput;
+    return;
+  }
+  ctx.exit_code = kExitOk;
+}
+
+}  // namespace
+
+void add_top_command(CLI::App& app, AppContext& ctx) {
+  auto* cmd = app.add_subcommand(
+      "top",
+      "Live view, refreshed every --interval: the pool (free now vs available, with history), the "
+      "GPU (temperature, power against the ~100 W ceiling, clocks, throttle reasons and counter "
+      "deltas), host thermals, memory pressure, workloads and recent events. Keys: q quit, ? help, "
+      "m/c/a sort by memory/cap/age, Up/Down select, k SIGTERM the selected workload (asks "
+      "first), f freeze, +/- interval. Needs a terminal; --once prints one frame as text");
+  auto flags = std::make_shared<TopFlags>();
+  cmd->add_option("--interval", flags->interval,
+                  "Time between refreshes, 100ms..1h (default 1s; + and - change it live)")
+      ->type_name("DURATION");
+  cmd->add_flag("--once", flags->once,
+                "Print one frame as text and exit (two readings one interval apart, so counter "
+                "deltas are real); works without a terminal");
+  cmd->add_option("--width", flags->width,
+                  "Columns of the --once frame (default: the terminal's, else 80)")
+      ->type_name("N");
+  add_gpu_flags(cmd, flags->gpu);
+  add_colour_flag(cmd, ctx);
+  cmd->callback([&ctx, flags] { run_top(*flags, ctx); });
+}
+
+}  // namespace sparkops::cli
