@@ -35,13 +35,13 @@ struct WorkloadLine {
   std::optional<std::uint64_t> claim_bytes;   // what its cap lets it take; absent = uncapped
   std::optional<std::uint64_t> actual_bytes;  // max(RSS/PSS, GPU-resident)
   bool heavy = false;
+  bool orphan = false;  // a server's engine/worker whose API server is gone, still holding memory
   // The detail `top` shows (not in the JSON document): the scan's figures for the whole group.
   std::string cap;       // cap_state_name: "capped", "fixed", "uncapped"
   std::string cap_text;  // "gpu-memory-utilization 0.5", "default 0.9"
   std::uint64_t rss_bytes = 0;
   std::uint64_t pss_bytes = 0;  // PSS where readable, else RSS
   std::uint64_t gpu_bytes = 0;
-  bool orphan = false;  // a server's engine/worker whose API server is gone, still holding memory
   std::string heavy_reason;  // "uncapped, holds 30.2 GiB"
   // The root process: its age, owner and identity (PID + start time guards a signal against reuse).
   std::optional<std::chrono::milliseconds> age;

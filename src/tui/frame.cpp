@@ -4,6 +4,8 @@
 #include <array>
 #include <cmath>
 
+#include "base/utf8.hpp"
+
 namespace sparkops::tui {
 
 namespace {
@@ -59,12 +61,15 @@ void fit(Frame& frame, std::size_t columns, std::size_t rows) {
 }
 
 std::string printable(std::string_view untrusted) {
+  // base's terminal rule first (ill-formed bytes and control characters become U+FFFD), then the
+  // frame's width rule: every code point that is not printable ASCII becomes one '?', since East
+  // Asian wide and combining characters would break the column arithmetic.
+  const std::string safe = terminal_text(untrusted);
   std::string out;
-  out.reserve(untrusted.size());
-  for (const char c : untrusted) {
+  out.reserve(safe.size());
+  for (const char c : safe) {
     const auto u = static_cast<unsigned char>(c);
     if (u >= 0x80U) {
-      // One '?' per code point: continuation bytes of a sequence add nothing.
       if (!is_continuation(u)) out += '?';
     } else {
       out += (u < 0x20U || u == 0x7FU) ? '?' : c;

@@ -41,9 +41,9 @@ std::string cut_to_width(std::string_view utf8, std::size_t columns);
 // Cuts every line to `columns` (span by span) and the frame to `rows` lines.
 void fit(Frame& frame, std::size_t columns, std::size_t rows);
 
-// Text from the machine or a flag (process names, sensor labels, hostnames): printable ASCII only;
-// control bytes and everything non-ASCII become '?', so no byte can move the cursor or change the
-// width of a column.
+// Text from the machine or a flag (process names, sensor labels, hostnames): base's terminal_text
+// rule, then printable ASCII only (every other code point becomes one '?'), so no byte can move
+// the cursor or change the width of a column.
 std::string printable(std::string_view untrusted);
 
 // Each line's text followed by '\n'; trailing spaces removed.

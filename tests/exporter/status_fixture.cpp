@@ -77,10 +77,23 @@ StatusReport full_status_report() {
   s.processes = std::vector<GpuProcess>{{4242, 48318382080ULL, "python3"}};
   r.gpu.snapshots = {s};
   r.gpu.process_memory_bytes = 48318382080ULL;
+  auto line = [](std::uint32_t pid, std::string kind, std::string name,
+                 std::optional<std::uint64_t> claim, std::optional<std::uint64_t> actual,
+                 bool heavy, bool orphan) {
+    WorkloadLine w;
+    w.pid = pid;
+    w.kind = std::move(kind);
+    w.name = std::move(name);
+    w.claim_bytes = claim;
+    w.actual_bytes = actual;
+    w.heavy = heavy;
+    w.orphan = orphan;
+    return w;
+  };
   r.workloads = std::vector<WorkloadLine>{
-      {4242, "trainer", "python3 train.py", std::nullopt, 52613349376ULL, true},
-      {3100, "vllm", "VLLM::EngineCore", 85899345920ULL, 30064771072ULL, true, true},
-      {2900, "ollama", "ollama \"runner\"", std::nullopt, std::nullopt, false},
+      line(4242, "trainer", "python3 train.py", std::nullopt, 52613349376ULL, true, false),
+      line(3100, "vllm", "VLLM::EngineCore", 85899345920ULL, 30064771072ULL, true, true),
+      line(2900, "ollama", "ollama \"runner\"", std::nullopt, std::nullopt, false, false),
   };
   r.coexistence = "two heavy jobs share the pool";
   return r;
