@@ -13,6 +13,7 @@
 #include "base/time_format.hpp"
 #include "base/utf8.hpp"
 #include "cli/analyze_render.hpp"
+#include "cli/colour.hpp"
 #include "cli/commands.hpp"
 #include "cli/common_options.hpp"
 #include "diagnose/diagnosis.hpp"
@@ -127,8 +128,10 @@ void run_analyze(const AnalyzeFlags& f, AppContext& ctx) {
     const auto j = report::analysis_to_json(f.log, *series, diagnosis, tp);
     fmt::print(ctx.out, "{}\n", dump_json(j, 2));
   } else {
-    fmt::print(ctx.out, "{}",
-               terminal_text(render_analysis_text(f.log, *series, diagnosis, f.thermal, tp)));
+    fmt::print(
+        ctx.out, "{}",
+        paint_lines(terminal_text(render_analysis_text(f.log, *series, diagnosis, f.thermal, tp)),
+                    colour_enabled(ctx, ctx.out)));
     if (!f.html.empty()) fmt::print(ctx.out, "Report     {}\n", terminal_text(f.html));
   }
 }
@@ -168,6 +171,7 @@ void add_analyze_command(CLI::App& app, AppContext& ctx) {
       ->type_name("N");
   cmd->add_option("--warmup-steps", flags->warmup_steps, "Overrides analyze.warmup_steps")
       ->type_name("N");
+  add_colour_flag(cmd, ctx);
   cmd->callback([flags, &ctx] { run_analyze(*flags, ctx); });
 }
 

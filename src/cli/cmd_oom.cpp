@@ -12,6 +12,7 @@
 #include "base/clock.hpp"
 #include "base/json_text.hpp"
 #include "base/utf8.hpp"
+#include "cli/colour.hpp"
 #include "cli/commands.hpp"
 #include "cli/domain_options.hpp"
 #include "cli/plan_flags.hpp"
@@ -195,7 +196,8 @@ int run_oom(OomState& st, AppContext& ctx) {
   if (st.json) {
     fmt::print(ctx.out, "{}\n", dump_json(oom_to_json(view), 2));
   } else {
-    fmt::print(ctx.out, "{}", terminal_text(render_oom_text(view)));
+    fmt::print(ctx.out, "{}",
+               paint_lines(terminal_text(render_oom_text(view)), colour_enabled(ctx, ctx.out)));
   }
   return kExitOk;
 }
@@ -223,6 +225,7 @@ void add_oom_command(CLI::App& app, AppContext& ctx) {
                 "Record --done STEP even though an earlier step was not tried");
   cmd->add_flag("--json", st->json, "JSON output");
   add_plan_flags(cmd, st->flags);
+  add_colour_flag(cmd, ctx);
   cmd->callback([st, &ctx] { ctx.exit_code = run_oom(*st, ctx); });
 }
 

@@ -9,6 +9,7 @@
 #include "base/file_io.hpp"
 #include "base/json_text.hpp"
 #include "base/utf8.hpp"
+#include "cli/colour.hpp"
 #include "cli/commands.hpp"
 #include "cli/domain_options.hpp"
 #include "cli/plan_flags.hpp"
@@ -46,7 +47,9 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
     if (st.json) {
       fmt::print(ctx.out, "{}\n", dump_json(catalogue_to_json(cat), 2));
     } else {
-      fmt::print(ctx.out, "{}", terminal_text(render_catalogue_text(cat)));
+      fmt::print(
+          ctx.out, "{}",
+          paint_lines(terminal_text(render_catalogue_text(cat)), colour_enabled(ctx, ctx.out)));
     }
     return;
   }
@@ -99,7 +102,9 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
     if (st.json) {
       fmt::print(ctx.out, "{}\n", dump_json(matrix_to_json(*result, cells), 2));
     } else {
-      fmt::print(ctx.out, "{}", terminal_text(render_matrix_text(*result, cells, *seqs, *batches)));
+      fmt::print(ctx.out, "{}",
+                 paint_lines(terminal_text(render_matrix_text(*result, cells, *seqs, *batches)),
+                             colour_enabled(ctx, ctx.out)));
     }
     ctx.exit_code = kExitOk;  // a matrix informs; gate a launch on a single combination
     return;
@@ -107,7 +112,8 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
   if (st.json) {
     fmt::print(ctx.out, "{}\n", dump_json(plan_to_json(*result), 2));
   } else {
-    fmt::print(ctx.out, "{}", terminal_text(render_plan_text(*result)));
+    fmt::print(ctx.out, "{}",
+               paint_lines(terminal_text(render_plan_text(*result)), colour_enabled(ctx, ctx.out)));
   }
   ctx.exit_code = exit_code_for(result->verdict);
 }
@@ -125,6 +131,7 @@ void add_plan_command(CLI::App& app, AppContext& ctx) {
   add_plan_flags(cmd, st->flags);
   cmd->add_flag("--list", st->list, "Print the model catalogue");
   cmd->add_flag("--json", st->json, "Print JSON (every number in bytes)");
+  add_colour_flag(cmd, ctx);
   cmd->callback([&ctx, st] { run_plan(ctx, *st); });
 }
 

@@ -9,6 +9,7 @@
 #include "base/json_text.hpp"
 #include "base/units.hpp"
 #include "base/utf8.hpp"
+#include "cli/colour.hpp"
 #include "cli/commands.hpp"
 #include "cli/common_options.hpp"
 #include "cli/plan_flags.hpp"
@@ -141,7 +142,9 @@ void run_procs(const ProcsFlags& flags, AppContext& ctx) {
   if (flags.json) {
     fmt::print(ctx.out, "{}\n", dump_json(procs_to_json(report), 2));
   } else {
-    fmt::print(ctx.out, "{}", terminal_text(render_procs_table(report)));
+    fmt::print(
+        ctx.out, "{}",
+        paint_lines(terminal_text(render_procs_table(report)), colour_enabled(ctx, ctx.out)));
   }
   ctx.exit_code = kExitOk;
   if (need && report.verdict &&
@@ -180,6 +183,7 @@ void add_procs_command(CLI::App& app, AppContext& ctx) {
          "process_name,used_memory --format=csv,noheader` instead of the live GPU")
       ->type_name("FILE");
   add_gpu_flags(cmd, flags->gpu);
+  add_colour_flag(cmd, ctx);
   cmd->callback([&ctx, flags] { run_procs(*flags, ctx); });
 }
 

@@ -5,6 +5,7 @@
 #include "base/json_text.hpp"
 #include "base/units.hpp"
 #include "base/utf8.hpp"
+#include "cli/colour.hpp"
 #include "cli/commands.hpp"
 #include "cli/common_options.hpp"
 #include "cli/status_render.hpp"
@@ -45,7 +46,8 @@ void run_status(const StatusFlags& flags, AppContext& ctx) {
   if (flags.json) {
     fmt::print(ctx.out, "{}\n", dump_json(status_to_json(report), 2));
   } else {
-    fmt::print(ctx.out, "{}", terminal_text(render_status(report)));
+    fmt::print(ctx.out, "{}",
+               paint_lines(terminal_text(render_status(report)), colour_enabled(ctx, ctx.out)));
   }
   // Exit 0 when the machine could be read; the pool is the one figure status cannot do without.
   ctx.exit_code = report.pool ? kExitOk : kExitFailure;
@@ -65,6 +67,7 @@ void add_status_command(CLI::App& app, AppContext& ctx) {
                   "config pool.overhead)")
       ->type_name("SIZE");
   add_gpu_flags(cmd, flags->gpu);
+  add_colour_flag(cmd, ctx);
   cmd->callback([&ctx, flags] { run_status(*flags, ctx); });
 }
 

@@ -26,9 +26,10 @@ bool colour_enabled(const AppContext& ctx, std::FILE* stream);
 // colour is off.
 std::string paint(std::string_view text, Tone tone, bool enabled);
 
-// Colours whole lines of rendered text by what they say: a line whose first word (after
-// indentation) is a verdict or warning keyword gets its tone; section headings (an upper-case
-// first word at column 0) are bold. Unchanged when colour is off.
+// Colours whole lines of rendered text by what they say: verdicts (green when it fits or
+// coexists, yellow when tight, red when something must stop or it does not fit), "!" and note
+// lines yellow, failures and orphans red, section headings (an upper-case word at column 0)
+// bold. Unchanged when colour is off, so goldens and pipes see exactly the renderer's text.
 std::string paint_lines(std::string_view text, bool enabled);
 
 }  // namespace sparkops::cli

@@ -215,5 +215,29 @@ TEST(TopTmux, DumbTerminalIsOneLineAndExit2) {
   EXPECT_TRUE(t.wait_for("top needs a terminal")) << t.capture();
 }
 
+// Colour elsewhere: `status` on a terminal paints its warnings; NO_COLOR and --no-color do not.
+TEST(TopTmux, StatusIsColouredOnATerminalUnlessNoColor) {
+  const std::string tmux = find_tmux();
+  if (tmux.empty()) GTEST_SKIP() << "tmux not installed (tools/install-deps.sh --test)";
+  test::TempDir dir;
+  Tmux t(tmux);
+  const std::string status = quote(test::sparkops_binary()) + " --root " +
+                             quote(test::fixture("roots/gb10-finetune").string()) +
+                             " status --gpu none";
+  const std::string cmd = "TERM=screen " + status +
+                          " > /dev/tty; echo ===; NO_COLOR=1 TERM=screen " + status +
+                          "; echo ===; TERM=screen " + status + " --no-color; echo DONE; sleep 60";
+  ASSERT_EQ(t.run({"new-session", "-d", "-s", "top", "-x", "160", "-y", "100", cmd}).exit_code, 0);
+  ASSERT_TRUE(t.wait_for("DONE")) << t.capture();
+  const std::string with_escapes = t.run({"capture-pane", "-p", "-e", "-t", "top"}).out;
+  const auto first = with_escapes.find("===");
+  ASSERT_NE(first, std::string::npos);
+  const std::string coloured = with_escapes.substr(0, first);
+  const std::string plain = with_escapes.substr(first);
+  EXPECT_NE(coloured.find("\x1b[33m"), std::string::npos) << coloured;  // the "!" flush line
+  EXPECT_NE(coloured.find("\x1b[1m"), std::string::npos) << coloured;   // headings
+  EXPECT_EQ(plain.find("\x1b[33m"), std::string::npos) << plain;
+}
+
 }  // namespace
 }  // namespace sparkops
