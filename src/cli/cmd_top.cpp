@@ -102,7 +102,7 @@ void run_top(const TopFlags& flags, AppContext& ctx) {
     ctx.exit_code = kExitBadInput;
     return;
   }
-  auto gpu = open_gpu_from_flags(flags.gpu);
+  auto gpu = open_gpu_from_flags(flags.gpu, ctx.config);
   if (!gpu) {
     print_error(ctx, gpu.error().detail);
     ctx.exit_code = kExitBadInput;
