@@ -1,7 +1,9 @@
-// sparkops analyze report: draws the inline data (script#sparkops-data) with uPlot. When done it
-// sets document.title to "rendered:ok" (or "rendered:error") and writes #render-status with
-// data-charts, data-nonempty (canvases holding drawn pixels) and data-errors, so a headless browser
-// test can check the page without a screenshot diff.
+// sparkops analyze report: draws the inline data (script#sparkops-data) with uPlot. Every chart shares
+// one x range, one cursor and one zoom; time labels are UTC (or UTC plus the offset the report was
+// made with). When done it sets document.title to "rendered:ok" (or "rendered:error") and writes
+// #render-status with data-charts, data-nonempty (canvases holding drawn pixels), data-errors,
+// data-shared-range (1 when every chart shows the same x range) and data-empty-legends (legend
+// values still reading "--"), so a headless browser test can check the page without a pixel diff.
 (function () {
   "use strict";
   var errors = 0;
@@ -11,21 +13,52 @@
 
   var page = JSON.parse(document.getElementById("sparkops-data").textContent);
   var s = page.summary, c = page.charts;
-  var bandColor = { thermal: "rgba(230,120,30,0.22)", contention: "rgba(120,70,190,0.20)", unexplained: "rgba(120,120,120,0.18)" };
+  var offsetSec = (c.utc_offset_minutes || 0) * 60;
+  var zoneName = zoneLabel(c.utc_offset_minutes || 0);
+  var bandColor = { thermal: "rgba(230,120,30,0.22)", contention: "rgba(120,70,190,0.20)",
+                    unexplained: "rgba(120,120,120,0.18)" };
+  var throttleColor = "rgba(214,39,40,0.13)";
   var pauseColor = { eval: "#2b7bb9", checkpoint: "#2a9d5b", restart: "#c0392b", stall: "#7f8c8d" };
 
   function el(tag, attrs, text) {
     var e = document.createElement(tag);
     for (var k in attrs || {}) e.setAttribute(k, attrs[k]);
-    if (text !== undefined) e.textContent = text;
+    if (text !== undefined && text !== null) e.textContent = text;
     return e;
   }
-  function fmtTime(x) {
-    if (!c.x_is_time) return "step " + x;
-    return new Date(x * 1000).toISOString().replace("T", " ").replace(".000Z", "Z");
+  function pad(n) { return (n < 10 ? "0" : "") + n; }
+  function zoneLabel(min) {
+    if (min === 0) return "UTC";
+    var a = Math.abs(min);
+    return "UTC" + (min < 0 ? "-" : "+") + pad(Math.floor(a / 60)) + ":" + pad(a % 60);
   }
+  // Epoch seconds -> "YYYY-MM-DD HH:MM:SS" in the report's zone.
+  function fmtTime(x) {
+    if (x === null || x === undefined) return "-";
+    if (!c.x_is_time) return "step " + x;
+    var d = new Date((x + offsetSec) * 1000);
+    return d.getUTCFullYear() + "-" + pad(d.getUTCMonth() + 1) + "-" + pad(d.getUTCDate()) + " " +
+      pad(d.getUTCHours()) + ":" + pad(d.getUTCMinutes()) + ":" + pad(d.getUTCSeconds());
+  }
+  // uPlot draws time axes in the browser's zone unless told otherwise: shift into the chosen zone.
+  function tzDate(ts) { return uPlot.tzDate(new Date((ts + offsetSec) * 1000), "Etc/UTC"); }
+  // 24-hour tick labels in the report's zone; the date is added where it changes.
+  function timeTicks(u, splits) {
+    var span = splits.length > 1 ? splits[splits.length - 1] - splits[0] : 0;
+    var lastDay = null;
+    return splits.map(function (v) {
+      var d = new Date((v + offsetSec) * 1000);
+      var hm = pad(d.getUTCHours()) + ":" + pad(d.getUTCMinutes()) +
+        (span < 600 ? ":" + pad(d.getUTCSeconds()) : "");
+      var day = d.getUTCFullYear() + "-" + pad(d.getUTCMonth() + 1) + "-" + pad(d.getUTCDate());
+      var label = day !== lastDay ? hm + "\n" + day : hm;
+      lastDay = day;
+      return label;
+    });
+  }
+  function num(v, digits) { return v === null || v === undefined ? "-" : Number(v).toFixed(digits); }
 
-  // Summary table and event list.
+  // Summary.
   var sum = document.getElementById("summary");
   sum.appendChild(el("h2", {}, "Summary"));
   var t = el("table", { "class": "kv" });
@@ -34,44 +67,67 @@
   row("steps", s.steps + (s.first_step !== null ? " (step " + s.first_step + " to " + s.last_step + ")" : ""));
   row("baseline", s.baseline_step_seconds !== null ? s.baseline_step_seconds + " s/step" : "n/a");
   row("median", s.median_step_seconds !== null ? s.median_step_seconds + " s/step" : "n/a");
-  row("times", s.time_basis + (s.times_approximate ? " (approximate)" : ""));
+  row("times", s.time_basis + (s.times_approximate ? " (approximate)" : "") +
+      (c.x_is_time ? ", labelled in " + zoneName : ""));
   row("slowdowns", String(s.slowdowns.length));
-  row("pauses", String(s.pauses.length));
+  row("pauses and stalls", String(s.pauses.length));
+  row("throttle episodes", String(c.throttle.length));
   sum.appendChild(t);
   (s.notes || []).forEach(function (n) { sum.appendChild(el("p", { "class": "note" }, n)); });
 
-  var ev = document.getElementById("events");
-  ev.appendChild(el("h2", {}, "Events"));
-  var ul = el("ul", { "class": "events" });
-  s.slowdowns.forEach(function (d) {
-    ul.appendChild(el("li", { "class": "cause-" + d.cause },
-      "slowdown steps " + d.start + "-" + d.end + ": " + d.ratio + "x" + (d.doubled ? " (doubled)" : "") +
-      ", " + d.cause + " (confidence " + d.confidence + "): " + d.explanation));
-  });
-  s.pauses.forEach(function (p) {
-    ul.appendChild(el("li", {}, p.kind + " after step " + p.step +
-      (p.duration_seconds !== null ? " (" + p.duration_seconds + " s)" : "")));
-  });
-  ev.appendChild(ul);
+  // The key: every colour and mark the charts use.
+  var key = document.getElementById("key");
+  var keyBox = el("div", { id: "event-key", "class": "key" });
+  function keyItem(color, text, mark) {
+    var item = el("span", { "class": "key-item" });
+    item.appendChild(el("span", { "class": mark ? "key-mark" : "key-band", style: "background:" + color }));
+    item.appendChild(document.createTextNode(text));
+    keyBox.appendChild(item);
+  }
+  keyItem(bandColor.thermal, "slowdown: thermal");
+  keyItem(bandColor.contention, "slowdown: contention");
+  keyItem(bandColor.unexplained, "slowdown: unexplained");
+  keyItem(throttleColor, "GPU throttling (reason counters or bits)");
+  keyItem(pauseColor.eval, "evaluation", true);
+  keyItem(pauseColor.checkpoint, "checkpoint save", true);
+  keyItem(pauseColor.restart, "restart / resume", true);
+  keyItem(pauseColor.stall, "stall", true);
+  key.appendChild(keyBox);
 
-  // Shading for slowdowns and pauses, drawn under the series.
+  // Bands and marks, drawn under the series of every chart.
+  function band(u, from, to, color) {
+    var x0 = u.valToPos(from, "x", true), x1 = u.valToPos(to, "x", true);
+    u.ctx.fillStyle = color;
+    u.ctx.fillRect(Math.min(x0, x1), u.bbox.top, Math.max(2, Math.abs(x1 - x0)), u.bbox.height);
+  }
   function shade(u) {
-    var ctx = u.ctx, top = u.bbox.top, h = u.bbox.height;
-    ctx.save();
-    c.slowdowns.forEach(function (b) {
-      var x0 = u.valToPos(b.from, "x", true), x1 = u.valToPos(b.to, "x", true);
-      ctx.fillStyle = bandColor[b.cause] || bandColor.unexplained;
-      ctx.fillRect(Math.min(x0, x1), top, Math.max(2, Math.abs(x1 - x0)), h);
-    });
+    u.ctx.save();
+    c.throttle.forEach(function (b) { band(u, b.from, b.to, throttleColor); });
+    c.slowdowns.forEach(function (b) { band(u, b.from, b.to, bandColor[b.cause] || bandColor.unexplained); });
     c.pauses.forEach(function (p) {
       var x = u.valToPos(p.at, "x", true);
-      ctx.fillStyle = pauseColor[p.kind] || "#888";
-      ctx.fillRect(x - 1, top, 2, h);
+      u.ctx.fillStyle = pauseColor[p.kind] || "#888";
+      u.ctx.fillRect(x - 1, u.bbox.top, 2, u.bbox.height);
     });
-    ctx.restore();
+    u.ctx.restore();
   }
 
+  // Legends show the last reading until the cursor is over a chart, never "--".
+  function lastIndex(u) {
+    var xs = u.data[0];
+    return xs.length ? xs.length - 1 : null;
+  }
+  function showLast(u) { var i = lastIndex(u); if (i !== null) u.setLegend({ idx: i }, false); }
+
   var charts = [];
+  var syncing = false;
+  function syncScale(u, key) {
+    if (key !== "x" || syncing) return;
+    syncing = true;
+    var sc = u.scales.x;
+    charts.forEach(function (o) { if (o !== u) o.setScale("x", { min: sc.min, max: sc.max }); });
+    syncing = false;
+  }
   var width = Math.max(600, Math.min(1400, document.body.clientWidth - 48));
   var sync = uPlot.sync("sparkops");
   function chart(title, xs, ys, label, color, extra) {
@@ -80,17 +136,20 @@
     var box = el("div", { "class": "chart" });
     box.appendChild(el("h3", {}, title));
     document.getElementById("charts").appendChild(box);
-    var series = [{ value: function (u, v) { return v === null ? "-" : fmtTime(v); } },
+    var series = [{ label: c.x_is_time ? "time (" + zoneName + ")" : "step",
+                    value: function (u, v) { return v === null ? "-" : fmtTime(v); } },
                   { label: label, stroke: color, width: 1.5, spanGaps: false }];
     var data = [xs, ys];
     if (extra) { series.push(extra.series); data.push(extra.values); }
     var opts = {
       width: width, height: 170,
+      tzDate: tzDate,
       scales: { x: { time: c.x_is_time } },
       series: series,
-      cursor: { sync: { key: sync.key } },
-      hooks: { drawClear: [shade] },
-      axes: [{}, { size: 60 }]
+      cursor: { sync: { key: sync.key, setSeries: false } },
+      hooks: { drawClear: [shade], ready: [showLast], setScale: [syncScale],
+               setCursor: [function (u) { if (u.cursor.idx === null || u.cursor.idx === undefined) showLast(u); }] },
+      axes: [c.x_is_time ? { label: zoneName, values: timeTicks } : { label: "step" }, { size: 60 }]
     };
     charts.push(new uPlot(opts, data, box));
   }
@@ -100,6 +159,7 @@
     values: c.step_x.map(function () { return c.baseline; })
   } : null;
   chart("Step time (s/step)", c.step_x, c.step_seconds, "s/step", "#1f77b4", baselineLine);
+  chart("Training loss", c.step_x, c.loss, "loss", "#17becf");
   chart("GPU temperature (C)", c.thermal_x, c.gpu_temp_c, "C", "#d62728");
   chart("GPU power (W)", c.thermal_x, c.power_w, "W", "#ff7f0e");
   chart("SM clock (MHz)", c.thermal_x, c.sm_clock_mhz, "MHz", "#2ca02c");
@@ -108,19 +168,59 @@
     document.getElementById("charts").appendChild(el("p", { "class": "note" },
       c.x_is_time ? "No thermal samples given." : "The log has no wall times: thermal samples cannot be placed on its axis."));
   }
+  // One range for all: the union of the log's and the samples' extent.
+  if (c.x_range) charts.forEach(function (u) { u.setScale("x", { min: c.x_range[0], max: c.x_range[1] }); });
 
-  // Status for headless checks: a canvas counts as drawn when it holds non-transparent pixels.
+  // The event table: slowdowns, stalls, pauses and throttle episodes with their evidence.
+  var ev = document.getElementById("events");
+  ev.appendChild(el("h2", {}, "Events"));
+  var rows = [];
+  s.slowdowns.forEach(function (d) {
+    var evidence = Object.keys(d.evidence || {}).map(function (k) { return k + "=" + d.evidence[k]; }).join(", ");
+    rows.push({ order: d.start_time ? Date.parse(d.start_time) / 1000 : d.start, cells: [
+      "slowdown (" + d.cause + ")", "steps " + d.start + "-" + d.end, fmtTime(d.start_time ? Date.parse(d.start_time) / 1000 : null),
+      num(d.ratio, 2) + "x" + (d.doubled ? " (doubled)" : ""),
+      d.explanation + (evidence ? " [" + evidence + "; confidence " + d.confidence + "]" : "")] });
+  });
+  s.pauses.forEach(function (p) {
+    rows.push({ order: p.time ? Date.parse(p.time) / 1000 : p.step, cells: [
+      p.kind, p.step !== null ? "after step " + p.step : "-", fmtTime(p.time ? Date.parse(p.time) / 1000 : null),
+      p.duration_seconds !== null ? num(p.duration_seconds, 1) + " s" : "-", p.detail || ""] });
+  });
+  c.throttle.forEach(function (b) {
+    rows.push({ order: b.from, cells: [
+      "GPU throttling", "-", fmtTime(b.from), num(b.to - b.from, 0) + " s", b.label] });
+  });
+  rows.sort(function (a, b) { return (a.order === null ? Infinity : a.order) - (b.order === null ? Infinity : b.order); });
+  var table = el("table", { id: "event-table", "class": "events" });
+  var head = el("tr");
+  ["event", "steps", "start (" + (c.x_is_time ? zoneName : "UTC") + ")", "size", "evidence"].forEach(function (h) {
+    head.appendChild(el("th", {}, h));
+  });
+  table.appendChild(head);
+  rows.forEach(function (r) {
+    var tr = el("tr");
+    r.cells.forEach(function (cell) { tr.appendChild(el("td", {}, cell)); });
+    table.appendChild(tr);
+  });
+  if (rows.length === 0) ev.appendChild(el("p", { "class": "note" }, "No slowdowns, stalls, pauses or throttle episodes."));
+  else ev.appendChild(table);
+
+  // Status for headless checks.
   function finish() {
-    var nonEmpty = 0;
+    var nonEmpty = 0, shared = 1, dashes = 0;
     charts.forEach(function (u) {
       var cv = u.root.querySelector("canvas");
       try {
         var px = cv.getContext("2d").getImageData(0, 0, cv.width, cv.height).data;
         for (var i = 3; i < px.length; i += 4) { if (px[i] !== 0) { nonEmpty++; break; } }
       } catch (e) { errors++; }
+      if (charts[0].scales.x.min !== u.scales.x.min || charts[0].scales.x.max !== u.scales.x.max) shared = 0;
+      u.root.querySelectorAll(".u-value").forEach(function (v) { if (v.textContent === "--") dashes++; });
     });
     var st = el("div", { id: "render-status", "data-charts": String(charts.length),
-      "data-nonempty": String(nonEmpty), "data-errors": String(errors), hidden: "hidden" });
+      "data-nonempty": String(nonEmpty), "data-errors": String(errors), "data-shared-range": String(shared),
+      "data-empty-legends": String(dashes), "data-event-rows": String(rows.length), hidden: "hidden" });
     document.body.appendChild(st);
     document.title = (errors === 0 && charts.length > 0 && nonEmpty === charts.length) ? "rendered:ok" : "rendered:error";
   }

@@ -113,4 +113,34 @@ std::optional<SystemTime> parse_timestamp(std::string_view text) {
       std::chrono::seconds{secs} + std::chrono::nanoseconds{nanos})};
 }
 
+std::optional<std::chrono::seconds> parse_utc_offset(std::string_view text) {
+  std::string_view s = trim(text);
+  if (s.empty()) return std::nullopt;
+  int sign = 1;
+  if (s[0] == '+' || s[0] == '-') {
+    sign = s[0] == '-' ? -1 : 1;
+    s.remove_prefix(1);
+  }
+  std::int64_t hours = 0, minutes = 0;
+  if (const auto colon = s.find(':'); colon != std::string_view::npos) {
+    const auto h = parse_i64(s.substr(0, colon));
+    const auto m = parse_i64(s.substr(colon + 1));
+    if (!h || !m) return std::nullopt;
+    hours = *h;
+    minutes = *m;
+  } else if (s.size() == 4) {
+    const auto h = parse_i64(s.substr(0, 2));
+    const auto m = parse_i64(s.substr(2));
+    if (!h || !m) return std::nullopt;
+    hours = *h;
+    minutes = *m;
+  } else {
+    const auto h = parse_i64(s);
+    if (!h) return std::nullopt;
+    hours = *h;
+  }
+  if (hours > 14 || minutes > 59 || hours < 0 || minutes < 0) return std::nullopt;
+  return std::chrono::seconds(sign * (hours * 3600 + minutes * 60));
+}
+
 }  // namespace sparkops

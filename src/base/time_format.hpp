@@ -1,6 +1,7 @@
 #pragma once
 // Timestamp formats used on output. All locale-free.
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,5 +20,9 @@ std::string format_compact_utc(SystemTime t);
 // Parses "2025-11-09T09:26:12.345Z", "2025-11-09 09:26:12", "2025/11/09 09:26:12.345" (read as UTC
 // unless an offset is given). nullopt when not a timestamp.
 std::optional<SystemTime> parse_timestamp(std::string_view text);
+
+// "+01:00", "-0530", "+2", "0" -> seconds east of UTC, within the real zones (-14:00..+14:00);
+// nullopt otherwise.
+std::optional<std::chrono::seconds> parse_utc_offset(std::string_view text);
 
 }  // namespace sparkops

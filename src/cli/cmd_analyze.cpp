@@ -34,42 +34,12 @@ struct AnalyzeFlags {
   std::string times;
   std::string format;
   std::string tz_offset;
+  std::string utc_offset;
   std::optional<double> slowdown_factor;
   std::optional<std::int64_t> sustain_steps;
   std::optional<std::int64_t> warmup_steps;
   bool json = false;
 };
-
-// "+01:00", "-0530", "+2", "0" -> seconds east of UTC.
-std::optional<std::chrono::seconds> parse_tz_offset(std::string_view text) {
-  std::string_view s = trim(text);
-  if (s.empty()) return std::nullopt;
-  int sign = 1;
-  if (s[0] == '+' || s[0] == '-') {
-    sign = s[0] == '-' ? -1 : 1;
-    s.remove_prefix(1);
-  }
-  std::int64_t hours = 0, minutes = 0;
-  if (const auto colon = s.find(':'); colon != std::string_view::npos) {
-    const auto h = parse_i64(s.substr(0, colon));
-    const auto m = parse_i64(s.substr(colon + 1));
-    if (!h || !m) return std::nullopt;
-    hours = *h;
-    minutes = *m;
-  } else if (s.size() == 4) {
-    const auto h = parse_i64(s.substr(0, 2));
-    const auto m = parse_i64(s.substr(2));
-    if (!h || !m) return std::nullopt;
-    hours = *h;
-    minutes = *m;
-  } else {
-    const auto h = parse_i64(s);
-    if (!h) return std::nullopt;
-    hours = *h;
-  }
-  if (hours > 14 || minutes > 59 || hours < 0 || minutes < 0) return std::nullopt;
-  return std::chrono::seconds(sign * (hours * 3600 + minutes * 60));
-}
 
 void run_analyze(const AnalyzeFlags& f, AppContext& ctx) {
   const auto bad = [&](const std::string& message) {
@@ -90,9 +60,15 @@ void run_analyze(const AnalyzeFlags& f, AppContext& ctx) {
       return bad(fmt::format("--start {}: not a timestamp (use 2025-11-09T09:26:12Z)", f.start));
   }
   if (!f.times.empty()) po.sidecar = f.times;
+  report::ReportOptions report_options;
+  if (!f.utc_offset.empty()) {
+    const auto off = parse_utc_offset(f.utc_offset);
+    if (!off) return bad(fmt::format("--utc-offset {}: expected +HH:MM or -HH:MM", f.utc_offset));
+    report_options.utc_offset = *off;
+  }
   diagnose::ThermalReadOptions to;
   if (!f.tz_offset.empty()) {
-    const auto off = parse_tz_offset(f.tz_offset);
+    const auto off = parse_utc_offset(f.tz_offset);
     if (!off) return bad(fmt::format("--tz-offset {}: expected +HH:MM or -HH:MM", f.tz_offset));
     to.tz_offset = *off;
   }
@@ -117,7 +93,8 @@ void run_analyze(const AnalyzeFlags& f, AppContext& ctx) {
   const diagnose::ThermalLog* tp = thermal ? &*thermal : nullptr;
   const auto diagnosis = diagnose::diagnose(*series, tp, o);
   if (!f.html.empty()) {
-    const std::string html = report::render_html_report(f.log, *series, diagnosis, tp);
+    const std::string html =
+        report::render_html_report(f.log, *series, diagnosis, tp, report_options);
     if (auto st = write_file_atomic(f.html, html); !st) {
       print_error(ctx, st.error().detail);
       ctx.exit_code = kExitFailure;
@@ -164,6 +141,10 @@ void add_analyze_command(CLI::App& app, AppContext& ctx) {
       ->type_name("NAME");
   cmd->add_option("--tz-offset", flags->tz_offset,
                   "UTC offset of the machine that wrote nvidia-smi timestamps (e.g. +01:00)")
+      ->type_name("OFFSET");
+  cmd->add_option(
+         "--utc-offset", flags->utc_offset,
+         "Label the HTML report's times in UTC plus this offset (default UTC), e.g. +02:00")
       ->type_name("OFFSET");
   cmd->add_option("--slowdown-factor", flags->slowdown_factor, "Overrides analyze.slowdown_factor")
       ->type_name("X");

@@ -1,7 +1,9 @@
 #include "report/html_report.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -68,24 +70,81 @@ std::string html_escape(std::string_view s) {
   return out;
 }
 
+// NVML clocks-event-reason bits that slow the clock (nvml.h): SW power cap 0x4, HW slowdown 0x8,
+// SW thermal 0x20, HW thermal 0x40, HW power brake 0x80. Idle (0x1) and the settings bits are not
+// throttling.
+constexpr std::uint64_t kThrottleBits = 0x4 | 0x8 | 0x20 | 0x40 | 0x80;
+
+// The reasons a sample shows as throttling: counter time in the interval, else the reason bits (the
+// counters catch what the instantaneous bits miss, so either is enough).
+std::vector<std::string> throttle_reasons(const diagnose::ThermalSample& s) {
+  std::vector<std::string> out;
+  const auto counted = [&](const std::optional<double>& secs, const char* name, std::uint64_t bit) {
+    if ((secs && *secs > 0) || (s.reasons_mask && (*s.reasons_mask & bit))) out.emplace_back(name);
+  };
+  counted(s.throttle_sw_power_cap_s, "sw_power_cap", 0x4);
+  counted(std::nullopt, "hw_slowdown", 0x8);
+  counted(s.throttle_sw_thermal_s, "sw_thermal", 0x20);
+  counted(s.throttle_hw_thermal_s, "hw_thermal", 0x40);
+  counted(s.throttle_hw_power_brake_s, "hw_power_brake", 0x80);
+  return out;
+}
+
+// Throttle episodes as bands on the time axis: a sample's counters cover the interval since the
+// previous sample, so a band runs from the previous sample's time to the last throttled one.
+Json throttle_bands(const diagnose::ThermalLog& thermal) {
+  Json bands = Json::array();
+  std::optional<double> prev_time;
+  for (const auto& s : thermal.samples) {
+    const double t = epoch_seconds(s.time);
+    const auto reasons = throttle_reasons(s);
+    if (!reasons.empty()) {
+      const double from = prev_time.value_or(t);
+      std::string label = reasons.front();
+      for (std::size_t i = 1; i < reasons.size(); ++i) label += "+" + reasons[i];
+      if (!bands.empty() && bands.back()["to"].get<double>() >= from &&
+          bands.back()["label"].get<std::string>() == label) {
+        bands.back()["to"] = t;
+      } else {
+        bands.push_back(Json{{"from", from}, {"to", t}, {"label", label}});
+      }
+    }
+    prev_time = t;
+  }
+  return bands;
+}
+
 Json chart_data(const trainlog::StepSeries& series, const diagnose::Diagnosis& d,
-                const diagnose::ThermalLog* thermal) {
+                const diagnose::ThermalLog* thermal, const ReportOptions& options) {
   Json data;
   const bool timed = !series.steps.empty() && series.steps.front().time && series.steps.back().time;
   data["x_is_time"] = timed;
-  Json sx = Json::array(), sy = Json::array();
+  data["utc_offset_minutes"] = options.utc_offset.count() / 60;
+  // One x range for every chart, so a band or a cursor sits at the same place in each.
+  double lo = std::numeric_limits<double>::infinity();
+  double hi = -std::numeric_limits<double>::infinity();
+  const auto widen = [&](double x) {
+    lo = std::min(lo, x);
+    hi = std::max(hi, x);
+  };
+  Json sx = Json::array(), sy = Json::array(), loss = Json::array();
   for (const auto& r : series.steps) {
     if (timed && !r.time) continue;
-    sx.push_back(timed ? Json(epoch_seconds(*r.time)) : Json(r.step));
+    const double x = timed ? epoch_seconds(*r.time) : static_cast<double>(r.step);
+    widen(x);
+    sx.push_back(timed ? Json(x) : Json(r.step));
     sy.push_back(opt(r.seconds, 1e4));
+    loss.push_back(opt(r.loss, 1e4));
   }
   data["step_x"] = sx;
   data["step_seconds"] = sy;
+  data["loss"] = loss;
   data["baseline"] = opt(d.baseline_seconds, 1e4);
   Json tx = Json::array(), temp = Json::array(), power = Json::array(), clock = Json::array(),
        avail = Json::array();
   if (thermal && timed) {
     for (const auto& s : thermal->samples) {
+      widen(epoch_seconds(s.time));
       tx.push_back(epoch_seconds(s.time));
       temp.push_back(opt(s.gpu_temp_c));
       power.push_back(opt(s.power_w));
@@ -133,6 +192,8 @@ Json chart_data(const trainlog::StepSeries& series, const diagnose::Diagnosis& d
     marks.push_back(m);
   }
   data["pauses"] = marks;
+  data["throttle"] = (thermal && timed) ? throttle_bands(*thermal) : Json::array();
+  data["x_range"] = (lo <= hi) ? Json::array({lo, hi}) : Json(nullptr);
   return data;
 }
 
@@ -140,9 +201,9 @@ Json chart_data(const trainlog::StepSeries& series, const diagnose::Diagnosis& d
 
 std::string render_html_report(std::string_view log_name, const trainlog::StepSeries& series,
                                const diagnose::Diagnosis& diagnosis,
-                               const diagnose::ThermalLog* thermal) {
+                               const diagnose::ThermalLog* thermal, const ReportOptions& options) {
   const Json summary = analysis_to_json(log_name, series, diagnosis, thermal);
-  const Json data = chart_data(series, diagnosis, thermal);
+  const Json data = chart_data(series, diagnosis, thermal, options);
   Json page;
   page["summary"] = summary;
   page["charts"] = data;
@@ -159,8 +220,8 @@ std::string render_html_report(std::string_view log_name, const trainlog::StepSe
   html += "\n</style>\n</head>\n<body>\n";
   html += fmt::format("<header><h1>Training run analysis</h1><p class=\"log\">{}</p></header>\n",
                       html_escape(log_name));
-  html += "<section id=\"summary\"></section>\n<section id=\"charts\"></section>\n";
-  html += "<section id=\"events\"></section>\n";
+  html += "<section id=\"summary\"></section>\n<section id=\"key\"></section>\n";
+  html += "<section id=\"charts\"></section>\n<section id=\"events\"></section>\n";
   html += "<script id=\"sparkops-data\" type=\"application/json\">";
   html += script_safe(json_text);
   html += "</script>\n<script>\n";

@@ -48,7 +48,8 @@ struct StepRecord {
   std::optional<double> seconds;   // seconds per step at this point, as the log states or derived
   std::optional<SystemTime> time;  // wall time (UTC) the step was reported
   std::optional<double>
-      elapsed_seconds;  // seconds since the run (or bar) started, when the log says
+      elapsed_seconds;         // seconds since the run (or bar) started, when the log says
+  std::optional<double> loss;  // the training loss the log printed with this step, if any
 };
 
 enum class MarkerKind {

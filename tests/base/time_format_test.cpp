@@ -33,3 +33,23 @@ TEST(TimeFormat, YearsOutsideTheNanosecondRangeAreNotTimestamps) {
 }
 
 }  // namespace sparkops
+
+namespace sparkops {
+namespace {
+
+TEST(UtcOffsetParse, AcceptsTheSpellingsPeopleUse) {
+  EXPECT_EQ(parse_utc_offset("+01:00"), std::chrono::seconds(3600));
+  EXPECT_EQ(parse_utc_offset("-0530"), std::chrono::seconds(-(5 * 3600 + 30 * 60)));
+  EXPECT_EQ(parse_utc_offset("+2"), std::chrono::seconds(7200));
+  EXPECT_EQ(parse_utc_offset("0"), std::chrono::seconds(0));
+}
+
+TEST(UtcOffsetParse, RefusesOffsetsNoZoneHas) {
+  EXPECT_FALSE(parse_utc_offset("+15:00"));
+  EXPECT_FALSE(parse_utc_offset("+01:60"));
+  EXPECT_FALSE(parse_utc_offset("east"));
+  EXPECT_FALSE(parse_utc_offset(""));
+}
+
+}  // namespace
+}  // namespace sparkops

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <regex>
 
+#include <nlohmann/json.hpp>
+
 #include <gtest/gtest.h>
 
 #include "report/html_report.hpp"
@@ -40,6 +42,71 @@ TEST(HtmlReport, ScriptTextCannotCloseTheScriptElement) {
   EXPECT_EQ(count, 3u);
 }
 
+// The JSON the page draws from, parsed back out of the <script id="sparkops-data"> element.
+nlohmann::json page_data(const std::string& html) {
+  const std::string open = "<script id=\"sparkops-data\" type=\"application/json\">";
+  const auto a = html.find(open);
+  const auto b = html.find("</script>", a);
+  return nlohmann::json::parse(html.substr(a + open.size(), b - a - open.size()));
+}
+
+// Gives the synthetic run a falling loss, as an HF Trainer log prints with each logging step.
+test::AnalysedRun run_with_loss() {
+  auto run = test::analysed_run();
+  double loss = 2.5;
+  for (auto& r : run.series.steps) {
+    r.loss = loss;
+    loss *= 0.995;
+  }
+  return run;
+}
+
+TEST(HtmlReport, EveryChartSharesOneRangeCoveringLogAndSamples) {
+  const auto run = test::analysed_run();
+  const auto data =
+      page_data(render_html_report("train.log", run.series, run.diagnosis, &run.thermal));
+  ASSERT_TRUE(data["charts"]["x_range"].is_array());
+  const double lo = data["charts"]["x_range"][0], hi = data["charts"]["x_range"][1];
+  for (const char* key : {"step_x", "thermal_x"}) {
+    for (const auto& x : data["charts"][key]) {
+      EXPECT_LE(lo, x.get<double>()) << key;
+      EXPECT_GE(hi, x.get<double>()) << key;
+    }
+  }
+  EXPECT_EQ(lo, std::min(data["charts"]["step_x"].front().get<double>(),
+                         data["charts"]["thermal_x"].front().get<double>()));
+}
+
+TEST(HtmlReport, ThrottleEpisodesBecomeBandsWithTheirReason) {
+  const auto run = test::analysed_run();
+  const auto data =
+      page_data(render_html_report("train.log", run.series, run.diagnosis, &run.thermal));
+  const auto& bands = data["charts"]["throttle"];
+  ASSERT_EQ(bands.size(), 1u);  // the one thermal episode of the synthetic run, merged
+  EXPECT_EQ(bands[0]["label"], "sw_thermal");
+  EXPECT_LT(bands[0]["from"].get<double>(), bands[0]["to"].get<double>());
+  // The band covers the slowdown it explains.
+  const auto& slow = data["charts"]["slowdowns"];
+  ASSERT_FALSE(slow.empty());
+  EXPECT_LE(bands[0]["from"].get<double>(), slow[0]["to"].get<double>());
+  EXPECT_GE(bands[0]["to"].get<double>(), slow[0]["from"].get<double>());
+}
+
+TEST(HtmlReport, LossAndOffsetTravelToThePage) {
+  const auto run = run_with_loss();
+  ReportOptions options;
+  options.utc_offset = std::chrono::minutes(-330);
+  const auto data =
+      page_data(render_html_report("train.log", run.series, run.diagnosis, &run.thermal, options));
+  EXPECT_EQ(data["charts"]["utc_offset_minutes"], -330);
+  ASSERT_EQ(data["charts"]["loss"].size(), data["charts"]["step_x"].size());
+  EXPECT_DOUBLE_EQ(data["charts"]["loss"][0].get<double>(), 2.5);
+  const auto plain = test::analysed_run();
+  const auto without =
+      page_data(render_html_report("train.log", plain.series, plain.diagnosis, &plain.thermal));
+  for (const auto& v : without["charts"]["loss"]) EXPECT_TRUE(v.is_null());
+}
+
 std::string find_chromium() {
   for (const char* p : {"/usr/bin/chromium", "/usr/bin/chromium-browser"}) {
     if (std::filesystem::exists(p)) return p;
@@ -54,7 +121,7 @@ TEST(HtmlReport, RendersInHeadlessChromium) {
   const std::string browser = find_chromium();
   ASSERT_FALSE(browser.empty())
       << "chromium not installed (tools/install-deps.sh --test installs it)";
-  const auto run = test::analysed_run();
+  const auto run = run_with_loss();
   const std::string html = render_html_report("train.log", run.series, run.diagnosis, &run.thermal);
   test::TempDir dir;
   const auto page = dir / "report.html";
@@ -78,12 +145,23 @@ TEST(HtmlReport, RendersInHeadlessChromium) {
   ASSERT_EQ(dom.exit_code, 0) << dom.err;
   std::smatch m;
   const std::regex status(
-      R"re(id="render-status" data-charts="(\d+)" data-nonempty="(\d+)" data-errors="(\d+)")re");
+      R"re(id="render-status" data-charts="(\d+)" data-nonempty="(\d+)" data-errors="(\d+)" )re"
+      R"re(data-shared-range="(\d)" data-empty-legends="(\d+)" data-event-rows="(\d+)")re");
   ASSERT_TRUE(std::regex_search(dom.out, m, status)) << dom.out.substr(0, 2000);
-  EXPECT_EQ(m[1].str(), "5");  // step time, temperature, power, SM clock, available memory
-  EXPECT_EQ(m[2].str(), "5");
+  // step time, loss, temperature, power, SM clock, available memory
+  EXPECT_EQ(m[1].str(), "6");
+  EXPECT_EQ(m[2].str(), "6");
   EXPECT_EQ(m[3].str(), "0");
+  EXPECT_EQ(m[4].str(), "1") << "every chart shows the same x range";
+  EXPECT_EQ(m[5].str(), "0") << "legends show values before any hover";
+  // Two slowdowns, an eval, a checkpoint and the throttle episode.
+  EXPECT_EQ(std::stoul(m[6].str()),
+            run.diagnosis.slowdowns.size() + run.diagnosis.pauses.size() + 1);
   EXPECT_NE(dom.out.find("<title>rendered:ok</title>"), std::string::npos);
+  EXPECT_NE(dom.out.find("id=\"event-key\""), std::string::npos);
+  EXPECT_NE(dom.out.find("id=\"event-table\""), std::string::npos);
+  EXPECT_NE(dom.out.find("Training loss"), std::string::npos);
+  EXPECT_NE(dom.out.find("labelled in UTC"), std::string::npos);
 
   // Keep a screenshot as a test artefact in the build directory.
   const auto shot =
