@@ -1,5 +1,6 @@
 // sparkops live dashboard: polls /api/history (same origin, no external requests) and draws it with
-// the uPlot inlined in this page. With `serve --token`, open the page as /#token=... : the
+// the uPlot inlined in this page, and /api/status for the throttle state, PROCHOT, the workloads
+// table and (from /api/history) the recent events. With `serve --token`, open the page as /#token=... : the
 // fragment never leaves the browser, and the API calls carry it as `Authorization: Bearer`.
 // A ?token=... (accepted only with `serve --allow-query-token`) is passed on as a query too.
 (function () {
@@ -71,24 +72,65 @@
     }
   }
 
+  function text(id, v) { document.getElementById(id).textContent = v; }
+  function gib(v) { return v === null || v === undefined ? "–" : (v / GiB).toFixed(1) + " GiB"; }
+
+  // Throttle state, PROCHOT and the workloads table come from /api/status (the `status --json`
+  // document); every value is set with textContent, never parsed as HTML.
+  function renderStatus(st) {
+    if (!st) return;
+    if (st.machine && st.machine.hostname) text("host", st.machine.hostname);
+    var dev = st.gpu && st.gpu.devices && st.gpu.devices.length ? st.gpu.devices[0] : null;
+    var reasons = dev && dev.clocks_event_reason_names ? dev.clocks_event_reason_names : null;
+    text("t-throttle", st.gpu && st.gpu.state !== "ok" ? "GPU " + st.gpu.state :
+      reasons === null ? "–" : (reasons.length ? reasons.join(", ") : "none"));
+    var prochot = st.thermals ? st.thermals.spbm_prochot : null;
+    text("t-prochot", prochot === null || prochot === undefined ? "not reported" : (prochot ? "ACTIVE" : "clear"));
+    text("coexistence", st.coexistence || "no workload verdict");
+    var body = document.querySelector("#workload-table tbody");
+    while (body.firstChild) body.removeChild(body.firstChild);
+    (st.workloads || []).forEach(function (w) {
+      var tr = document.createElement("tr");
+      [String(w.pid), w.kind, w.name, gib(w.claim_bytes), gib(w.actual_bytes), w.heavy ? "heavy" : ""]
+        .forEach(function (v) { var td = document.createElement("td"); td.textContent = v; tr.appendChild(td); });
+      if (w.heavy) tr.className = "heavy";
+      body.appendChild(tr);
+    });
+    document.body.setAttribute("data-workloads", String((st.workloads || []).length));
+  }
+
+  function renderEvents(events) {
+    var ul = document.getElementById("event-list");
+    if (!events || !events.length) return;
+    while (ul.firstChild) ul.removeChild(ul.firstChild);
+    events.slice().reverse().forEach(function (e) {
+      var li = document.createElement("li");
+      li.className = "ev-" + e.kind;
+      li.textContent = new Date(e.time * 1000).toISOString().replace("T", " ").replace(/\.\d+Z$/, "Z") +
+        "  " + e.kind + "  " + e.detail;
+      ul.appendChild(li);
+    });
+    document.body.setAttribute("data-events", String(events.length));
+  }
+
   function poll() {
     fetch("api/history" + suffix, fetchOptions)
       .then(function (r) { if (!r.ok) throw new Error("HTTP " + r.status); return r.json(); })
-      .then(render)
+      .then(function (h) { render(h); renderEvents(h.events); })
       .catch(function (e) {
         var state = document.getElementById("state");
         state.textContent = "exporter unreachable: " + e.message;
         state.className = "stale";
       })
+      .then(function () {
+        return fetch("api/status" + suffix, fetchOptions)
+          .then(function (r) { return r.ok ? r.json() : null; })
+          .then(renderStatus)
+          .catch(function () {});
+      })
       .then(function () { window.setTimeout(poll, intervalMs); });
   }
 
-  fetch("api/status" + suffix, fetchOptions)
-    .then(function (r) { return r.ok ? r.json() : null; })
-    .then(function (st) {
-      if (st && st.machine && st.machine.hostname) document.getElementById("host").textContent = st.machine.hostname;
-    })
-    .catch(function () {});
   window.addEventListener("resize", function () {
     Object.keys(charts).forEach(function (k) { charts[k].setSize({ width: width(), height: 220 }); });
   });

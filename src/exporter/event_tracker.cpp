@@ -1,5 +1,7 @@
 #include "exporter/event_tracker.hpp"
 
+#include <fmt/format.h>
+
 namespace sparkops {
 
 namespace {
@@ -64,6 +66,12 @@ Sample sample_from_report(const StatusReport& report, std::uint64_t tick, Steady
 
 EventTracker::EventTracker(DetectorConfig config) : detector_(config) {}
 
+void EventTracker::remember(SystemTime at, std::string kind, std::string detail) {
+  recent_.push_back(RecentEvent{std::chrono::duration<double>(at.time_since_epoch()).count(),
+                                std::move(kind), std::move(detail)});
+  while (recent_.size() > kRecentEvents) recent_.pop_front();
+}
+
 ContentionReading contention_reading_from_report(const StatusReport& report, SteadyTime steady) {
   ContentionReading r;
   r.at = steady;
@@ -94,19 +102,36 @@ void EventTracker::observe(const StatusReport& report, SteadyTime steady) {
     for (const auto c : kSlowdownCauses) counts_.try_emplace({gpu.snapshot.index, c}, 0);
   }
   for (const auto& event : detector_.feed(sample)) {
+    remember(event.time, is_counted(event.cause) ? "throttle" : "gpu",
+             fmt::format("{} {}{} {}", event.edge == EpisodeEdge::start ? "start" : "end",
+                         throttle_cause_name(event.cause),
+                         event.gpu_index ? fmt::format(" gpu={}", *event.gpu_index) : "",
+                         event.evidence));
     if (event.edge == EpisodeEdge::start && event.cause == ThrottleCause::gpu_hung) ++gpu_hangs_;
     if (event.edge != EpisodeEdge::start || !event.gpu_index || !is_counted(event.cause)) continue;
     ++counts_[{*event.gpu_index, event.cause}];
   }
   previous_ = std::move(sample);
 
-  contention_ += contention_tracker_.feed(contention_reading_from_report(report, steady)).size();
+  const auto contention_events =
+      contention_tracker_.feed(contention_reading_from_report(report, steady));
+  for (const auto& e : contention_events) {
+    remember(report.taken_at, "contention",
+             fmt::format("{}{}: {}", contention_kind_name(e.kind),
+                         e.pid ? fmt::format(" pid={}", *e.pid) : "", e.evidence));
+  }
+  contention_ += contention_events.size();
   if (report.workloads) {
     scan_seen_ = true;
     std::size_t heavy = 0;
     for (const auto& w : *report.workloads) heavy += w.heavy ? 1 : 0;
     const bool contended = heavy >= 2;
-    if (contended && !contended_) ++contention_;
+    if (contended && !contended_) {
+      ++contention_;
+      remember(
+          report.taken_at, "heavy_jobs",
+          fmt::format("{} heavy workloads on the pool: the one-heavy-job rule is broken", heavy));
+    }
     contended_ = contended;
   }
 }

@@ -11,14 +11,19 @@
 //    workload's memory falling sharply or vanishing, the kernel's oom_kill counter moving).
 //  - sparkops_gpu_hang_events_total: gpu_hung episodes (a driver call out past its watchdog).
 // gpu_lost / host_sensor_lost episodes are not throttling and are not counted here.
+// It also keeps the last kRecentEvents events of every kind (both edges of each episode) as lines
+// for the dashboard's recent-events list.
 // Every reason starts at 0 for each GPU seen, so rate() works from the first event.
 // Not thread-safe: the serve loop's thread owns it.
 
+#include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <utility>
 
+#include "exporter/history.hpp"
 #include "exporter/metrics_builder.hpp"
 #include "sampling/sample.hpp"
 #include "sampling/throttle_detector.hpp"
@@ -35,8 +40,12 @@ ContentionReading contention_reading_from_report(const StatusReport& report, Ste
 class EventTracker {
  public:
   explicit EventTracker(DetectorConfig config = {});
+  static constexpr std::size_t kRecentEvents = 50;
+
   void observe(const StatusReport& report, SteadyTime steady);
   EventTotals totals() const;
+  // Oldest first, at most kRecentEvents.
+  std::vector<RecentEvent> recent() const { return {recent_.begin(), recent_.end()}; }
 
  private:
   ThrottleDetector detector_;
@@ -49,6 +58,8 @@ class EventTracker {
   std::uint64_t contention_ = 0;
   std::uint64_t gpu_hangs_ = 0;
   ContentionTracker contention_tracker_;
+  std::deque<RecentEvent> recent_;
+  void remember(SystemTime at, std::string kind, std::string detail);
 };
 
 }  // namespace sparkops

@@ -32,7 +32,7 @@ void ExporterState::update(const StatusReport& report, SteadyTime steady,
   auto status = std::make_shared<const std::string>(dump_json(status_to_json(report), 2) + "\n");
   auto history = std::make_shared<const std::string>(
       history_to_json(history_.points(), std::chrono::duration<double>(options_.interval).count(),
-                      history_.capacity()));
+                      history_.capacity(), events_.recent()));
   const std::lock_guard lock(mutex_);
   metrics_ = std::move(metrics);
   status_ = std::move(status);

@@ -60,7 +60,7 @@ std::vector<HistoryPoint> HistoryRing::points() const {
 }
 
 std::string history_to_json(const std::vector<HistoryPoint>& points, double interval_seconds,
-                            std::size_t capacity) {
+                            std::size_t capacity, const std::vector<RecentEvent>& events) {
   using Member = std::optional<double> HistoryPoint::*;
   static const std::pair<const char*, Member> kSeries[] = {
       {"gpu_temperature_celsius", &HistoryPoint::gpu_temperature_celsius},
@@ -93,6 +93,11 @@ std::string history_to_json(const std::vector<HistoryPoint>& points, double inte
     series[name] = std::move(column);
   }
   doc["series"] = std::move(series);
+  auto recent = nlohmann::ordered_json::array();
+  for (const auto& e : events) {
+    recent.push_back({{"time", e.time_seconds}, {"kind", e.kind}, {"detail", e.detail}});
+  }
+  doc["events"] = std::move(recent);
   return dump_json(doc);
 }
 

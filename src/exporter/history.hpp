@@ -43,9 +43,18 @@ class HistoryRing {
   std::size_t size_ = 0;
 };
 
+// One line of the dashboard's recent-events list: an episode edge of the throttle detector, a
+// contention event or the one-heavy-job rule starting to be broken.
+struct RecentEvent {
+  double time_seconds = 0;  // UTC epoch seconds
+  std::string kind;         // "throttle", "gpu", "contention", "heavy_jobs"
+  std::string detail;       // one line for people, e.g. "start sw_thermal gpu=0 counter_delta_s=3"
+};
+
 // Columnar JSON for uPlot: {"interval_seconds":5,"capacity":720,"time":[...],
-// "series":{"gpu_temperature_celsius":[83,null,...],...}}; absent values are null.
+// "series":{"gpu_temperature_celsius":[83,null,...],...},"events":[{"time":...,"kind":...,
+// "detail":...}]}; absent values are null; events oldest first.
 std::string history_to_json(const std::vector<HistoryPoint>& points, double interval_seconds,
-                            std::size_t capacity);
+                            std::size_t capacity, const std::vector<RecentEvent>& events = {});
 
 }  // namespace sparkops

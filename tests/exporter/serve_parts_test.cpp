@@ -107,6 +107,37 @@ TEST(EventTracker, CounterAdvanceWithoutBitCountsOneThrottleEvent) {
   EXPECT_EQ(sw_thermal, 1U);
 }
 
+TEST(EventTracker, RecentEventsKeepBothEdgesOfAnEpisodeOldestFirst) {
+  EventTracker tracker;
+  const SystemTime t0{std::chrono::seconds{1762680372}};
+  SteadyTime steady{};
+  const std::chrono::seconds counter[] = {100s, 100s, 102s, 104s, 106s, 106s, 106s};
+  for (std::size_t i = 0; i < std::size(counter); ++i) {
+    tracker.observe(with_counters(counter[i], 0, t0 + i * 5s), steady + i * 5s);
+  }
+  const auto recent = tracker.recent();
+  ASSERT_EQ(recent.size(), 2U);
+  EXPECT_EQ(recent[0].kind, "throttle");
+  EXPECT_EQ(recent[0].detail.rfind("start sw_thermal gpu=0", 0), 0U) << recent[0].detail;
+  EXPECT_EQ(recent[1].detail.rfind("end sw_thermal gpu=0", 0), 0U) << recent[1].detail;
+  EXPECT_LT(recent[0].time_seconds, recent[1].time_seconds);
+  EXPECT_DOUBLE_EQ(recent[0].time_seconds, 1762680372.0 + 10.0);  // first sample showing it
+  const auto doc = nlohmann::json::parse(history_to_json({}, 5, 720, recent));
+  ASSERT_EQ(doc["events"].size(), 2U);
+  EXPECT_EQ(doc["events"][0]["kind"], "throttle");
+}
+
+TEST(EventTracker, RecentEventsAreBounded) {
+  EventTracker tracker;
+  auto two = test::full_status_report();  // trainer + vllm, both heavy
+  auto one = two;
+  (*one.workloads)[1].heavy = false;
+  for (int i = 0; i < 200; ++i) tracker.observe(i % 2 ? two : one, SteadyTime{});
+  const auto recent = tracker.recent();
+  EXPECT_EQ(recent.size(), EventTracker::kRecentEvents);
+  EXPECT_EQ(recent.back().kind, "heavy_jobs");
+}
+
 TEST(EventTracker, ReasonsStartAtZeroSoRateWorks) {
   EventTracker tracker;
   tracker.observe(with_counters(100s, 0, SystemTime{}), SteadyTime{});

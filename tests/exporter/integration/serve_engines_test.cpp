@@ -3,6 +3,7 @@
 // SPARKOPS_SKIP_PROMETHEUS=1 / SPARKOPS_SKIP_BROWSER=1 (tools/install-deps.sh --test installs
 // them).
 
+#include <regex>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -180,6 +181,14 @@ TEST(ServeEngines, DashboardRendersLiveDataInHeadlessChromium) {
   EXPECT_NE(dom.out.find("data-points=\""), std::string::npos) << "history never arrived";
   EXPECT_NE(dom.out.find("id=\"t-temp\">81 °C"), std::string::npos)
       << "live GPU temperature missing";
+  // The status panel: throttle state, PROCHOT and the workloads table from /api/status.
+  EXPECT_EQ(dom.out.find("id=\"t-throttle\">–"), std::string::npos) << "throttle state missing";
+  EXPECT_EQ(dom.out.find("id=\"t-prochot\">–"), std::string::npos) << "PROCHOT missing";
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(dom.out, m, std::regex(R"re(data-workloads="(\d+)")re")))
+      << "workloads table never filled";
+  EXPECT_GE(std::stoi(m[1].str()), 1) << "gb10-finetune runs a trainer";
+  EXPECT_NE(dom.out.find("id=\"event-list\""), std::string::npos);
 
   auto shot_args = std::vector<std::string>{"/usr/bin/timeout", "120"};
   shot_args.insert(shot_args.end(), common.begin(), common.end());
