@@ -3,7 +3,6 @@
 // SPARKOPS_SKIP_PROMETHEUS=1 / SPARKOPS_SKIP_BROWSER=1 (tools/install-deps.sh --test installs
 // them).
 
-#include <regex>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -184,10 +183,10 @@ TEST(ServeEngines, DashboardRendersLiveDataInHeadlessChromium) {
   // The status panel: throttle state, PROCHOT and the workloads table from /api/status.
   EXPECT_EQ(dom.out.find("id=\"t-throttle\">–"), std::string::npos) << "throttle state missing";
   EXPECT_EQ(dom.out.find("id=\"t-prochot\">–"), std::string::npos) << "PROCHOT missing";
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(dom.out, m, std::regex(R"re(data-workloads="(\d+)")re")))
-      << "workloads table never filled";
-  EXPECT_GE(std::stoi(m[1].str()), 1) << "gb10-finetune runs a trainer";
+  // gb10-finetune's captured /proc holds no workload: an empty table and the room verdict.
+  EXPECT_NE(dom.out.find("data-workloads=\"0\""), std::string::npos) << "workloads never read";
+  EXPECT_EQ(dom.out.find("id=\"coexistence\" class=\"muted\">–"), std::string::npos)
+      << "coexistence line never filled";
   EXPECT_NE(dom.out.find("id=\"event-list\""), std::string::npos);
 
   auto shot_args = std::vector<std::string>{"/usr/bin/timeout", "120"};
