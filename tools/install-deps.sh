@@ -5,7 +5,7 @@ set -euo pipefail
 
 build_pkgs=(cmake ninja-build g++ pkg-config libcli11-dev libfmt-dev nlohmann-json3-dev
   libtomlplusplus-dev libexpected-dev libcpp-httplib-dev libyaml-cpp-dev libssl-dev libcrypt-dev
-  libncurses-dev)
+  libncurses-dev libcurl4-openssl-dev)
 test_pkgs=(libgtest-dev libgmock-dev libbenchmark-dev chromium prometheus clang-14 libclang-rt-14-dev
   python3-torch openssl tmux)
 # npm is needed at build time: the HTML report inlines uPlot from node_modules (see package.json).

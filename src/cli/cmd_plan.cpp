@@ -15,6 +15,7 @@
 #include "cli/plan_flags.hpp"
 #include "cli/plan_render.hpp"
 #include "models/catalogue.hpp"
+#include "models/http_client.hpp"
 #include "workloads/coexistence.hpp"
 #include "workloads/scan.hpp"
 
@@ -63,7 +64,17 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
   auto batches = parse_count_list(st.flags.batch, "--batch");
 
   std::vector<std::string> anchor_notes;
-  const plan::PlanEnvironment env = plan_environment(ctx.host_root(), ctx.config, &anchor_notes);
+  plan::PlanEnvironment env = plan_environment(ctx.host_root(), ctx.config, &anchor_notes);
+  // plan is the one command that may go online (for an ORG/NAME neither local nor cached);
+  // libcurl is loaded only if that happens.
+  const auto curl = models::make_curl_client();
+  const auto var = [](const char* name) {
+    const char* v = std::getenv(name);
+    return v == nullptr ? std::string() : std::string(v);
+  };
+  env.hub = models::hub_access_from_env({var("HF_ENDPOINT"), var("HF_TOKEN"), var("HF_TOKEN_PATH"),
+                                         var("HF_HOME"), var("HOME"), var("HF_HUB_OFFLINE")});
+  env.hub.client = curl.get();
   auto result = plan::make_plan(*input, env);
   if (!result) {
     print_error(ctx, result.error().detail);

@@ -1,5 +1,8 @@
 #include "models/catalogue.hpp"
 
+#include <algorithm>
+#include <span>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -98,6 +101,104 @@ const CatalogueEntry* find_in_catalogue(std::string_view name) {
     }
   }
   return nullptr;
+}
+
+namespace {
+
+constexpr std::string_view kFinetuneSuffixes[] = {
+    "instruct", "chat", "it",      "hf",     "base",     "pt",      "sft",
+    "dpo",      "rlhf", "preview", "latest", "original", "unsloth", "2407",
+    "2409",     "2410", "2411",    "2412",   "2501",     "2503",    "2506"};
+constexpr std::string_view kQuantSuffixes[] = {
+    "bnb",   "4bit",  "8bit",    "gptq",      "awq",  "fp8",  "fp4",
+    "nvfp4", "mxfp4", "int4",    "int8",      "gguf", "exl2", "mlx",
+    "w4a16", "w8a8",  "dynamic", "quantized", "q4",   "q8",   "nf4"};
+
+bool in(std::string_view token, std::span<const std::string_view> list) {
+  return std::find(list.begin(), list.end(), token) != list.end();
+}
+
+struct Normalized {
+  std::string name;
+  std::vector<std::string> dropped;
+  bool quantized = false;
+};
+
+// "Qwen/Qwen2.5-7B-Instruct-AWQ" -> "qwen2.5-7b", dropped {"Instruct", "AWQ"}.
+Normalized normalize(std::string_view raw) {
+  Normalized n;
+  std::string_view s = trim(raw);
+  if (const auto slash = s.rfind('/'); slash != std::string_view::npos) s = s.substr(slash + 1);
+  std::string text(s);
+  std::replace(text.begin(), text.end(), '_', '-');
+  if (starts_with(to_lower(text), "meta-")) text = text.substr(5);
+  std::vector<std::string> tokens;
+  for (const auto t : split(text, '-')) tokens.emplace_back(t);
+  while (tokens.size() > 1) {
+    const std::string last = to_lower(tokens.back());
+    const bool quant = in(last, kQuantSuffixes);
+    if (!quant && !in(last, kFinetuneSuffixes)) break;
+    n.quantized = n.quantized || quant;
+    n.dropped.insert(n.dropped.begin(), tokens.back());
+    tokens.pop_back();
+  }
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    if (i > 0) n.name += '-';
+    n.name += to_lower(tokens[i]);
+  }
+  return n;
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t prev = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t cur = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      prev = cur;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+LenientMatch find_in_catalogue_lenient(std::string_view name) {
+  LenientMatch m;
+  if (const auto* e = find_in_catalogue(name)) {
+    m.entry = e;
+    return m;
+  }
+  const Normalized wanted = normalize(name);
+  for (const auto& e : catalogue()) {
+    std::vector<std::string> names = {e.name, e.repo};
+    names.insert(names.end(), e.aliases.begin(), e.aliases.end());
+    for (const auto& candidate : names) {
+      if (!candidate.empty() && normalize(candidate).name == wanted.name) {
+        m.entry = &e;
+        m.dropped = wanted.dropped;
+        m.quantized_name = wanted.quantized;
+        return m;
+      }
+    }
+  }
+  return m;
+}
+
+std::vector<std::string> nearest_catalogue_names(std::string_view name, std::size_t count) {
+  const std::string wanted = normalize(name).name;
+  std::vector<std::pair<std::size_t, std::string>> scored;
+  for (const auto& e : catalogue()) {
+    scored.emplace_back(edit_distance(wanted, normalize(e.name).name), e.name);
+  }
+  std::stable_sort(scored.begin(), scored.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < scored.size() && i < count; ++i) out.push_back(scored[i].second);
+  return out;
 }
 
 }  // namespace sparkops::models

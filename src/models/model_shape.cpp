@@ -148,8 +148,16 @@ std::string_view model_source_name(ModelSource s) {
       return "catalogue";
     case ModelSource::directory:
       return "directory";
+    case ModelSource::config_file:
+      return "config_file";
+    case ModelSource::safetensors:
+      return "safetensors";
+    case ModelSource::gguf:
+      return "gguf";
     case ModelSource::hf_cache:
       return "hf_cache";
+    case ModelSource::hub:
+      return "hub";
     case ModelSource::params:
       return "params";
   }

@@ -3,6 +3,7 @@
 // parameter counts derived from it (GQA, head_dim, tied embeddings, biases, MoE experts).
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,6 +13,8 @@
 #include "models/quantization.hpp"
 
 namespace sparkops::models {
+
+struct GgufFile;
 
 enum class MlpKind { gated, plain };  // gated: gate/up/down (SwiGLU, GeGLU); plain: fc1/fc2 (GELU)
 
@@ -81,7 +84,19 @@ inline constexpr double kMaxPlausibleParams = 1e14;
 Status check_plausible(const Architecture& a, std::string_view what);
 
 // Where a model came from and what was read or assumed.
-enum class ModelSource { catalogue, directory, hf_cache, params };
+// directory: a model folder; config_file: a config.json path; safetensors: a .safetensors file or
+// index path; gguf: a .gguf file (or a folder holding one); hf_cache: the local Hugging Face
+// cache; hub: fetched from the Hub now (and stored in the cache); catalogue; params (--params).
+enum class ModelSource {
+  catalogue,
+  directory,
+  config_file,
+  safetensors,
+  gguf,
+  hf_cache,
+  hub,
+  params
+};
 std::string_view model_source_name(ModelSource s);
 
 struct ShardInfo {
@@ -97,6 +112,8 @@ struct ResolvedModel {
   std::optional<std::uint64_t> safetensors_params;  // sum of tensor elements from headers
   std::optional<std::uint64_t> checkpoint_bytes;    // sum of shard data when known
   std::vector<std::string> notes;
+  std::string revision;                  // hf_cache/hub: the snapshot's commit
+  std::shared_ptr<const GgufFile> gguf;  // gguf: the parsed header (tensor table, metadata)
 };
 
 // --hidden --layers --heads --kv-heads --intermediate --vocab --tied

@@ -146,11 +146,12 @@ Result<SafetensorsHeader> read_safetensors_header(const fs::path& file) {
   return parse_safetensors_header(text, file_size - 8 - len, name);
 }
 
-Result<ResolvedModel> read_model_dir(const fs::path& dir) {
+Result<ResolvedModel> read_model_dir(const fs::path& dir, const ModelDirOptions& options) {
   ResolvedModel m;
   m.source = ModelSource::directory;
   m.location = dir.string();
-  const fs::path config_path = dir / "config.json";
+  const fs::path config_path =
+      options.config_path.empty() ? dir / "config.json" : options.config_path;
   auto config_text = read_file(config_path, 4 * 1024 * 1024);
   if (!config_text) return tl::unexpected(config_text.error());
   auto arch = parse_config_json(*config_text, config_path.string());
@@ -166,7 +167,9 @@ Result<ResolvedModel> read_model_dir(const fs::path& dir) {
   std::vector<std::string> shard_names;
   const fs::path index_path = dir / "model.safetensors.index.json";
   std::error_code ec;
-  if (fs::exists(index_path, ec)) {
+  if (options.config_only) {
+    // shard_names stays empty: counts come from the config alone.
+  } else if (fs::exists(index_path, ec)) {
     auto index_text = read_file(index_path, 64 * 1024 * 1024);
     if (!index_text) return tl::unexpected(index_text.error());
     const json index = json::parse(index_text->begin(), index_text->end(), nullptr, false);
@@ -194,6 +197,11 @@ Result<ResolvedModel> read_model_dir(const fs::path& dir) {
       if (entry.path().extension() == ".safetensors")
         shard_names.push_back(entry.path().filename().string());
     }
+    for (const auto& [shard, header] : options.remote_headers) {
+      if (std::find(shard_names.begin(), shard_names.end(), shard) == shard_names.end()) {
+        shard_names.push_back(shard);
+      }
+    }
     std::sort(shard_names.begin(), shard_names.end());
   }
   if (shard_names.empty()) {
@@ -208,18 +216,51 @@ Result<ResolvedModel> read_model_dir(const fs::path& dir) {
   }
   std::uint64_t elements = 0;
   std::uint64_t data = 0;
+  std::vector<std::string> absent;
   for (const auto& shard : shard_names) {
     const fs::path p = dir / shard;
-    if (!fs::exists(p, ec)) {
+    Result<SafetensorsHeader> header = fail(Errc::not_found, "");
+    std::uint64_t file_size = 0;
+    if (fs::exists(p, ec)) {
+      header = read_safetensors_header(p);
+      file_size = fs::file_size(p, ec);
+    } else if (const auto it = options.remote_headers.find(shard);
+               it != options.remote_headers.end()) {
+      // Fetched with range requests; data_size checked against the remote file size.
+      const std::uint64_t overhead = 8 + it->second.header_json.size();
+      if (it->second.file_size < overhead) {
+        return fail(Errc::malformed, fmt::format("{}: {}: remote size smaller than its header",
+                                                 dir.string(), shard));
+      }
+      header =
+          parse_safetensors_header(it->second.header_json, it->second.file_size - overhead, shard);
+      file_size = it->second.file_size;
+    } else if (options.missing_shards == MissingShards::note) {
+      absent.push_back(shard);
+      continue;
+    } else {
       return fail(Errc::not_found, fmt::format("{}: missing shard {}", dir.string(), shard));
     }
-    auto header = read_safetensors_header(p);
     if (!header) return tl::unexpected(header.error());
     if (__builtin_add_overflow(elements, header->elements(), &elements) ||
         __builtin_add_overflow(data, header->data_bytes, &data)) {
       return fail(Errc::malformed, fmt::format("{}: tensor sizes overflow", dir.string()));
     }
-    m.shards.push_back({shard, fs::file_size(p, ec)});
+    m.shards.push_back({shard, file_size});
+  }
+  if (!absent.empty()) {
+    m.notes.push_back(fmt::format(
+        "{} of {} shards not downloaded: {}", absent.size(), shard_names.size(),
+        m.shards.empty() ? "counts from config.json only" : "sizes from the shards present"));
+    if (m.shards.empty()) {
+      if (m.shape.quant) {
+        if (auto ok = derive_quantized_bytes(m.shape.arch, *m.shape.quant); !ok) {
+          return fail(Errc::malformed,
+                      fmt::format("{}: {}", config_path.string(), ok.error().detail));
+        }
+      }
+      return m;
+    }
   }
   m.safetensors_params = elements;
   m.checkpoint_bytes = data;

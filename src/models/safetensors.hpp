@@ -42,8 +42,25 @@ Result<SafetensorsHeader> parse_safetensors_header(std::string_view json, std::u
 // allocation of that size.
 Result<SafetensorsHeader> read_safetensors_header(const std::filesystem::path& file);
 
+// A shard's header fetched remotely (range requests) instead of read from a local file.
+struct RemoteShardHeader {
+  std::uint64_t file_size = 0;  // the whole shard's size on the server
+  std::string header_json;      // the JSON header text
+};
+
+enum class MissingShards { error, note };
+
+struct ModelDirOptions {
+  std::filesystem::path config_path;                        // empty: dir/config.json
+  MissingShards missing_shards = MissingShards::error;      // note: a cache with config files only
+  std::map<std::string, RemoteShardHeader> remote_headers;  // shard name -> fetched header
+  bool config_only = false;  // a config file given alone: no shard discovery beside it
+};
+
 // A directory with config.json and optionally model.safetensors.index.json / *.safetensors.
-// A shard named by the index but absent is an Error.
-Result<ResolvedModel> read_model_dir(const std::filesystem::path& dir);
+// A shard named by the index but absent (and not in remote_headers) is an Error, or a note with
+// MissingShards::note.
+Result<ResolvedModel> read_model_dir(const std::filesystem::path& dir,
+                                     const ModelDirOptions& options = {});
 
 }  // namespace sparkops::models

@@ -10,7 +10,7 @@
 #include "host/cgroup.hpp"
 #include "host/meminfo.hpp"
 #include "models/catalogue.hpp"
-#include "models/safetensors.hpp"
+#include "models/resolve.hpp"
 
 namespace sparkops::plan {
 
@@ -75,7 +75,8 @@ Result<RunConfig> run_for_quantized_base(const RunConfig& requested, const Model
   return run;
 }
 
-Result<ResolvedModel> resolve_model(const ModelRef& ref, const HfCacheEnv& hf_cache) {
+Result<ResolvedModel> resolve_model(const ModelRef& ref, const HfCacheEnv& hf_cache,
+                                    const models::HubAccess& hub) {
   if (ref.name.empty()) {
     if (!ref.params) return fail(Errc::invalid_argument, "plan: give a MODEL or --params");
     std::string assumed;
@@ -99,33 +100,7 @@ Result<ResolvedModel> resolve_model(const ModelRef& ref, const HfCacheEnv& hf_ca
         Errc::invalid_argument,
         fmt::format("{}: --params and architecture flags apply only without a MODEL", ref.name));
   }
-  std::error_code ec;
-  if (fs::is_directory(ref.name, ec)) return models::read_model_dir(ref.name);
-  if (contains(ref.name, "/") && !starts_with(ref.name, ".") && !starts_with(ref.name, "/")) {
-    if (auto snap = models::resolve_hf_snapshot(ref.name, hf_cache)) {
-      auto m = models::read_model_dir(*snap);
-      if (!m) return m;
-      m->source = ModelSource::hf_cache;
-      m->shape.name = ref.name;
-      return m;
-    }
-  }
-  if (const auto* e = models::find_in_catalogue(ref.name)) {
-    ResolvedModel m;
-    m.source = ModelSource::catalogue;
-    m.shape.name = e->name;
-    m.shape.arch = e->arch;
-    m.shape.params = count_params(e->arch);
-    return m;
-  }
-  if (contains(ref.name, "/") && (starts_with(ref.name, ".") || starts_with(ref.name, "/"))) {
-    return fail(Errc::not_found, fmt::format("{}: no such directory", ref.name));
-  }
-  return fail(
-      Errc::not_found,
-      fmt::format("{}: unknown model (not a directory, not in the Hugging Face cache, not in "
-                  "the catalogue; see `sparkops plan --list`)",
-                  ref.name));
+  return models::resolve_model_name(ref.name, models::ResolveEnv{hf_cache, hub});
 }
 
 Verdict verdict_for(std::uint64_t peak, std::uint64_t budget, const std::optional<PoolView>& pool) {
@@ -254,7 +229,7 @@ std::vector<Advice> advise(const ModelShape& shape, const RunConfig& run, std::u
 }
 
 Result<PlanResult> make_plan(const PlanInput& input, const PlanEnvironment& env) {
-  auto model = resolve_model(input.model, env.hf_cache);
+  auto model = resolve_model(input.model, env.hf_cache, env.hub);
   if (!model) return tl::unexpected(model.error());
   std::vector<std::string> quant_notes;
   auto adjusted = run_for_quantized_base(input.run, model->shape, quant_notes);

@@ -13,6 +13,7 @@
 #include "host/host_root.hpp"
 #include "host/pool.hpp"
 #include "models/hf_cache.hpp"
+#include "models/hub.hpp"
 #include "models/model_shape.hpp"
 #include "plan/anchors.hpp"
 #include "plan/estimator.hpp"
@@ -46,6 +47,7 @@ struct PlanEnvironment {
   PoolOptions pool_options;      // overhead etc. (PlanInput::overhead_bytes wins)
   std::optional<PoolView> pool;  // when set, used instead of reading `root`
   HfCacheEnv hf_cache;           // HF_HUB_CACHE / HF_HOME / HOME values
+  models::HubAccess hub;         // offline unless the command allows the Hub
   std::vector<Anchor> anchors;   // embedded_anchors() + user anchors (load_anchors)
 };
 
@@ -85,8 +87,10 @@ Result<PlanResult> make_plan(const PlanInput& input, const PlanEnvironment& env)
 Result<RunConfig> run_for_quantized_base(const RunConfig& requested, const ModelShape& shape,
                                          std::vector<std::string>& notes);
 
-// Resolves only the model part (catalogue / directory / HF cache / --params).
-Result<ResolvedModel> resolve_model(const ModelRef& ref, const HfCacheEnv& hf_cache);
+// Resolves only the model part: --params, else models::resolve_model_name (local path, HF cache,
+// the Hub when `hub` allows, the catalogue).
+Result<ResolvedModel> resolve_model(const ModelRef& ref, const HfCacheEnv& hf_cache,
+                                    const models::HubAccess& hub = {});
 
 // Verdict for a peak against a budget: wont_fit above the budget, tight within 10 % of it,
 // fits_after_flush when it exceeds what is free now (pool given) but not the budget, else fits.
