@@ -212,7 +212,7 @@ void add_watch_command(CLI::App& app, AppContext& ctx) {
   if (auto* model = cmd->get_option_no_throw("MODEL")) cmd->remove_option(model);
   cmd->add_option(
          "--model", flags->plan.model,
-         "Plan this model first (catalogue name, directory or ORG/NAME): as `sparkops plan MODEL`")
+         "Plan this model first, as `sparkops plan MODEL` (offline: local or cached models)")
       ->type_name("MODEL");
   cmd->add_option("CMD", flags->command, "The job and its arguments, after --")->required();
   cmd->callback([&ctx, flags] { run_watch(ctx, *flags); });

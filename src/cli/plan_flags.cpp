@@ -9,8 +9,9 @@ namespace sparkops::cli {
 
 void add_plan_flags(CLI::App* cmd, PlanFlags& f) {
   cmd->add_option("MODEL", f.model,
-                  "Catalogue name (see --list), a directory with config.json, or ORG/NAME in the "
-                  "local Hugging Face cache");
+                  "A model directory, config.json, .safetensors file or index, or .gguf; "
+                  "ORG/NAME[@REV] from the Hugging Face cache, else the Hub (`plan` only; headers "
+                  "only; HF_HUB_OFFLINE=1 stays offline); or a catalogue name (see --list)");
   cmd->add_option("--params", f.params,
                   "Bare parameter count instead of MODEL: 70B, 7.6e9, 8030261248");
   cmd->add_option("--hidden", f.hidden, "With --params: hidden size");
