@@ -36,17 +36,35 @@ std::string render_analysis_text(std::string_view log_name, const trainlog::Step
   std::string out;
   const auto& steps = series.steps;
   out += fmt::format("Log        {} ({})\n", log_name, trainlog::format_name(series.format));
-  if (steps.empty()) {
-    out += "Steps      0\n";
+  const trainlog::Headline h = trainlog::headline(series);
+  if (steps.empty() || !h.first_step) {
+    out += fmt::format("Steps      {}\n", steps.size());
   } else {
-    out += fmt::format("Steps      {} (step {} to {}{})\n", steps.size(), steps.front().step,
-                       steps.back().step,
-                       series.total_steps ? fmt::format(" of {}", *series.total_steps) : "");
+    out += fmt::format("Steps      {} record(s) (step {} to {}{}{})\n", steps.size(), *h.first_step,
+                       *h.last_step,
+                       series.total_steps ? fmt::format(" of {}", *series.total_steps) : "",
+                       h.run.run_count > 1
+                           ? fmt::format("; run {} of {} in this log", h.run.index + 1,
+                                         h.run.run_count)
+                           : "");
+  }
+  if (series.micro_steps_per_step > 1) {
+    out += fmt::format("Micro      records are micro-batches: {} make one optimizer step\n",
+                       series.micro_steps_per_step);
+  }
+  {
+    std::string src;
+    for (const auto& [s, count] : trainlog::time_sources(series))
+      src += fmt::format("{}{} {}", src.empty() ? "" : ", ", count, trainlog::time_source_name(s));
+    if (!src.empty()) {
+      out += fmt::format("Step time  {}{}{}\n", series.unit.empty() ? "" : series.unit,
+                         series.unit.empty() ? "" : " as printed; ", src);
+    }
   }
   out += fmt::format(
       "Baseline   {} s/step (median after {} warm-up measurement(s)); overall median {} s/step\n",
       seconds_text(d.baseline_seconds), d.warmup_skipped,
-      seconds_text(trainlog::median_seconds(series)));
+      seconds_text(h.median_seconds));
   out += fmt::format("Times      {}{}\n", trainlog::time_basis_name(series.time_basis),
                      series.times_approximate ? " (approximate)" : "");
   if (thermal) {
@@ -67,7 +85,14 @@ std::string render_analysis_text(std::string_view log_name, const trainlog::Step
       out += fmt::format("    evidence:{}\n", ev);
     }
   }
-  out += fmt::format("Pauses     {}\n", d.pauses.size());
+  out += fmt::format("Stalls     {}\n", d.stalls.size());
+  for (const auto& st : d.stalls) {
+    out += fmt::format("  step {}{}  {}  {:.2f}x for {} measurement(s), {:.1f} s lost\n",
+                       st.start_step,
+                       st.end_step != st.start_step ? fmt::format("-{}", st.end_step) : "",
+                       when(st.time), st.ratio, st.measurements, st.duration_seconds);
+  }
+  out += fmt::format("Pauses     {} ({} mid-run)\n", d.pauses.size(), d.mid_run_pauses);
   for (const auto& n : report::analysis_notes(series, d, thermal))
     out += fmt::format("Note       {}\n", n);
 
@@ -79,6 +104,11 @@ std::string render_analysis_text(std::string_view log_name, const trainlog::Step
                                   s.doubled ? " doubled" : "", diagnose::cause_name(s.cause))});
     events.push_back({s.last_index, 2,
                       fmt::format("event {} slowdown_end step={}", when(s.end_time), s.end_step)});
+  }
+  for (const auto& st : d.stalls) {
+    events.push_back({st.first_index, 1,
+                      fmt::format("event {} stall step={} duration={:.1f}s ratio={:.2f}",
+                                  when(st.time), st.start_step, st.duration_seconds, st.ratio)});
   }
   std::size_t cursor = 0;
   for (const auto& p : d.pauses) {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "diagnose/causes.hpp"
+#include "diagnose/slowdown_rule.hpp"
 
 namespace sparkops::diagnose {
 
@@ -15,10 +16,6 @@ using trainlog::StepSeries;
 
 namespace {
 
-// A pause's step-time tail (tqdm's smoothed rate stays high for a few updates after a pause) is
-// excluded for at most this many records.
-constexpr std::size_t kMaxRecoveryTail = 20;
-
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t mid = v.size() / 2;
@@ -27,9 +24,37 @@ double median(std::vector<double> v) {
 
 void collect_pauses(const StepSeries& series, std::optional<double> baseline, Diagnosis& d) {
   const auto& steps = series.steps;
+  const trainlog::RunRange run = trainlog::primary_run(series);
+  std::optional<std::int64_t> first, last;
+  if (run.end > run.begin) {
+    first = steps[run.begin].step;
+    last = steps[run.end - 1].step;
+  }
+  // The run's end: its planned total when the log states one (and the run got there or stopped
+  // short of it), else the last step shown.
+  std::optional<std::int64_t> end = last;
+  if (series.total_steps && last && *series.total_steps >= *last) end = series.total_steps;
   std::size_t cursor = 0;
+  const trainlog::Marker* prev = nullptr;
   for (const auto& m : series.markers) {
-    Pause p{m.kind, m.step, m.time, m.duration_seconds, m.detail};
+    const bool same_gap = prev && prev->steps_before == m.steps_before && prev->step == m.step &&
+                          prev->kind != MarkerKind::restart &&
+                          m.kind != MarkerKind::restart && !d.pauses.empty();
+    prev = &m;
+    if (same_gap) {
+      Pause& p = d.pauses.back();
+      const std::string_view name = trainlog::marker_kind_name(m.kind);
+      if (p.kinds.find(name) == std::string::npos) p.kinds += "+" + std::string(name);
+      if (!p.duration_seconds) p.duration_seconds = m.duration_seconds;
+      continue;
+    }
+    Pause p{m.kind, std::string(trainlog::marker_kind_name(m.kind)), PausePosition::mid_run,
+            m.step, m.time, m.duration_seconds, m.detail};
+    if (!m.step || (first && *m.step < *first)) {
+      p.position = PausePosition::before_start;
+    } else if (end && *m.step >= *end) {
+      p.position = PausePosition::at_end;
+    }
     if (m.step) {
       std::size_t i = cursor;
       while (i < steps.size() && steps[i].step != *m.step) ++i;
@@ -47,11 +72,24 @@ void collect_pauses(const StepSeries& series, std::optional<double> baseline, Di
         }
       }
     }
+    if (p.position == PausePosition::mid_run && p.kind != MarkerKind::restart) ++d.mid_run_pauses;
     d.pauses.push_back(std::move(p));
   }
 }
 
 }  // namespace
+
+std::string_view pause_position_name(PausePosition p) {
+  switch (p) {
+    case PausePosition::before_start:
+      return "before_start";
+    case PausePosition::mid_run:
+      return "mid_run";
+    case PausePosition::at_end:
+      return "at_end";
+  }
+  return "mid_run";
+}
 
 std::string_view cause_name(Cause c) {
   switch (c) {
@@ -89,36 +127,49 @@ Diagnosis diagnose(const StepSeries& series, const ThermalLog* thermal, const Di
   std::vector<char> paused(n, 0);
   for (const std::size_t i : paused_record_indices(series)) paused[i] = 1;
 
-  // Baseline: after warm-up, the median over the early part of the run (at least 20 measurements or
-  // 20 % of the run), so a slowdown covering most of a long run still stands out.
   std::vector<std::size_t> measured;
   for (std::size_t i = 0; i < n; ++i) {
     if (steps[i].seconds && *steps[i].seconds > 0 && !paused[i]) measured.push_back(i);
   }
+  // Offline the length is known: warm-up takes at most a quarter of the measurements and the
+  // baseline window is the early part of the run (at least 20 measurements or 20 %), so a slowdown
+  // covering most of a long run still stands out. The rule itself is the live one.
+  SlowdownRuleOptions ro;
+  ro.slowdown_factor = o.slowdown_factor;
+  ro.min_steps = o.sustain_steps;
+  ro.min_wall_share = o.min_wall_share;
+  ro.noise_sigmas = o.noise_sigmas;
   const auto warmup = static_cast<std::size_t>(std::max<std::int64_t>(0, o.warmup_steps));
-  d.warmup_skipped = std::min(warmup, measured.size() / 4);
-  std::vector<double> base;
-  const std::size_t remaining = measured.size() - d.warmup_skipped;
-  const std::size_t window = std::max<std::size_t>(20, remaining / 5);
-  for (std::size_t k = d.warmup_skipped; k < measured.size() && base.size() < window; ++k) {
-    base.push_back(*steps[measured[k]].seconds);
+  ro.warmup_steps = static_cast<std::int64_t>(std::min(warmup, measured.size() / 4));
+  ro.baseline_samples =
+      std::max<std::size_t>(20, (measured.size() - static_cast<std::size_t>(ro.warmup_steps)) / 5);
+  SlowdownRule rule(ro);
+  std::vector<RuleEvent> events;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!steps[i].seconds || !(*steps[i].seconds > 0)) continue;
+    Measurement m;
+    m.index = i;
+    m.step = steps[i].step;
+    m.seconds = *steps[i].seconds;
+    m.steps = i > 0 && steps[i].step > steps[i - 1].step ? steps[i].step - steps[i - 1].step : 1;
+    m.time = steps[i].time;
+    m.paused = paused[i] != 0;
+    rule.feed(m, events);
   }
-  if (base.empty()) {
-    // Every measurement follows a pause (DeepSpeed timing a save every print interval): use them
-    // all.
+  if (!rule.baseline_seconds()) rule.settle_baseline(events);
+  rule.finish(events);
+  d.warmup_skipped = rule.warmup_skipped();
+  if (!rule.baseline_seconds()) {
+    std::vector<double> base;
     for (std::size_t i = 0; i < n; ++i) {
       if (steps[i].seconds && *steps[i].seconds > 0) base.push_back(*steps[i].seconds);
     }
     if (!base.empty()) {
+      // Every measurement follows a pause (DeepSpeed timing a save every print interval).
       d.notes.push_back("every measurement follows a pause: the baseline includes the pauses");
       d.baseline_seconds = median(base);
       d.baseline_samples = base.size();
-      collect_pauses(series, d.baseline_seconds, d);
-      return d;
-    }
-  }
-  if (base.empty()) {
-    if (series.train_runtime_seconds && n > 0 && steps.back().step > 0) {
+    } else if (series.train_runtime_seconds && n > 0 && steps.back().step > 0) {
       d.baseline_seconds = *series.train_runtime_seconds / static_cast<double>(steps.back().step);
       d.notes.push_back("the log has no per-step times; the baseline is train_runtime / steps");
     } else {
@@ -127,47 +178,41 @@ Diagnosis diagnose(const StepSeries& series, const ThermalLog* thermal, const Di
     collect_pauses(series, d.baseline_seconds, d);
     return d;
   }
-  d.baseline_seconds = median(base);
-  d.baseline_samples = base.size();
+  d.baseline_seconds = rule.baseline_seconds();
+  d.baseline_samples = rule.baseline_count();
+  d.threshold_seconds = rule.threshold_seconds();
   const double baseline = *d.baseline_seconds;
-  const double threshold = baseline * o.slowdown_factor;
+  std::vector<double> base;  // the baseline window's values (for the cause attribution window)
+  for (std::size_t k = d.warmup_skipped; k < measured.size() && base.size() < d.baseline_samples;
+       ++k)
+    base.push_back(*steps[measured[k]].seconds);
 
-  // Recovery tails after pauses: excluded while the step time stays above the threshold.
-  std::vector<char> excluded = paused;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (!paused[i]) continue;
-    for (std::size_t j = i + 1, k = 0; j < n && k < kMaxRecoveryTail; ++j, ++k) {
-      if (!steps[j].seconds || *steps[j].seconds < threshold) break;
-      excluded[j] = 1;
-    }
-  }
-
-  // Runs of slow measurements; one fast measurement inside a run does not end it.
   struct Run {
     std::size_t first = 0, last = 0;
     std::vector<double> values;
+    double median = 0;
   };
   std::vector<Run> runs;
-  std::optional<Run> cur;
-  std::size_t gap = 0;
-  for (std::size_t k = d.warmup_skipped; k < measured.size(); ++k) {
-    const std::size_t i = measured[k];
-    if (excluded[i]) continue;
-    const double s = *steps[i].seconds;
-    if (s >= threshold) {
-      if (!cur) cur = Run{i, i, {}};
-      cur->last = i;
-      cur->values.push_back(s);
-      gap = 0;
-    } else if (cur) {
-      if (++gap > 1) {
-        runs.push_back(std::move(*cur));
-        cur.reset();
-        gap = 0;
-      }
+  for (const RuleEvent& e : events) {
+    if (e.kind == RuleEventKind::stall) {
+      Stall st;
+      st.first_index = e.first_index;
+      st.start_step = e.first_step;
+      st.end_step = e.last_step;
+      st.time = e.first_time;
+      st.measurements = e.slow_measurements;
+      st.ratio = e.ratio;
+      st.seconds = e.median_seconds;
+      st.duration_seconds = std::round(e.excess_seconds * 1000.0) / 1000.0;
+      d.stalls.push_back(st);
+    } else if (e.kind == RuleEventKind::slowdown_end) {
+      Run r;
+      r.first = e.first_index;
+      r.last = e.last_index;
+      r.median = e.median_seconds;
+      runs.push_back(std::move(r));
     }
   }
-  if (cur) runs.push_back(std::move(*cur));
 
   std::optional<Window> base_window;
   if (!base.empty()) {
@@ -178,13 +223,12 @@ Diagnosis diagnose(const StepSeries& series, const ThermalLog* thermal, const Di
   }
   bool warned_no_time = false;
   for (auto& r : runs) {
-    if (static_cast<std::int64_t>(r.values.size()) < o.sustain_steps) continue;
     Slowdown sd;
     sd.first_index = r.first;
     sd.last_index = r.last;
     sd.start_step = steps[r.first].step;
     sd.end_step = steps[r.last].step;
-    sd.median_seconds = median(r.values);
+    sd.median_seconds = r.median;
     sd.ratio = sd.median_seconds / baseline;
     sd.doubled = sd.ratio >= o.doubled_factor;
     // The window opens when the first slow step began.

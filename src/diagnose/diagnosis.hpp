@@ -1,6 +1,6 @@
 #pragma once
-// Slowdown diagnosis: a robust baseline step time, the stretches where steps ran at least
-// `slowdown_factor` times slower for `sustain_steps` consecutive measurements, the pauses
+// Slowdown diagnosis: a robust baseline step time, the slowdowns and stalls of the SlowdownRule
+// (slowdown_rule.hpp, the same rule `watch` applies live), the pauses
 // (evaluation, checkpoint, restart, stall) that are not slowdowns, and for each slowdown its likely
 // cause from the thermal samples in its time window, with the numbers and a confidence.
 
@@ -18,7 +18,9 @@ namespace sparkops::diagnose {
 
 struct DiagnoseOptions {
   double slowdown_factor = 1.3;    // analyze.slowdown_factor
-  std::int64_t sustain_steps = 5;  // analyze.sustain_steps (consecutive measurements)
+  std::int64_t sustain_steps = 5;  // analyze.sustain_steps (slow measurements a slowdown needs)
+  double min_wall_share = 0.75;    // analyze.min_wall_share (their share of the episode's time)
+  double noise_sigmas = 3.0;       // analyze.noise_sigmas (slow = beyond the baseline's own noise)
   std::int64_t warmup_steps = 5;   // analyze.warmup_steps (records skipped before the baseline)
   double doubled_factor = 2.0;
   // Thermal thresholds (thermal.* config keys).
@@ -50,12 +52,33 @@ struct Slowdown {
   std::string explanation;  // one line for people
 };
 
+// Where a pause sits relative to the run's steps: before the first step (a start-up evaluation), in
+// the middle, or at the end (the final evaluation or save, or a marker after the planned total).
+enum class PausePosition { before_start, mid_run, at_end };
+std::string_view pause_position_name(PausePosition p);
+
+// One interruption of training. Markers with no step between them (nanoGPT's evaluation followed by
+// its checkpoint save, DeepSpeed's five lines per save) are one pause; `kinds` names them all.
 struct Pause {
   trainlog::MarkerKind kind = trainlog::MarkerKind::eval;
+  std::string kinds;  // "eval", "eval+checkpoint", ...
+  PausePosition position = PausePosition::mid_run;
   std::optional<std::int64_t> step;
   std::optional<SystemTime> time;
   std::optional<double> duration_seconds;  // as the log states it, else measured from wall times
   std::string detail;
+};
+
+// A short run of slow steps (fewer than sustain_steps): a stall, not a slowdown.
+struct Stall {
+  std::size_t first_index = 0;
+  std::int64_t start_step = 0;
+  std::int64_t end_step = 0;
+  std::optional<SystemTime> time;
+  std::size_t measurements = 0;
+  double seconds = 0;           // the slowest measurement's seconds per step
+  double ratio = 0;             // seconds / baseline
+  double duration_seconds = 0;  // time above the baseline pace
 };
 
 struct Diagnosis {
@@ -63,7 +86,10 @@ struct Diagnosis {
   std::size_t warmup_skipped = 0;
   std::size_t baseline_samples = 0;  // measurements the baseline is the median of
   std::vector<Slowdown> slowdowns;
+  std::vector<Stall> stalls;
+  std::optional<double> threshold_seconds;  // what a slow step is (factor or noise bound)
   std::vector<Pause> pauses;
+  std::size_t mid_run_pauses = 0;  // pauses at position mid_run (restarts not counted)
   std::vector<std::string> notes;  // why something could not be concluded
 };
 

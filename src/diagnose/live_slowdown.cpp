@@ -1,58 +1,53 @@
 #include "diagnose/live_slowdown.hpp"
 
-#include <algorithm>
-
 namespace sparkops::diagnose {
 
 namespace {
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+SlowdownRuleOptions rule_options(const LiveSlowdownOptions& o) {
+  SlowdownRuleOptions r;
+  r.slowdown_factor = o.slowdown_factor;
+  r.min_steps = o.sustain_steps;
+  r.min_wall_share = o.min_wall_share;
+  r.noise_sigmas = o.noise_sigmas;
+  r.warmup_steps = o.warmup_steps;
+  r.baseline_samples = o.baseline_samples;
+  return r;
 }
 
 }  // namespace
 
-LiveSlowdownDetector::LiveSlowdownDetector(LiveSlowdownOptions options) : options_(options) {
-  if (options_.sustain_steps < 1) options_.sustain_steps = 1;
-  if (options_.baseline_samples < 1) options_.baseline_samples = 1;
-}
+LiveSlowdownDetector::LiveSlowdownDetector(LiveSlowdownOptions options)
+    : rule_(rule_options(options)) {}
 
 std::optional<LiveSlowdownEvent> LiveSlowdownDetector::feed(std::int64_t step, double seconds,
                                                             std::optional<SystemTime> time) {
   if (!(seconds > 0)) return std::nullopt;
   last_ = seconds;
-  ++measured_;
-  if (measured_ <= options_.warmup_steps) return std::nullopt;
-  if (!baseline_) {
-    calm_.push_back(seconds);
-    if (calm_.size() >= options_.baseline_samples) {
-      baseline_ = median_of(calm_);
-      calm_.clear();
-    }
-    return std::nullopt;
-  }
-  const bool above = seconds >= options_.slowdown_factor * *baseline_;
-  if (above == slow_) {
-    streak_.clear();
-    return std::nullopt;
-  }
-  streak_.push_back(Point{step, seconds, time});
-  if (static_cast<std::int64_t>(streak_.size()) < options_.sustain_steps) return std::nullopt;
-  std::vector<double> values;
-  for (const auto& p : streak_) values.push_back(p.seconds);
+  Measurement m;
+  m.index = index_++;
+  m.step = step;
+  m.seconds = seconds;
+  m.steps = last_step_ && step > *last_step_ ? step - *last_step_ : 1;
+  m.time = time;
+  last_step_ = step;
+  events_.clear();
+  rule_.feed(m, events_);
+  if (events_.empty()) return std::nullopt;
+  const RuleEvent& r = events_.back();
   LiveSlowdownEvent e;
-  e.edge = above ? SlowdownEdge::start : SlowdownEdge::end;
+  e.edge = r.kind == RuleEventKind::slowdown_start ? SlowdownEdge::start
+           : r.kind == RuleEventKind::slowdown_end ? SlowdownEdge::end
+                                                   : SlowdownEdge::stall;
   e.step = step;
-  e.first_step = streak_.front().step;
-  e.time = streak_.front().time;
-  e.seconds = median_of(values);
-  e.baseline_seconds = *baseline_;
-  e.ratio = e.seconds / *baseline_;
-  slow_ = above;
-  if (above) ++count_;
-  streak_.clear();
+  e.first_step = r.first_step;
+  e.time = r.first_time;
+  e.seconds = r.median_seconds;
+  e.baseline_seconds = r.baseline_seconds;
+  e.ratio = r.ratio;
+  e.stall_seconds = r.excess_seconds;
+  if (e.edge == SlowdownEdge::start) ++count_;
+  if (e.edge == SlowdownEdge::stall) ++stalls_;
   return e;
 }
 

@@ -43,11 +43,22 @@ nlohmann::ordered_json analysis_to_json(std::string_view log_name,
   Json j;
   j["log"] = std::string(log_name);
   j["format"] = std::string(trainlog::format_name(series.format));
+  const trainlog::Headline h = trainlog::headline(series);
   j["steps"] = series.steps.size();
-  j["first_step"] = series.steps.empty() ? Json(nullptr) : Json(series.steps.front().step);
-  j["last_step"] = series.steps.empty() ? Json(nullptr) : Json(series.steps.back().step);
+  j["first_step"] = h.first_step ? Json(*h.first_step) : Json(nullptr);
+  j["last_step"] = h.last_step ? Json(*h.last_step) : Json(nullptr);
   j["total_steps"] = series.total_steps ? Json(*series.total_steps) : Json(nullptr);
-  j["median_step_seconds"] = rounded(trainlog::median_seconds(series));
+  j["median_step_seconds"] = rounded(h.median_seconds);
+  // How the step times were obtained: the unit as printed and, per source, how many records
+  // (an "ema" source is a smoothed rate, not a measurement of each step).
+  j["step_time_unit"] = series.unit.empty() ? Json(nullptr) : Json(series.unit);
+  Json sources = Json::object();
+  for (const auto& [src, count] : trainlog::time_sources(series))
+    sources[std::string(trainlog::time_source_name(src))] = count;
+  j["step_time_sources"] = sources;
+  j["micro_steps_per_step"] = series.micro_steps_per_step;
+  j["runs"] = h.run.run_count;
+  j["run"] = h.run.run_count > 1 ? Json(h.run.index + 1) : Json(nullptr);
   j["baseline_step_seconds"] = rounded(d.baseline_seconds);
   j["warmup_skipped"] = d.warmup_skipped;
   j["train_runtime_seconds"] = rounded(series.train_runtime_seconds, 1e3);
@@ -74,10 +85,26 @@ nlohmann::ordered_json analysis_to_json(std::string_view log_name,
     slowdowns.push_back(e);
   }
   j["slowdowns"] = slowdowns;
+  j["slow_step_threshold_seconds"] = rounded(d.threshold_seconds);
+  Json stalls = Json::array();
+  for (const auto& st : d.stalls) {
+    Json e;
+    e["start"] = st.start_step;
+    e["end"] = st.end_step;
+    e["time"] = time_or_null(st.time);
+    e["measurements"] = st.measurements;
+    e["step_seconds"] = rounded(st.seconds);
+    e["ratio"] = rounded(st.ratio, 1e3);
+    e["duration_seconds"] = rounded(st.duration_seconds, 1e3);
+    stalls.push_back(e);
+  }
+  j["stalls"] = stalls;
   Json pauses = Json::array();
   for (const auto& p : d.pauses) {
     Json e;
     e["kind"] = std::string(trainlog::marker_kind_name(p.kind));
+    e["kinds"] = p.kinds;
+    e["position"] = std::string(diagnose::pause_position_name(p.position));
     e["step"] = p.step ? Json(*p.step) : Json(nullptr);
     e["time"] = time_or_null(p.time);
     e["duration_seconds"] = rounded(p.duration_seconds, 1e3);
@@ -85,6 +112,7 @@ nlohmann::ordered_json analysis_to_json(std::string_view log_name,
     pauses.push_back(e);
   }
   j["pauses"] = pauses;
+  j["mid_run_pauses"] = d.mid_run_pauses;
   if (thermal) {
     Json t;
     t["format"] = std::string(diagnose::thermal_format_name(thermal->format));

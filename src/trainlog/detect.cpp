@@ -22,17 +22,31 @@ bool has_torchtune_desc(std::string_view line) {
   return p > 1 && line[p - 1] == '|' && is_digit(line[p - 2]);
 }
 
+// "300/300 [=====...] - 251s 837ms/step" or the Keras 3 bar "300/300 ━━━━ 251s 837ms/step".
+bool is_keras_bar(std::string_view t) {
+  std::size_t p = 0;
+  while (p < t.size() && is_digit(t[p])) ++p;
+  if (p == 0 || p >= t.size() || t[p] != '/') return false;
+  ++p;
+  const std::size_t d = p;
+  while (p < t.size() && is_digit(t[p])) ++p;
+  if (p == d || p + 1 >= t.size() || t[p] != ' ') return false;
+  const std::string_view rest = t.substr(p + 1);
+  if (!starts_with(rest, "[") && !starts_with(rest, "\xe2\x94\x81")) return false;
+  return rest.find("/step") != std::string_view::npos || rest.find("ETA: ") != std::string_view::npos;
+}
+
 }  // namespace
 
 void FormatDetector::feed(std::string_view line) {
   scan_tqdm(line, scratch_);
   for (const auto& u : scratch_) {
-    if (u.n > 0) ++tqdm_;
+    if (u.n > 0 && classify_bar(u.desc) == BarRole::candidate) ++tqdm_;
   }
-  if (!scratch_.empty()) {
-    if (has_torchtune_desc(line)) ++torchtune_;
-    if (line.find("train_step_timing in s=") != std::string_view::npos) ++lightning_;
-  }
+  // torchtune's description also stands alone when the bar was lost ("1|5|Loss: 1.23").
+  if (has_torchtune_desc(line)) ++torchtune_;
+  if (!scratch_.empty() && line.find("train_step_timing in s=") != std::string_view::npos)
+    ++lightning_;
   // "Transformers version: 4.57.6", ".../site-packages/transformers/training_args.py"
   if (line.find("transformers") != std::string_view::npos ||
       line.find("Transformers") != std::string_view::npos) {
@@ -61,6 +75,20 @@ void FormatDetector::feed(std::string_view line) {
     ++mlx_;
   }
   if (line.find("train_opt_callback:") != std::string_view::npos) ++llama_cpp_;
+  if (is_keras_bar(t)) ++keras_;
+  if (t.find("iter time:") != std::string_view::npos && t.find(" step ") != std::string_view::npos &&
+      t.find("iter ") != std::string_view::npos)
+    ++litgpt_;
+  if ((starts_with(t, "iter ") && t.find(": loss ") != std::string_view::npos &&
+       t.find(", time ") != std::string_view::npos) ||
+      (starts_with(t, "step:") && t.find(" train_time:") != std::string_view::npos))
+    ++nanogpt_;
+  if ((line.find("num_updates=") != std::string_view::npos &&
+       (line.find("train_inner") != std::string_view::npos ||
+        line.find("| epoch ") != std::string_view::npos)) ||
+      (starts_with(t, "{\"epoch\"") && line.find("\"num_updates\"") != std::string_view::npos))
+    ++fairseq_;
+  if (ends_with(t, "]:") && t.find("[batch=") != std::string_view::npos) ++composer_;
   if (starts_with(t, "{\"") && t.find("\"current_steps\"") != std::string_view::npos)
     ++llamafactory_;
 }
@@ -76,10 +104,20 @@ Detection FormatDetector::result() const {
   } else if (hf_dict_ || hf_hint_) {
     family = LogFormat::hf_trainer;
   }
+  // Bars vote as steps; HF metric dicts carry no step number, so they only name the family, and
+  // vote only when no format with a step counter is present (DeepSpeed timer lines around HF
+  // dicts are DeepSpeed steps).
+  std::uint64_t family_votes = family == LogFormat::torchtune ? std::max(tqdm_, torchtune_) : tqdm_;
+  const std::uint64_t counted = megatron_ + deepspeed_ + mlx_ + llama_cpp_ + llamafactory_ +
+                                keras_ + litgpt_ + nanogpt_ + fairseq_ + composer_;
+  if (family_votes == 0 && counted == 0) family_votes = hf_dict_;
   std::vector<std::pair<LogFormat, std::uint64_t>> votes = {
-      {family, std::max(tqdm_, hf_dict_)}, {LogFormat::megatron, megatron_},
-      {LogFormat::deepspeed, deepspeed_},  {LogFormat::mlx_lm, mlx_},
-      {LogFormat::llama_cpp, llama_cpp_},  {LogFormat::llamafactory, llamafactory_},
+      {family, family_votes},            {LogFormat::megatron, megatron_},
+      {LogFormat::deepspeed, deepspeed_}, {LogFormat::mlx_lm, mlx_},
+      {LogFormat::llama_cpp, llama_cpp_}, {LogFormat::llamafactory, llamafactory_},
+      {LogFormat::keras, keras_},         {LogFormat::litgpt, litgpt_},
+      {LogFormat::nanogpt, nanogpt_},     {LogFormat::fairseq, fairseq_},
+      {LogFormat::composer, composer_},
   };
   std::stable_sort(votes.begin(), votes.end(),
                    [](const auto& a, const auto& b) { return a.second > b.second; });

@@ -31,6 +31,7 @@ class FormatDetector {
  private:
   std::uint64_t tqdm_ = 0, hf_dict_ = 0, hf_hint_ = 0, axolotl_ = 0, torchtune_ = 0, lightning_ = 0;
   std::uint64_t megatron_ = 0, deepspeed_ = 0, mlx_ = 0, llama_cpp_ = 0, llamafactory_ = 0;
+  std::uint64_t keras_ = 0, litgpt_ = 0, nanogpt_ = 0, fairseq_ = 0, composer_ = 0;
   std::vector<TqdmUpdate> scratch_;
 };
 

@@ -36,6 +36,11 @@ std::unique_ptr<FormatParser> make_deepspeed_parser(const ParseContext& ctx);
 std::unique_ptr<FormatParser> make_mlx_lm_parser(const ParseContext& ctx);
 std::unique_ptr<FormatParser> make_llama_cpp_parser(const ParseContext& ctx);
 std::unique_ptr<FormatParser> make_llamafactory_parser(const ParseContext& ctx);
+std::unique_ptr<FormatParser> make_keras_parser(const ParseContext& ctx);
+std::unique_ptr<FormatParser> make_litgpt_parser(const ParseContext& ctx);
+std::unique_ptr<FormatParser> make_nanogpt_parser(const ParseContext& ctx);
+std::unique_ptr<FormatParser> make_fairseq_parser(const ParseContext& ctx);
+std::unique_ptr<FormatParser> make_composer_parser(const ParseContext& ctx);
 
 // Applies the elapsed-time anchors to records without a time: --start, else the file's mtime (which
 // dates the last record; marked approximate). Sets the series' time basis.

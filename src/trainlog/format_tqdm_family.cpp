@@ -1,9 +1,18 @@
 // tqdm-based formats: bare tqdm, Hugging Face Trainer/TRL (bar + metric dicts), axolotl (bar +
 // bracketed timestamps), torchtune ("1|45|Loss: ..." bar descriptions) and NeMo/Lightning
 // ("Epoch 0: ... train_step_timing in s=0.98]"). A log holds several bars (checkpoint loading,
-// evaluation, training); the training bar is the one with the most distinct steps, chosen at the
-// end, so updates are kept per bar (bounded: every other update is dropped when a bar reaches the
-// cap).
+// dataset maps, evaluation, training). A bar is training only when its description is one a
+// training loop draws (classify_bar); among those, the bar whose total is the Trainer banner's
+// "Total optimization steps = N" wins, else the one that advanced to a new step most often (an
+// evaluation bar nested in training restarts from 0 each time and never gets far). Updates are kept
+// per bar (bounded: every other update is dropped when a bar reaches the cap) and the choice is
+// made at the end.
+//
+// Seconds per step: tqdm's displayed rate is an exponential moving average (smoothing 0.3) of the
+// recent updates, and lags whenever the log shows only some of them. The elapsed field is exact
+// but printed in whole seconds, so the difference of two printed updates is used instead of the
+// rate when that 1 s resolution is within 1 % of the interval (100 s or more); the rate otherwise.
+// Lightning/NeMo's own "train_step_timing in s" is used whenever the postfix has it.
 //   1|1|Loss: 1.849762201309204:   0%|          | 1/1367 [04:24<100:30:01, 264.86s/it]
 
 #include <algorithm>
@@ -22,11 +31,51 @@ namespace {
 
 constexpr std::size_t kMaxBars = 32;
 constexpr std::size_t kMaxPending = 100'000;
+// tqdm prints elapsed in whole seconds; a difference is trusted when that is within 1 %.
+constexpr double kElapsedResolution = 1.0;
+constexpr double kMaxResolutionError = 0.01;
+constexpr double kMinDeltaInterval = kElapsedResolution / kMaxResolutionError;
 
-bool is_eval_desc(std::string_view desc) {
-  return starts_with(desc, "Validation") || starts_with(desc, "Evaluat") ||
-         starts_with(desc, "Testing") || starts_with(desc, "Predicting") ||
-         starts_with(desc, "Sanity Checking");
+// "Total optimization steps = 1,755" (transformers Trainer banner).
+std::optional<std::int64_t> banner_total(std::string_view line) {
+  const auto at = line.find("Total optimization steps =");
+  if (at == std::string_view::npos) return std::nullopt;
+  std::int64_t v = 0;
+  bool any = false;
+  for (std::size_t p = at + 26; p < line.size(); ++p) {
+    const char c = line[p];
+    if (c == ' ' && !any) continue;
+    if (c == ',') continue;
+    if (c < '0' || c > '9') break;
+    v = v * 10 + (c - '0');
+    any = true;
+    if (v > (std::int64_t{1} << 50)) return std::nullopt;
+  }
+  return any ? std::optional<std::int64_t>(v) : std::nullopt;
+}
+
+// torchtune's bar description "1|45|Loss: 1.84": the step (global_step) between the bars.
+std::optional<std::int64_t> torchtune_step(std::string_view text) {
+  const auto at = text.find("|Loss: ");
+  if (at == std::string_view::npos || at == 0) return std::nullopt;
+  std::size_t b = at;
+  while (b > 0 && text[b - 1] >= '0' && text[b - 1] <= '9') --b;
+  if (b == at || b < 2 || text[b - 1] != '|' || text[b - 2] < '0' || text[b - 2] > '9')
+    return std::nullopt;
+  return integer_after(text.substr(b, at - b), "");
+}
+
+// ms-swift's string-valued dicts: "'global_step/max_steps': '5/60'".
+std::optional<std::pair<std::int64_t, std::int64_t>> swift_global_step(std::string_view line) {
+  const auto at = line.find("'global_step/max_steps': '");
+  if (at == std::string_view::npos) return std::nullopt;
+  const std::string_view v = line.substr(at + 26);
+  const auto a = integer_after(v, "");
+  const auto slash = v.find('/');
+  if (!a || slash == std::string_view::npos || slash > 24) return std::nullopt;
+  const auto b = integer_after(v.substr(slash + 1), "");
+  if (!b) return std::nullopt;
+  return std::make_pair(*a, *b);
 }
 
 class TqdmFamilyParser final : public FormatParser {
@@ -34,22 +83,25 @@ class TqdmFamilyParser final : public FormatParser {
   TqdmFamilyParser(LogFormat format, const ParseContext& ctx) : format_(format), ctx_(ctx) {}
 
   void feed(const LogLine& line, SeriesBuilder& out) override {
+    if (!banner_total_) banner_total_ = banner_total(line.text);
     scan_tqdm(line.text, scratch_);
     std::size_t rest_begin = 0;
     bool had_update = false;
     for (const TqdmUpdate& u : scratch_) {
       rest_begin = u.end;
-      if (is_eval_desc(u.desc)) {
+      const BarRole role = classify_bar(u.desc);
+      if (role == BarRole::eval) {
         if (!in_eval_) add_pending(line.offset, MarkerKind::eval, std::nullopt, u.desc);
         in_eval_ = true;
         continue;
       }
+      if (role == BarRole::other) continue;  // start-up or data work, not steps
       in_eval_ = false;
       had_update = true;
       const std::size_t bar = bar_index(u.total);
       last_bar_ = bar;
       last_elapsed_ = u.elapsed_seconds;
-      if (bar == kNoBar || u.n <= 0) continue;
+      if (bar == kNoBar) continue;
       record(bar, u, line);
     }
     const std::string_view rest = line.text.substr(rest_begin);
@@ -62,10 +114,16 @@ class TqdmFamilyParser final : public FormatParser {
         last_bar_ = kNoBar;
       }
     }
+    if (format_ == LogFormat::torchtune && !had_update) {
+      // "1|5|Loss: 1.23" with the bar itself lost (a log that kept only the description).
+      if (const auto step = torchtune_step(line.text); step && *step > 0) {
+        add_fragment(*step, std::nullopt, line);
+      }
+    }
     if (rest.empty()) return;
     if (const auto kind = detect_marker(rest)) add_pending(line.offset, *kind, std::nullopt, rest);
     if (rest.find('{') != std::string_view::npos && parse_py_dict(rest, dict_))
-      handle_dict(line, out);
+      handle_dict(rest, line, out);
   }
 
   void finish(SeriesBuilder& out) override;
@@ -76,6 +134,7 @@ class TqdmFamilyParser final : public FormatParser {
   struct Raw {
     std::int64_t step = 0;
     std::optional<double> seconds;
+    TimeSource source = TimeSource::none;
     double elapsed = 0;
     std::optional<SystemTime> stamped;
     std::uint64_t offset = 0;
@@ -85,6 +144,11 @@ class TqdmFamilyParser final : public FormatParser {
     std::vector<Raw> updates;
     std::uint64_t stride = 1;
     std::uint64_t ordinal = 0;
+    std::uint64_t advances = 0;  // updates that reached a step beyond every earlier one
+    std::int64_t max_n = -1;
+    // The last printed position: the base of elapsed differences (0/N counts, repaints move it).
+    std::optional<std::int64_t> base_n;
+    double base_elapsed = 0;
   };
   struct Pending {
     std::uint64_t offset = 0;
@@ -102,28 +166,66 @@ class TqdmFamilyParser final : public FormatParser {
       if (bars_[i].total == total) return i;
     }
     if (bars_.size() >= kMaxBars) return kNoBar;
-    bars_.push_back(Bar{total, {}, 1, 0});
+    Bar b;
+    b.total = total;
+    bars_.push_back(std::move(b));
     return bars_.size() - 1;
   }
 
   void record(std::size_t bar_i, const TqdmUpdate& u, const LogLine& line) {
     Bar& bar = bars_[bar_i];
-    Raw r;
-    r.step = u.n;
-    r.seconds = u.seconds_per_it;
+    std::int64_t step = u.n;
+    std::optional<double> seconds = u.seconds_per_it;
+    TimeSource source = seconds ? TimeSource::ema : TimeSource::none;
+    if (seconds && unit_.empty()) unit_ = u.rate_inverted ? "it/s" : "s/it";
     if (format_ == LogFormat::lightning) {
-      // "Epoch 2: 40%|...| 40/100 [...]": the bar restarts every epoch.
-      if (starts_with(u.desc, "Epoch ") && u.total) {
-        const auto epoch = integer_after(u.desc, "Epoch ");
-        if (epoch && *epoch >= 0) r.step = *epoch * *u.total + u.n;
+      // Lightning's bar restarts every epoch ("Epoch 2: 40%|...| 40/100"); NeMo's counts global
+      // steps and says so with "global_step=" in its postfix.
+      const auto at = u.desc.find("Epoch ");
+      if (at != std::string_view::npos && u.total &&
+          u.postfix.find("global_step=") == std::string_view::npos) {
+        const auto epoch = integer_after(u.desc.substr(at), "Epoch ");
+        if (epoch && *epoch >= 0) step = *epoch * *u.total + u.n;
       }
-      if (const auto t = number_after(u.postfix, "train_step_timing in s=")) r.seconds = *t;
+      if (const auto t = number_after(u.postfix, "train_step_timing in s=")) {
+        seconds = *t;
+        source = TimeSource::printed;
+        unit_ = "train_step_timing in s";
+      }
     }
+    // The exact mean since the last printed position, when its resolution allows (see the top).
+    if (source != TimeSource::printed && bar.base_n && u.n > *bar.base_n &&
+        u.elapsed_seconds - bar.base_elapsed >= kMinDeltaInterval) {
+      seconds = (u.elapsed_seconds - bar.base_elapsed) / static_cast<double>(u.n - *bar.base_n);
+      source = TimeSource::elapsed_delta;
+    }
+    if (!bar.base_n || u.n != *bar.base_n || u.elapsed_seconds > bar.base_elapsed) {
+      bar.base_n = u.n;
+      bar.base_elapsed = u.elapsed_seconds;
+    }
+    if (u.n <= 0) return;
+    if (u.n > bar.max_n) {
+      ++bar.advances;
+      bar.max_n = u.n;
+    } else if (u.n + 1 < bar.max_n && bar.updates.size() > 0 && u.n < bar.updates.back().step) {
+      bar.max_n = u.n;  // the bar restarted (a new epoch's bar, a nested loop)
+    }
+    Raw r;
+    r.step = step;
+    r.seconds = seconds;
+    r.source = seconds ? source : TimeSource::none;
     r.elapsed = u.elapsed_seconds;
     r.stamped = line.stamped;
     r.offset = line.offset;
+    push_raw(bar, r);
+  }
+
+  void push_raw(Bar& bar, const Raw& r) {
     if (!bar.updates.empty() && bar.updates.back().step == r.step) {
-      if (!bar.updates.back().seconds) bar.updates.back().seconds = r.seconds;
+      if (!bar.updates.back().seconds) {
+        bar.updates.back().seconds = r.seconds;
+        bar.updates.back().source = r.source;
+      }
       return;
     }
     ++bar.ordinal;
@@ -137,6 +239,19 @@ class TqdmFamilyParser final : public FormatParser {
     }
   }
 
+  // Steps that carry no bar (torchtune descriptions, ms-swift dicts, numbered loss dicts): used
+  // only when no training bar is found.
+  void add_fragment(std::int64_t step, std::optional<double> seconds, const LogLine& line,
+                    TimeSource source = TimeSource::none) {
+    Raw r;
+    r.step = step;
+    r.seconds = seconds;
+    r.source = seconds ? source : TimeSource::none;
+    r.stamped = line.stamped;
+    r.offset = line.offset;
+    push_raw(fragments_, r);
+  }
+
   void add_pending(std::uint64_t offset, MarkerKind kind, std::optional<double> duration,
                    std::string_view detail) {
     if (pending_.size() >= kMaxPending) return;
@@ -147,9 +262,10 @@ class TqdmFamilyParser final : public FormatParser {
     pending_.push_back({offset, std::move(m)});
   }
 
-  void handle_dict(const LogLine& line, SeriesBuilder& out) {
-    if (const double* rt = dict_value(dict_, "train_runtime")) {
-      out.series().train_runtime_seconds = *rt;
+  void handle_dict(std::string_view text, const LogLine& line, SeriesBuilder& out) {
+    if (const double* rt = dict_value(dict_, "train_runtime");
+        rt && dict_value(dict_, "train_steps_per_second")) {
+      out.series().train_runtime_seconds = *rt;  // the end-of-training summary
       return;
     }
     for (const auto& [k, v] : dict_) {
@@ -160,6 +276,19 @@ class TqdmFamilyParser final : public FormatParser {
         return;
       }
     }
+    if (!dict_value(dict_, "loss")) return;
+    // A training log dict. ms-swift names its step ("global_step/max_steps": "5/60") and prints its
+    // cumulative mean "train_speed(s/it)"; plain Trainer dicts carry no step: they are numbered in
+    // order (the k-th loss dict), which stands in only when the log has no training bar.
+    if (const auto gs = swift_global_step(text)) {
+      if (!total_from_dicts_) total_from_dicts_ = gs->second;
+      const double* speed = dict_value(dict_, "train_speed(s/it)");
+      add_fragment(gs->first, speed ? std::optional<double>(*speed) : std::nullopt, line,
+                   TimeSource::running_mean);
+      return;
+    }
+    add_fragment(static_cast<std::int64_t>(++loss_dicts_), std::nullopt, line);
+    numbered_dicts_ = true;
   }
 
   LogFormat format_;
@@ -172,21 +301,47 @@ class TqdmFamilyParser final : public FormatParser {
   std::size_t last_bar_ = kNoBar;
   double last_elapsed_ = 0;
   bool in_eval_ = false;
+  std::optional<std::int64_t> banner_total_;
+  std::optional<std::int64_t> total_from_dicts_;
+  Bar fragments_;
+  std::uint64_t loss_dicts_ = 0;
+  bool numbered_dicts_ = false;
+  std::string unit_;
 };
 
 void TqdmFamilyParser::finish(SeriesBuilder& out) {
   std::size_t main = kNoBar;
   for (std::size_t i = 0; i < bars_.size(); ++i) {
+    const Bar& a = bars_[i];
+    if (a.updates.empty()) continue;
     if (main == kNoBar) {
       main = i;
       continue;
     }
-    const Bar& a = bars_[i];
     const Bar& b = bars_[main];
-    const auto count_a = a.updates.size() * a.stride;
-    const auto count_b = b.updates.size() * b.stride;
+    const bool a_banner = banner_total_ && a.total == banner_total_;
+    const bool b_banner = banner_total_ && b.total == banner_total_;
+    if (a_banner != b_banner) {
+      if (a_banner) main = i;
+      continue;
+    }
+    const auto count_a = a.advances * a.stride;
+    const auto count_b = b.advances * b.stride;
     if (count_a > count_b || (count_a == count_b && a.total.value_or(0) > b.total.value_or(0)))
       main = i;
+  }
+  bool from_fragments = false;
+  if (main == kNoBar && !fragments_.updates.empty()) {
+    from_fragments = true;
+    // No training bar: the steps the dicts or bar descriptions name.
+    bars_.push_back(fragments_);
+    main = bars_.size() - 1;
+    if (numbered_dicts_) {
+      out.notes().inferred_steps = true;
+    }
+    if (total_from_dicts_) bars_[main].total = total_from_dicts_;
+    for (auto& r : bars_[main].updates) r.elapsed = 0;
+    if (!bars_[main].updates.empty() && bars_[main].updates.front().seconds) unit_ = "s/it";
   }
   if (main == kNoBar) {
     for (auto& p : pending_) out.add_marker(std::move(p.marker));
@@ -195,7 +350,8 @@ void TqdmFamilyParser::finish(SeriesBuilder& out) {
   const Bar& bar = bars_[main];
   if (bar.stride > 1)
     out.notes().downsample_stride = std::max(out.notes().downsample_stride, bar.stride);
-  out.series().total_steps = bar.total;
+  out.series().total_steps = bar.total ? bar.total : banner_total_;
+  out.series().unit = unit_;
 
   // Pass 1: the start time of each segment (a segment ends when the bar's elapsed goes back),
   // from the first log timestamp printed right after one of the segment's updates.
@@ -249,7 +405,8 @@ void TqdmFamilyParser::finish(SeriesBuilder& out) {
     StepRecord rec;
     rec.step = r.step;
     rec.seconds = r.seconds;
-    rec.elapsed_seconds = r.elapsed;
+    rec.source = r.source;
+    if (!from_fragments) rec.elapsed_seconds = r.elapsed;
     if (ctx_.sidecar && r.stamped) {
       rec.time = r.stamped;
     } else if (segment < segment_start.size() && segment_start[segment]) {

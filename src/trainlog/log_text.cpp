@@ -14,7 +14,92 @@ bool is_digit(char c) {
   return c >= '0' && c <= '9';
 }
 
+bool is_name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c) || c == '-' || c == '_' ||
+         c == '.';
+}
+
+// One prefix at the start of `s`; returns its length (0: none).
+std::size_t prefix_length(std::string_view s, std::optional<int>* rank) {
+  if (s.empty()) return 0;
+  const auto set_rank = [&](std::string_view digits) {
+    int v = 0;
+    const auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+    if (rank && ec == std::errc{} && p != digits.data()) *rank = v;
+  };
+  if (s[0] == '[') {
+    const std::size_t close = s.find(']');
+    if (close == std::string_view::npos || close > 64) return 0;
+    const std::string_view inner = s.substr(1, close - 1);
+    std::size_t end = close + 1;
+    std::string_view digits;
+    if (starts_with(inner, "rank")) {
+      digits = trim(inner.substr(4));
+      if (!digits.empty() && digits.front() == ':') digits = trim(digits.substr(1));
+    } else if (starts_with(inner, "default")) {
+      digits = inner.substr(7);
+    } else if (starts_with(inner, "pod/")) {
+      digits = {};
+      if (end < s.size() && s[end] == ' ') ++end;
+      return end;
+    } else if (const auto comma = inner.find(','); comma != std::string_view::npos &&
+                                                   s.substr(end).substr(0, 8) == "<stdout>") {
+      digits = inner.substr(comma + 1);
+      end += 8;
+    } else if (const auto comma2 = inner.find(','); comma2 != std::string_view::npos &&
+                                                    s.substr(end).substr(0, 8) == "<stderr>") {
+      digits = inner.substr(comma2 + 1);
+      end += 8;
+    } else {
+      return 0;
+    }
+    if (digits.empty()) return 0;
+    for (const char c : digits) {
+      if (!is_digit(c)) return 0;
+    }
+    set_rank(digits);
+    if (end < s.size() && s[end] == ':') ++end;
+    if (end < s.size() && s[end] == ' ') ++end;
+    return end;
+  }
+  // "0: " (srun --label): at most 4 digits, then ": ".
+  if (is_digit(s[0])) {
+    std::size_t p = 0;
+    while (p < s.size() && p < 5 && is_digit(s[p])) ++p;
+    if (p <= 4 && p + 1 < s.size() && s[p] == ':' && s[p + 1] == ' ') {
+      set_rank(s.substr(0, p));
+      return p + 2;
+    }
+    // "2024-05-01T12:00:00.123456789Z " (RFC 3339 with a 'T', as collectors write it).
+    if (s.size() > 20 && s[4] == '-' && s[7] == '-' && s[10] == 'T' && s[13] == ':') {
+      const std::size_t sp = s.find(' ');
+      if (sp != std::string_view::npos && sp <= 40 &&
+          (s[sp - 1] == 'Z' || s[sp - 6] == '+' || s[sp - 6] == '-'))
+        return sp + 1;
+    }
+    return 0;
+  }
+  // "name-1  | " (docker compose): a service name, spaces, then "| ".
+  std::size_t p = 0;
+  while (p < s.size() && p < 64 && is_name_char(s[p])) ++p;
+  if (p == 0 || p >= s.size() || s[p] != ' ') return 0;
+  std::size_t q = p;
+  while (q < s.size() && s[q] == ' ') ++q;
+  if (q + 1 < s.size() && s[q] == '|' && s[q + 1] == ' ' && (s[0] < '0' || s[0] > '9'))
+    return q + 2;
+  return 0;
+}
+
 }  // namespace
+
+std::string_view strip_line_prefix(std::string_view line, std::optional<int>* rank) {
+  for (int i = 0; i < 4; ++i) {
+    const std::size_t n = prefix_length(line, rank);
+    if (n == 0) break;
+    line.remove_prefix(n);
+  }
+  return line;
+}
 
 std::optional<SystemTime> leading_timestamp(std::string_view line, std::size_t* end) {
   std::size_t pos = 0;

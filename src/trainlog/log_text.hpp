@@ -23,6 +23,17 @@ std::optional<double> parse_clock_seconds(std::string_view text);
 std::optional<double> number_after(std::string_view line, std::string_view key);
 std::optional<std::int64_t> integer_after(std::string_view line, std::string_view key);
 
+// What launchers and log collectors put before a process's own text, removed so that every parser
+// sees the line as the framework printed it:
+//   "[rank1]: ", "[rank 1]: ", "[rank: 1] ", "[default0]:"   (torchrun / PyTorch distributed)
+//   "[1,0]<stdout>:"                                           (mpirun --tag-output)
+//   "0: "                                                      (srun --label)
+//   "[pod/trainer-0/main] "                                    (kubectl logs --prefix)
+//   "trainer-1  | "                                            (docker compose)
+//   "2024-05-01T12:00:00.123456789Z "                          (kubectl/docker --timestamps)
+// `rank` receives the rank the prefix names (nullopt when none does).
+std::string_view strip_line_prefix(std::string_view line, std::optional<int>* rank = nullptr);
+
 // Offsets a time by fractional seconds.
 SystemTime add_seconds(SystemTime t, double seconds);
 double seconds_between(SystemTime from, SystemTime to);

@@ -27,6 +27,16 @@ std::unique_ptr<FormatParser> make_parser(LogFormat format, const ParseContext& 
       return make_llama_cpp_parser(ctx);
     case LogFormat::llamafactory:
       return make_llamafactory_parser(ctx);
+    case LogFormat::keras:
+      return make_keras_parser(ctx);
+    case LogFormat::litgpt:
+      return make_litgpt_parser(ctx);
+    case LogFormat::nanogpt:
+      return make_nanogpt_parser(ctx);
+    case LogFormat::fairseq:
+      return make_fairseq_parser(ctx);
+    case LogFormat::composer:
+      return make_composer_parser(ctx);
     case LogFormat::trainer_state:  // whole-document format, handled before streaming
     case LogFormat::tqdm:
     case LogFormat::hf_trainer:
@@ -97,18 +107,28 @@ Result<StepSeries> parse_stream(const ReaderFactory& open_log,
   std::string head;
   std::uint64_t lines = 0, binary = 0;
   LogLine line;
+  // Ranks: rank 0 (and unranked lines) speak for the run; another rank only when rank 0 is absent.
+  bool saw_rank0 = false;
+  std::optional<int> lowest_rank;
   while (detect_reader->next(line)) {
     ++lines;
     if (has_nul(line.text)) {
       ++binary;
       continue;
     }
+    std::optional<int> rank;
+    const std::string_view raw = line.text;
+    line.text = strip_line_prefix(line.text, &rank);
+    if (rank) {
+      if (*rank == 0) saw_rank0 = true;
+      if (!lowest_rank || *rank < *lowest_rank) lowest_rank = rank;
+    }
     if (head.size() < 65536) {
       head.append(line.text.substr(0, 65536 - head.size()));
       head.push_back('\n');
     }
-    if (!options.format) detector.feed(line.text);
-    const auto pos = line.offset + line.text.size();
+    if (!options.format && !line.text.empty()) detector.feed(line.text);
+    const auto pos = line.offset + raw.size();
     if (options.format || detector.confident()) break;
     if (pos >= options.detect_bytes && detector.result().format) break;
     if (pos >= options.max_detect_bytes) break;
@@ -147,11 +167,18 @@ Result<StepSeries> parse_stream(const ReaderFactory& open_log,
   builder.notes().other_format = detection.other;
   builder.notes().other_format_lines = detection.other_evidence;
   auto parser = make_parser(*detection.format, ctx);
-  std::uint64_t total_lines = 0, binary_lines = 0;
+  std::uint64_t total_lines = 0, binary_lines = 0, other_rank = 0;
+  const int keep_rank = saw_rank0 || !lowest_rank ? 0 : *lowest_rank;
   while (reader->next(line)) {
     ++total_lines;
     if (has_nul(line.text)) {
       ++binary_lines;
+      continue;
+    }
+    std::optional<int> rank;
+    line.text = strip_line_prefix(line.text, &rank);
+    if (rank && *rank != keep_rank) {
+      ++other_rank;
       continue;
     }
     if (sidecar) line.stamped = sidecar->time_at(line.offset);
@@ -164,6 +191,7 @@ Result<StepSeries> parse_stream(const ReaderFactory& open_log,
   series.notes.lines = total_lines;
   series.notes.binary_lines = binary_lines;
   series.notes.overlong_lines = reader->overlong();
+  series.notes.other_rank_lines = other_rank;
   if (sidecar) {
     series.notes.sidecar_mismatch = sidecar->has_unused_entries();
     series.notes.malformed_records += sidecar->malformed();

@@ -33,15 +33,26 @@ void SeriesBuilder::add_step(StepRecord record) {
     return;
   }
   if (last_step_ && record.step == *last_step_) return;  // a redraw while downsampling
+  bool fresh_run = false;
   if (last_step_ && record.step < *last_step_) {
+    // Back to (or below) where this run began: a new launch from scratch, kept as its own run.
+    // Anywhere else: a resume from a checkpoint inside the same run.
+    fresh_run = run_first_step_ && record.step <= *run_first_step_;
     Marker m;
     m.kind = MarkerKind::restart;
     m.step = last_step_;
     m.time = record.time;
-    m.detail = "step counter went back to " + std::to_string(record.step);
+    m.detail = (fresh_run ? "a new run: step counter went back to " : "step counter went back to ") +
+               std::to_string(record.step);
     add_marker(std::move(m));
   }
+  if (!run_first_step_ || fresh_run) {
+    run_first_step_ = record.step;
+    flush_group();
+    series_.run_starts.push_back(series_.steps.size());
+  }
   last_step_ = record.step;
+  ++steps_added_;
   push(record);
 }
 
@@ -90,6 +101,8 @@ void SeriesBuilder::compact() {
   }
   if (v.size() % 2 == 1) v[out++] = v.back();
   v.resize(out);
+  // Run starts follow their records (approximately: a merged pair may straddle a boundary).
+  for (auto& start : series_.run_starts) start /= 2;
   stride_ *= 2;
   series_.notes.downsample_stride = stride_;
 }
@@ -100,6 +113,7 @@ void SeriesBuilder::add_marker(Marker marker) {
     return;
   }
   if (!marker.step) marker.step = last_step_;
+  marker.steps_before = steps_added_;
   // One save or evaluation is often announced by several lines (DeepSpeed prints five per save).
   if (!series_.markers.empty()) {
     const Marker& prev = series_.markers.back();

@@ -38,6 +38,8 @@ class SeriesBuilder {
   std::size_t max_steps_;
   std::size_t max_markers_;
   std::optional<std::int64_t> last_step_;
+  std::optional<std::int64_t> run_first_step_;
+  std::uint64_t steps_added_ = 0;  // the first step of the current run
   std::optional<SystemTime> last_time_;
   // Downsampling state: records are merged `stride` at a time once the cap was hit.
   std::uint64_t stride_ = 1;

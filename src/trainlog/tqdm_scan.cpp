@@ -29,7 +29,8 @@ std::optional<std::int64_t> to_int(std::string_view s) {
 
 // "21.99s/it" -> 21.99; "4.50it/s" -> 0.222; "1.2kit/s" -> 1/1200. nullopt for "?it/s" and for
 // non-iteration units. `ok` is false when the unit is not iterations at all.
-std::optional<double> parse_rate(std::string_view text, bool& ok) {
+std::optional<double> parse_rate(std::string_view text, bool& ok, bool& inverted) {
+  inverted = false;
   std::string_view r = trim(text);
   ok = true;
   if (ends_with(r, "s/it")) {
@@ -44,6 +45,7 @@ std::optional<double> parse_rate(std::string_view text, bool& ok) {
       scale = num.back() == 'k' ? 1e3 : 1e6;
       num.remove_suffix(1);
     }
+    inverted = true;
     const auto v = parse_double(num);
     if (!v || *v <= 0) return std::nullopt;
     return 1.0 / (*v * scale);
@@ -92,14 +94,30 @@ void scan_tqdm(std::string_view line, std::vector<TqdmUpdate>& out) {
     const auto elapsed = parse_clock_seconds(inner.substr(0, elapsed_end));
     if (!elapsed) continue;
     const std::size_t rate_start = inner.find(',', elapsed_end);
-    if (rate_start == std::string_view::npos) continue;
-    std::string_view rest = inner.substr(rate_start + 1);
-    const std::size_t rate_end = rest.find(',');
-    bool unit_ok = false;
-    u.seconds_per_it = parse_rate(rest.substr(0, rate_end), unit_ok);
-    if (!unit_ok) continue;
-    u.postfix =
-        rate_end == std::string_view::npos ? std::string_view{} : trim(rest.substr(rate_end + 1));
+    if (rate_start == std::string_view::npos) {
+      // "[00:12<00:30]": a bar_format without rate or postfix; needs the remaining time.
+      const std::string_view remaining = trim(inner.substr(elapsed_end + 1));
+      if (inner[elapsed_end] != '<' || !u.total ||
+          (remaining != "?" && !parse_clock_seconds(remaining)))
+        continue;
+      u.postfix = {};
+    } else {
+      std::string_view rest = inner.substr(rate_start + 1);
+      const std::size_t rate_end = rest.find(',');
+      const std::string_view rate_field = rest.substr(0, rate_end);
+      bool unit_ok = false;
+      u.seconds_per_it = parse_rate(rate_field, unit_ok, u.rate_inverted);
+      if (unit_ok) {
+        u.postfix = rate_end == std::string_view::npos ? std::string_view{}
+                                                       : trim(rest.substr(rate_end + 1));
+      } else if (u.total && inner[elapsed_end] == '<' &&
+                 rate_field.find('=') != std::string_view::npos) {
+        // NeMo / Lightning bar_format without the rate: the postfix follows the remaining time.
+        u.postfix = trim(rest);
+      } else {
+        continue;
+      }
+    }
     u.elapsed_seconds = *elapsed;
     // desc: between the previous update (or line start) and the percentage before "%|".
     std::string_view before = line.substr(segment_start, n_start - segment_start);
@@ -118,6 +136,38 @@ void scan_tqdm(std::string_view line, std::vector<TqdmUpdate>& out) {
     segment_start = close + 1;
     pos = close + 1;
   }
+}
+
+BarRole classify_bar(std::string_view desc) {
+  // Leading terminal residue ("[A", "^M") left by pasted logs is not part of the description.
+  const std::size_t letter = desc.find_first_not_of("[A^M \x1b");
+  const std::string_view d =
+      letter == std::string_view::npos ? std::string_view{} : desc.substr(letter);
+  if (d.empty()) return BarRole::candidate;
+  if (d.find("|Loss: ") != std::string_view::npos) return BarRole::candidate;  // torchtune
+  // Evaluation loops: HF/Lightning "Validation", "Validation DataLoader 0", "Testing",
+  // "Predicting", "Sanity Checking", ms-swift "Val", MLX-LM "Calculating loss...", "Evaluating".
+  constexpr std::string_view kEval[] = {"Val",     "val",    "Evaluat",          "evaluat", "Eval",
+                                        "eval",    "Test",   "test",             "Predict", "predict",
+                                        "Sanity",  "Calculating loss",           "Generating samples"};
+  for (const auto p : kEval) {
+    if (starts_with(d, p)) return BarRole::eval;
+  }
+  // Start-up and data work that draws bars in training logs (transformers' "Loading checkpoint
+  // shards" / "Loading weights", datasets' "Map", "Filter", "Generating train split", "Running
+  // tokenizer on dataset", huggingface_hub "Downloading"/"Fetching N files", vLLM "Capturing CUDA
+  // graphs", TRL "Tokenizing"/"Packing", ...).
+  constexpr std::string_view kStartup[] = {
+      "Loading",   "loading",  "Map",       "map",        "Tokeniz",    "tokeniz",   "Running tok",
+      "Filter",    "filter",   "Generating", "Download",  "download",   "Fetching",  "Convert",
+      "Process",   "process",  "Grouping",  "Packing",    "packing",    "Casting",   "Saving",
+      "saving",    "Capturing", "Preprocess", "preprocess", "Shuffl",   "Extract",   "Resolving",
+      "Computing", "Applying", "Preparing", "Creating",   "Writing",    "Reading",   "Upload",
+      "Compil",    "Quantiz",  "Merging",   "Building",   "Concatenat", "Adding",    "Truncat"};
+  for (const auto p : kStartup) {
+    if (starts_with(d, p)) return BarRole::other;
+  }
+  return BarRole::candidate;
 }
 
 }  // namespace sparkops::trainlog

@@ -1,7 +1,9 @@
 #pragma once
 // Finds every tqdm progress update in a record. tqdm prints
 //   "{desc}: {pct}%|{bar}| {n}/{total} [{elapsed}<{remaining}, {rate}{postfix}]"
-// or, without a total, "{desc}: {n}it [{elapsed}, {rate}{postfix}]". Several updates may share one
+// or, without a total, "{desc}: {n}it [{elapsed}, {rate}{postfix}]". Bars drawn with a custom
+// bar_format may leave the rate out: NeMo's "[4:26:54<2:56:09, v_num=0, reduced_train_loss=...]"
+// (postfix only) or "[00:12<00:30]". Several updates may share one
 // record when the '\r' between them was lost (copied logs), e.g.
 //   "  1%|          | 10/1755 [03:33<10:21:09, 21.36s/it]  1%|          | 11/1755 [03:54<..."
 
@@ -18,6 +20,7 @@ struct TqdmUpdate {
   std::optional<std::int64_t> total;
   double elapsed_seconds = 0;
   std::optional<double> seconds_per_it;  // from "21.99s/it" or 1 / "4.50it/s"; none for "?it/s"
+  bool rate_inverted = false;            // the rate was printed as it/s (tqdm switches below 1 s/it)
   std::string_view postfix;              // text after the rate inside the brackets
   std::size_t begin = 0;                 // where the update starts in the record
   std::size_t end = 0;                   // one past its closing ']'
@@ -26,5 +29,13 @@ struct TqdmUpdate {
 // Clears `out` and appends the iteration-unit updates found in `line` (bars counting bytes or other
 // units are skipped).
 void scan_tqdm(std::string_view line, std::vector<TqdmUpdate>& out);
+
+// What a bar's description says it is. Training loops draw their bar without a description (HF
+// Trainer, TRL, axolotl, LLaMA-Factory), with "Epoch N" (Lightning, NeMo), "E|S|Loss: x"
+// (torchtune) or "Train" (ms-swift); the other bars in training logs are evaluation loops
+// (validation, ms-swift "Val", MLX-LM "Calculating loss") or start-up and data work (weights,
+// datasets). A description of neither kind stays a candidate (custom loops name their bars).
+enum class BarRole { candidate, eval, other };
+BarRole classify_bar(std::string_view desc);
 
 }  // namespace sparkops::trainlog

@@ -37,6 +37,14 @@ std::string thermal_evidence(const Sample* sample) {
 
 std::string format_slowdown_event(const diagnose::LiveSlowdownEvent& e, SystemTime now,
                                   const Sample* latest) {
+  if (e.edge == diagnose::SlowdownEdge::stall) {
+    // A short slow stretch that ended: its own event kind, with the time it cost.
+    return fmt::format(
+        "{} stall step={} first_step={} seconds={:.3f} baseline_s={:.3f} ratio={:.2f} "
+        "duration_s={:.1f}\n",
+        format_iso8601_utc_ms(e.time.value_or(now)), e.step, e.first_step, e.seconds,
+        e.baseline_seconds, e.ratio, e.stall_seconds);
+  }
   std::string line = fmt::format(
       "{} {} cause=slowdown step={} first_step={} seconds={:.3f} baseline_s={:.3f} ratio={:.2f}",
       format_iso8601_utc_ms(e.time.value_or(now)),

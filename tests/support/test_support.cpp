@@ -198,4 +198,47 @@ void expect_golden(std::string_view relative, std::string_view actual) {
   EXPECT_EQ(slurp(path), actual) << "differs from golden " << path;
 }
 
+std::vector<std::map<std::string, std::string>> read_csv(const std::filesystem::path& path) {
+  const std::string text = slurp(path);
+  std::vector<std::vector<std::string>> rows(1);
+  std::string field;
+  bool quoted = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        field.push_back('"');
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        field.push_back(c);
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      rows.back().push_back(std::move(field));
+      field.clear();
+    } else if (c == '\n' || c == '\r') {
+      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
+      rows.back().push_back(std::move(field));
+      field.clear();
+      rows.emplace_back();
+    } else {
+      field.push_back(c);
+    }
+  }
+  if (!field.empty() || !rows.back().empty()) rows.back().push_back(std::move(field));
+  std::vector<std::map<std::string, std::string>> out;
+  if (rows.empty()) return out;
+  const auto header = rows.front();
+  for (std::size_t r = 1; r < rows.size(); ++r) {
+    if (rows[r].empty() || (rows[r].size() == 1 && rows[r][0].empty())) continue;
+    std::map<std::string, std::string> row;
+    for (std::size_t k = 0; k < header.size() && k < rows[r].size(); ++k) row[header[k]] = rows[r][k];
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
 }  // namespace sparkops::test

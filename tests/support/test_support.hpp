@@ -17,6 +17,9 @@ std::filesystem::path shared_corpus(std::string_view relative);
 // Reads a whole file; fails the current test when it cannot.
 std::string slurp(const std::filesystem::path& path);
 void write_text(const std::filesystem::path& path, std::string_view text);
+// An RFC 4180 CSV file (quoted fields may hold commas, doubled quotes and newlines) as rows of
+// header -> value; fails the current test when it cannot be read.
+std::vector<std::map<std::string, std::string>> read_csv(const std::filesystem::path& path);
 
 // A fresh directory under the system temp dir, removed when the object dies.
 class TempDir {

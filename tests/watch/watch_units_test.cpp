@@ -81,17 +81,56 @@ TEST(LiveSlowdown, BaselineThenSustainedSlowStepsStartAndCalmStepsEnd) {
   feed(5.0, 2);  // warm-up: not part of the baseline
   feed(1.0, 4);
   EXPECT_EQ(d.baseline_seconds(), 1.0);
-  feed(2.0, 2);  // not sustained
+  feed(2.0, 2);  // two slow steps, then one calm one inside the same episode
   feed(1.0, 1);
-  feed(2.0, 3);
+  feed(2.0, 3);  // the third slow measurement confirms it (6 of 7 s above the threshold)
   ASSERT_EQ(events.size(), 1U);
   EXPECT_EQ(events[0].edge, diagnose::SlowdownEdge::start);
-  EXPECT_EQ(events[0].first_step, 10);
+  EXPECT_EQ(events[0].first_step, 7);
+  EXPECT_EQ(events[0].step, 10);
   EXPECT_DOUBLE_EQ(events[0].ratio, 2.0);
-  feed(1.0, 3);
+  feed(1.0, 2);  // a recovery must be sustained: sustain_steps calm measurements
+  ASSERT_EQ(events.size(), 1U);
+  feed(1.0, 1);
   ASSERT_EQ(events.size(), 2U);
   EXPECT_EQ(events[1].edge, diagnose::SlowdownEdge::end);
   EXPECT_EQ(d.slowdowns(), 1U);
+}
+
+TEST(LiveSlowdown, OneStalledStepIsAStallWithItsDurationNotASlowdown) {
+  diagnose::LiveSlowdownOptions o;
+  o.warmup_steps = 0;
+  o.baseline_samples = 4;
+  o.sustain_steps = 3;
+  diagnose::LiveSlowdownDetector d(o);
+  std::vector<diagnose::LiveSlowdownEvent> events;
+  std::int64_t step = 0;
+  for (const double s : {1.0, 1.0, 1.0, 1.0, 1.0, 61.0, 1.0, 1.0, 1.0}) {
+    if (auto e = d.feed(++step, s, std::nullopt)) events.push_back(*e);
+  }
+  ASSERT_EQ(events.size(), 1U);
+  EXPECT_EQ(events[0].edge, diagnose::SlowdownEdge::stall);
+  EXPECT_EQ(events[0].first_step, 6);
+  EXPECT_DOUBLE_EQ(events[0].stall_seconds, 60.0);
+  EXPECT_EQ(d.slowdowns(), 0U);
+  EXPECT_EQ(d.stalls(), 1U);
+}
+
+TEST(LiveSlowdown, AFlickeringPaceIsNeitherSlowdownNorStall) {
+  // Slow, calm, slow, calm...: five slow measurements, but only 7 of 11 s (0.64) above
+  // the threshold (min_wall_share 0.75).
+  diagnose::LiveSlowdownOptions o;
+  o.warmup_steps = 0;
+  o.baseline_samples = 4;
+  o.sustain_steps = 5;
+  diagnose::LiveSlowdownDetector d(o);
+  std::vector<diagnose::LiveSlowdownEvent> events;
+  std::int64_t step = 0;
+  for (const double s : {1.0, 1.0, 1.0, 1.0, 1.4, 1.0, 1.4, 1.0, 1.4, 1.0, 1.4, 1.0, 1.4, 1.0, 1.0}) {
+    if (auto e = d.feed(++step, s, std::nullopt)) events.push_back(*e);
+  }
+  EXPECT_TRUE(events.empty());
+  EXPECT_EQ(d.slowdowns(), 0U);
 }
 
 TEST(RecordSplitter, SplitsOnNewlineAndCarriageReturnAcrossChunks) {
