@@ -81,6 +81,9 @@ void run_analyze(const AnalyzeFlags& f, AppContext& ctx) {
   diagnose::DiagnoseOptions o = diagnose_options_from_config(ctx.config);
   if (o.slowdown_factor <= 1.0) return bad("analyze.slowdown_factor must be above 1");
   if (o.sustain_steps < 1) return bad("analyze.sustain_steps must be at least 1");
+  if (!(o.min_wall_share >= 0 && o.min_wall_share <= 1))
+    return bad("analyze.min_wall_share must be between 0 and 1");
+  if (!(o.noise_sigmas >= 0)) return bad("analyze.noise_sigmas must be 0 or more");
 
   auto series = trainlog::parse_log_file(f.log, po);
   if (!series) return bad(series.error().detail);

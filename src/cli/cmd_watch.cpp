@@ -115,6 +115,8 @@ Result<WatchOptions> options_from_flags(AppContext& ctx, const WatchFlags& f) {
   o.appender.memory_buffer_rows = static_cast<std::size_t>(buffer_rows);
   o.slowdown.slowdown_factor = ctx.config.get_number("analyze.slowdown_factor");
   o.slowdown.sustain_steps = ctx.config.get_integer("analyze.sustain_steps");
+  o.slowdown.min_wall_share = ctx.config.get_number("analyze.min_wall_share");
+  o.slowdown.noise_sigmas = ctx.config.get_number("analyze.noise_sigmas");
   o.slowdown.warmup_steps = ctx.config.get_integer("analyze.warmup_steps");
   return o;
 }

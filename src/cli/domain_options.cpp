@@ -62,6 +62,8 @@ diagnose::DiagnoseOptions diagnose_options_from_config(const Config& config) {
   diagnose::DiagnoseOptions o;
   o.slowdown_factor = config.get_number("analyze.slowdown_factor");
   o.sustain_steps = config.get_integer("analyze.sustain_steps");
+  o.min_wall_share = config.get_number("analyze.min_wall_share");
+  o.noise_sigmas = config.get_number("analyze.noise_sigmas");
   o.warmup_steps = config.get_integer("analyze.warmup_steps");
   o.rated_watts = config.get_number("thermal.rated_watts");
   o.ceiling_watts = config.get_number("thermal.ceiling_watts");

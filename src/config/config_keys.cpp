@@ -38,7 +38,12 @@ const std::vector<ConfigKey>& config_keys() {
        "per-workload series `sparkops serve` exports at most (largest first)"},
       {"analyze.slowdown_factor", "1.3", "number",
        "step time this many times the baseline is a slowdown"},
-      {"analyze.sustain_steps", "5", "integer", "steps a slowdown must last"},
+      {"analyze.sustain_steps", "5", "integer",
+       "slow measurements a slowdown needs (fewer make a stall)"},
+      {"analyze.min_wall_share", "0.75", "number",
+       "share of a slowdown's wall time its slow steps must take (0..1)"},
+      {"analyze.noise_sigmas", "3", "number",
+       "a slow step is also this many robust sigmas of the baseline's noise above it"},
       {"analyze.warmup_steps", "5", "integer", "steps skipped before the baseline"},
       {"procs.small_workload", "4GiB", "bytes",
        "an uncapped workload holding less than this is small and coexists (the skill's < 4 GB "
