@@ -2,6 +2,7 @@
 // never return (fake NVML scenarios hang-init and hang-after-1) must cost one gpu.timeout, turn the
 // GPU hung (a state, an event, a metric) and leave every host figure flowing.
 #include <string>
+#include <string_view>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -19,9 +20,9 @@ namespace fs = std::filesystem;
 #ifdef SPARKOPS_FAKE_NVML
 // A config that bounds each GPU call at 200 ms, so the suite does not wait the default 10 s. The
 // fake's calls block until the process exits, so the assertions do not depend on speed.
-fs::path short_timeout_config(const test::TempDir& tmp) {
+fs::path short_timeout_config(const test::TempDir& tmp, std::string_view timeout = "200ms") {
   const auto path = tmp / "config.toml";
-  test::write_text(path, "[gpu]\ntimeout = \"200ms\"\n");
+  test::write_text(path, "[gpu]\ntimeout = \"" + std::string(timeout) + "\"\n");
   return path;
 }
 
@@ -40,15 +41,19 @@ TEST(GpuHang, StatusAnswersWhileNvmlInitIsWedged) {
   EXPECT_FALSE(j["pool"].is_null());  // the host side is read as usual
 }
 
+// The interval is longer than the watchdog's timeout, so a hung tick never makes the scheduler skip
+// the next one (a tick late by more than one interval is skipped, and --count counts ticks): the
+// row count does not depend on how loaded the machine is. The 1 s timeout leaves the one call that
+// answers (tick 1) ample time on a loaded machine.
 TEST(GpuHang, SampleKeepsEveryHostRowAndLogsTheHang) {
   const test::TempDir tmp;
   const auto out = tmp / "thermal.jsonl";
   const auto r = test::run_sparkops(
       {"--root", test::fixture("roots/gb10-finetune").string(), "sample", "--gpu", "nvml",
-       "--count", "4", "--interval", "0.01", "--format", "jsonl", "--out", out.string()},
+       "--count", "4", "--interval", "2", "--format", "jsonl", "--out", out.string()},
       {{"SPARKOPS_NVML_LIB", SPARKOPS_FAKE_NVML},
        {"FAKE_NVML_SCENARIO", test::fixture("nvml/hang-after-1").string()},
-       {"SPARKOPS_CONFIG", short_timeout_config(tmp).string()},
+       {"SPARKOPS_CONFIG", short_timeout_config(tmp, "1s").string()},
        {"TZ", "UTC"}});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   std::size_t rows = 0, with_gpu = 0;
