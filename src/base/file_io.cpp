@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -38,6 +39,14 @@ class Fd {
   int fd_;
 };
 
+std::string_view file_kind(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  return "not a file";
+}
+
 Status write_all(int fd, std::string_view content, const std::filesystem::path& path) {
   while (!content.empty()) {
     const ssize_t n = ::write(fd, content.data(), content.size());
@@ -52,9 +61,22 @@ Status write_all(int fd, std::string_view content, const std::filesystem::path& 
 
 }  // namespace
 
-Result<std::string> read_file(const std::filesystem::path& path, std::size_t max_bytes) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+Result<std::string> read_file(const std::filesystem::path& path, std::size_t max_bytes,
+                              NonRegular non_regular) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
   if (fd.get() < 0) return tl::unexpected(errno_error(errno, path, "open"));
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return tl::unexpected(errno_error(errno, path, "stat"));
+  if (S_ISDIR(st.st_mode)) return tl::unexpected(errno_error(EISDIR, path, "read"));
+  if (!S_ISREG(st.st_mode)) {
+    if (non_regular == NonRegular::refuse) {
+      return fail(Errc::invalid_argument,
+                  fmt::format("{}: not a regular file ({})", path.string(), file_kind(st.st_mode)));
+    }
+    // A pipe the user named: wait for its writer like any reader would.
+    const int flags = ::fcntl(fd.get(), F_GETFL);
+    if (flags >= 0) ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK);
+  }
   std::string out;
   char buf[65536];
   while (true) {

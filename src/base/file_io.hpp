@@ -16,11 +16,21 @@ inline constexpr std::size_t kDefaultReadLimit = 16 * 1024 * 1024;
 // permission_denied, anything else -> io; the detail names the path, the verb and strerror.
 Error errno_error(int err, const std::filesystem::path& path, std::string_view verb);
 
-// Reads a whole file (works for /proc and /sys files that report size 0). ENOENT -> not_found,
-// EACCES/EPERM -> permission_denied, more than max_bytes -> too_large. Never allocates more than
+// What read_file does with something that is not a regular file.
+enum class NonRegular {
+  refuse,  // a FIFO, socket or device is invalid_argument: every /proc, /sys and --root read, where
+           // a FIFO planted in a captured tree would otherwise hang the reader forever
+  read,    // read it too (a user's `--log <(zcat train.log.gz)`), waiting for its writer
+};
+
+// Reads a whole file (works for /proc and /sys files that report size 0). The open never blocks
+// (O_NONBLOCK, so a FIFO without a writer cannot hang it). ENOENT -> not_found, EACCES/EPERM ->
+// permission_denied, a directory -> io (EISDIR), with NonRegular::refuse anything else but a
+// regular file -> invalid_argument, more than max_bytes -> too_large. Never allocates more than
 // max_bytes + one read chunk.
 Result<std::string> read_file(const std::filesystem::path& path,
-                              std::size_t max_bytes = kDefaultReadLimit);
+                              std::size_t max_bytes = kDefaultReadLimit,
+                              NonRegular non_regular = NonRegular::refuse);
 
 // Writes to a temporary file beside `path`, fsyncs, and renames over it: readers see the old or the
 // new content, never a torn one.

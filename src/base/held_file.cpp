@@ -21,8 +21,15 @@ constexpr std::size_t kInitialBuffer = 4096;
 }  // namespace
 
 Result<HeldFile> HeldFile::open(const std::filesystem::path& path, std::size_t max_bytes) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK and a regular-file check: a FIFO planted in a captured root must not hang the
+  // sampler (sysfs attributes and /proc files are regular files).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return tl::unexpected(errno_error(errno, path, "open"));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return fail(Errc::invalid_argument, fmt::format("{}: not a regular file", path.string()));
+  }
   return HeldFile(fd, path, max_bytes);
 }
 

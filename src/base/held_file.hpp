@@ -16,7 +16,8 @@ namespace sparkops {
 
 class HeldFile {
  public:
-  // Opens `path` read-only. Errors as read_file(): not_found, permission_denied, io.
+  // Opens `path` read-only without blocking. Errors as read_file(): not_found, permission_denied,
+  // io; anything but a regular file (a FIFO in a captured root) is invalid_argument.
   static Result<HeldFile> open(const std::filesystem::path& path,
                                std::size_t max_bytes = 256 * 1024);
 

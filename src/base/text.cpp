@@ -1,5 +1,7 @@
 #include "base/text.hpp"
 
+#include <cmath>
+
 #include <charconv>
 #include <cstdio>
 
@@ -14,8 +16,12 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-bool starts_with(std::string_view s, std::string_view prefix) { return s.starts_with(prefix); }
-bool ends_with(std::string_view s, std::string_view suffix) { return s.ends_with(suffix); }
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.starts_with(prefix);
+}
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.ends_with(suffix);
+}
 bool contains(std::string_view s, std::string_view needle) {
   return s.find(needle) != std::string_view::npos;
 }
@@ -96,7 +102,9 @@ static std::optional<T> parse_integral(std::string_view s, int base = 10) {
 std::optional<std::uint64_t> parse_u64(std::string_view s) {
   return parse_integral<std::uint64_t>(s);
 }
-std::optional<std::int64_t> parse_i64(std::string_view s) { return parse_integral<std::int64_t>(s); }
+std::optional<std::int64_t> parse_i64(std::string_view s) {
+  return parse_integral<std::int64_t>(s);
+}
 
 std::optional<std::uint64_t> parse_hex_u64(std::string_view s) {
   s = trim(s);
@@ -112,6 +120,12 @@ std::optional<double> parse_double(std::string_view s) {
   const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
   if (ec != std::errc{} || ptr != s.data() + s.size()) return std::nullopt;
   return value;
+}
+
+std::optional<std::int64_t> exact_integer(double v) {
+  constexpr double kExact = 9007199254740992.0;  // 2^53
+  if (!std::isfinite(v) || v > kExact || v < -kExact || std::trunc(v) != v) return std::nullopt;
+  return static_cast<std::int64_t>(v);
 }
 
 std::optional<LeadingNumber> parse_leading_double(std::string_view s) {

@@ -27,6 +27,10 @@ std::vector<std::string_view> split_lines(std::string_view s);
 std::optional<std::uint64_t> parse_u64(std::string_view s);
 std::optional<std::int64_t> parse_i64(std::string_view s);
 std::optional<double> parse_double(std::string_view s);
+// An integral double (a JSON number such as 10 or 10.0) as an integer; nullopt for NaN, infinities,
+// fractions and magnitudes above 2^53, past which a double no longer holds every integer (and a
+// cast to int64 past 2^63 is undefined behaviour).
+std::optional<std::int64_t> exact_integer(double v);
 // Hex with or without 0x prefix.
 std::optional<std::uint64_t> parse_hex_u64(std::string_view s);
 
@@ -37,7 +41,8 @@ struct LeadingNumber {
 };
 std::optional<LeadingNumber> parse_leading_double(std::string_view s);
 
-// Printable single-line form of untrusted text for error messages: control bytes escaped, cut to max.
+// Printable single-line form of untrusted text for error messages: control bytes escaped, cut to
+// max.
 std::string quote_for_message(std::string_view s, std::size_t max = 80);
 
 }  // namespace sparkops

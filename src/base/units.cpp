@@ -57,11 +57,12 @@ Result<std::uint64_t> parse_bytes(std::string_view text, DefaultUnit bare_unit) 
         Errc::invalid_argument,
         fmt::format("size {}: unknown unit {}", quote_for_message(text), quote_for_message(unit)));
   }
-  const double bytes = lead->value * mult;
-  if (bytes > 1.8e19) {
+  // Rounded in double and cast only below 2^64: llround would overflow long long from 2^63 on.
+  const double bytes = std::round(lead->value * mult);
+  if (bytes >= 18446744073709551616.0) {
     return fail(Errc::invalid_argument, fmt::format("size {}: too large", quote_for_message(text)));
   }
-  return static_cast<std::uint64_t>(std::llround(bytes));
+  return static_cast<std::uint64_t>(bytes);
 }
 
 Result<std::chrono::nanoseconds> parse_duration(std::string_view text) {

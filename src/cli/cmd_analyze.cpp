@@ -72,12 +72,28 @@ void run_analyze(const AnalyzeFlags& f, AppContext& ctx) {
     if (!off) return bad(fmt::format("--tz-offset {}: expected +HH:MM or -HH:MM", f.tz_offset));
     to.tz_offset = *off;
   }
-  if (f.slowdown_factor)
-    ctx.config.set_from_flag("analyze.slowdown_factor", fmt::format("{}", *f.slowdown_factor));
-  if (f.sustain_steps)
-    ctx.config.set_from_flag("analyze.sustain_steps", std::to_string(*f.sustain_steps));
-  if (f.warmup_steps)
-    ctx.config.set_from_flag("analyze.warmup_steps", std::to_string(*f.warmup_steps));
+  const auto from_flag = [&](std::string_view key, std::string value,
+                             std::string_view flag) -> Status {
+    return ctx.config.set_from_flag(key, std::move(value), flag);
+  };
+  if (f.slowdown_factor) {
+    if (auto st = from_flag("analyze.slowdown_factor", fmt::format("{}", *f.slowdown_factor),
+                            "--slowdown-factor");
+        !st)
+      return bad(st.error().detail);
+  }
+  if (f.sustain_steps) {
+    if (auto st =
+            from_flag("analyze.sustain_steps", std::to_string(*f.sustain_steps), "--sustain-steps");
+        !st)
+      return bad(st.error().detail);
+  }
+  if (f.warmup_steps) {
+    if (auto st =
+            from_flag("analyze.warmup_steps", std::to_string(*f.warmup_steps), "--warmup-steps");
+        !st)
+      return bad(st.error().detail);
+  }
   diagnose::DiagnoseOptions o = diagnose_options_from_config(ctx.config);
   if (o.slowdown_factor <= 1.0) return bad("analyze.slowdown_factor must be above 1");
   if (o.sustain_steps < 1) return bad("analyze.sustain_steps must be at least 1");

@@ -29,7 +29,11 @@ void run_status(const StatusFlags& flags, AppContext& ctx) {
       ctx.exit_code = kExitBadInput;
       return;
     }
-    ctx.config.set_from_flag("pool.overhead", flags.overhead);
+    if (auto st = ctx.config.set_from_flag("pool.overhead", flags.overhead, "--overhead"); !st) {
+      print_error(ctx, st.error().detail);
+      ctx.exit_code = kExitBadInput;
+      return;
+    }
   }
   auto gpu = open_gpu_from_flags(flags.gpu, ctx.config);
   if (!gpu) {

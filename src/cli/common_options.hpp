@@ -22,8 +22,8 @@ struct GpuFlags {
 void add_gpu_flags(CLI::App* cmd, GpuFlags& flags);
 
 // Opens the GPU source the flags ask for (NVML path from SPARKOPS_NVML_LIB, nvidia-smi from PATH),
-// every call under the gpu.timeout watchdog. Only an unknown --gpu value or a gpu.timeout outside
-// 1 ms..10 min is an error; a missing GPU is a source in state no_library.
+// every call under the gpu.timeout watchdog. Only an unknown --gpu value is an error; a missing GPU
+// is a source in state no_library.
 Result<std::unique_ptr<GpuSource>> open_gpu_from_flags(const GpuFlags& flags, const Config& config);
 
 // USER_HZ for /proc/PID/stat start times: sysconf on the live machine, 100 (the Linux value on

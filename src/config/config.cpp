@@ -1,5 +1,6 @@
 #include "config/config.hpp"
 
+#include <cmath>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -9,6 +10,7 @@
 #include "base/file_io.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "config/config_bounds.hpp"
 
 namespace sparkops {
 
@@ -21,18 +23,54 @@ const ConfigKey* find_key(std::string_view name) {
   return nullptr;
 }
 
-// Validates `value` against the key's kind; returns an error message or empty.
+// The value of a numeric key in the unit its bounds use (bytes, seconds, the number itself).
+std::optional<double> numeric_value(const ConfigKey& key, const std::string& value) {
+  if (key.kind == "bytes") {
+    const auto v = parse_bytes(value, DefaultUnit::gib);
+    return v ? std::optional<double>(static_cast<double>(*v)) : std::nullopt;
+  }
+  if (key.kind == "duration") {
+    const auto v = parse_duration(value);
+    return v ? std::optional<double>(std::chrono::duration<double>(*v).count()) : std::nullopt;
+  }
+  if (key.kind == "number") return parse_double(value);
+  if (key.kind == "integer") {
+    const auto v = parse_i64(value);
+    return v ? std::optional<double>(static_cast<double>(*v)) : std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::string bound_text(const ConfigKey& key, double v) {
+  if (key.kind == "bytes") return format_bytes(static_cast<std::uint64_t>(v));
+  if (key.kind == "duration") return fmt::format("{}s", v);
+  return fmt::format("{}", v);
+}
+
+// Validates `value` against the key's kind and range; returns an error message or empty.
 std::string validate(const ConfigKey& key, const std::string& value) {
   if (key.kind == "bytes") {
     if (!parse_bytes(value, DefaultUnit::gib)) return "expected a size such as 4GiB";
   } else if (key.kind == "duration") {
     if (!parse_duration(value)) return "expected a duration such as 30s";
   } else if (key.kind == "number") {
-    if (!parse_double(value)) return "expected a number";
+    const auto v = parse_double(value);
+    if (!v || !std::isfinite(*v)) return "expected a finite number";
   } else if (key.kind == "integer") {
     if (!parse_i64(value)) return "expected an integer";
   } else if (key.kind == "bool") {
     if (value != "true" && value != "false") return "expected true or false";
+  }
+  const ConfigBounds* b = config_bounds(key.name);
+  if (b == nullptr) return {};
+  const auto v = numeric_value(key, value);
+  if (!v) return {};
+  const bool low = b->min_exclusive ? *v <= b->min : *v < b->min;
+  if (low || *v > b->max) {
+    return b->min_exclusive ? fmt::format("expected above {} and at most {} ({})",
+                                          bound_text(key, b->min), bound_text(key, b->max), b->why)
+                            : fmt::format("expected {} to {} ({})", bound_text(key, b->min),
+                                          bound_text(key, b->max), b->why);
   }
   return {};
 }
@@ -97,10 +135,17 @@ Status Config::apply_toml(std::string_view toml_text, std::string_view source) {
   return {};
 }
 
-void Config::set_from_flag(std::string_view key, std::string value) {
+Status Config::set_from_flag(std::string_view key, std::string value, std::string_view flag) {
   const auto it = settings_.find(key);
   if (it == settings_.end()) throw std::logic_error(fmt::format("unknown config key {}", key));
+  if (const ConfigKey* k = find_key(key)) {
+    if (const std::string why = validate(*k, value); !why.empty()) {
+      return fail(Errc::invalid_argument, fmt::format("{} {}: {}", flag.empty() ? key : flag,
+                                                      quote_for_message(value), why));
+    }
+  }
   it->second = ConfigSetting{std::move(value), "flag"};
+  return {};
 }
 
 const ConfigSetting& Config::setting(std::string_view key) const {

@@ -41,8 +41,10 @@ class Config {
   // and the key (a typo in a config file must not silently fall back to a default).
   Status apply_toml(std::string_view toml_text, std::string_view source);
 
-  // Sets a value from a flag (source "flag"). The key must exist.
-  void set_from_flag(std::string_view key, std::string value);
+  // Sets a value from a flag (source "flag"), checked as a file value is (kind and range); the
+  // error names `flag` ("--slowdown-factor") or, when empty, the key. The key must exist.
+  [[nodiscard]] Status set_from_flag(std::string_view key, std::string value,
+                                     std::string_view flag = {});
 
   const std::map<std::string, ConfigSetting, std::less<>>& settings() const { return settings_; }
   const ConfigSetting& setting(std::string_view key) const;

@@ -309,7 +309,7 @@ Result<ThermalLog> parse_thermal_log(std::string_view text, const ThermalReadOpt
 
 Result<ThermalLog> read_thermal_log(const std::filesystem::path& path,
                                     const ThermalReadOptions& options) {
-  auto text = read_file(path, std::size_t{1} << 30);
+  auto text = read_file(path, std::size_t{1} << 30, NonRegular::read);  // `--thermal <(...)` too
   if (!text) return tl::unexpected(text.error());
   return parse_thermal_log(*text, options, path.string());
 }

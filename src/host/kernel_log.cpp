@@ -233,7 +233,12 @@ Result<std::optional<KernelLog>> read_kernel_log(const HostRoot& root, std::size
     }
   }
   const std::string file = root.resolve("/var/log/kern.log").string();
-  Fd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+  // O_NONBLOCK: a FIFO planted in a captured root must not hang the reader at open().
+  Fd fd(::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  struct stat file_st {};
+  if (fd.get() >= 0 && (::fstat(fd.get(), &file_st) != 0 || !S_ISREG(file_st.st_mode))) {
+    return fail(Errc::invalid_argument, fmt::format("{}: not a regular file", file));
+  }
   if (fd.get() < 0) {
     const Error file_error = errno_error(errno, file, "open");
     if (kmsg_error->code == Errc::not_found && file_error.code == Errc::not_found) {

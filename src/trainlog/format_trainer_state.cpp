@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/text.hpp"
 #include "trainlog/series_builder.hpp"
 
 namespace sparkops::trainlog {
@@ -13,6 +14,18 @@ std::optional<double> number(const nlohmann::json& o, const char* key) {
   if (it == o.end()) return std::nullopt;
   if (it->is_number()) return it->get<double>();
   return std::nullopt;
+}
+
+// A step or step count: a whole number in [0, 2^53]. Anything else ({"step": 1e300}, -1, 2.5)
+// is not a step a trainer wrote.
+enum class StepField { absent, valid, invalid };
+StepField step_number(const nlohmann::json& o, const char* key, std::int64_t& out) {
+  const auto v = number(o, key);
+  if (!v) return o.contains(key) ? StepField::invalid : StepField::absent;
+  const auto n = exact_integer(*v);
+  if (!n || *n < 0) return StepField::invalid;
+  out = *n;
+  return StepField::valid;
 }
 
 }  // namespace
@@ -29,15 +42,22 @@ Result<StepSeries> parse_trainer_state(std::string_view json_text, std::string_v
   }
   SeriesBuilder b;
   b.series().format = LogFormat::trainer_state;
-  if (const auto ms = number(j, "max_steps"); ms && *ms > 0) {
-    b.series().total_steps = static_cast<std::int64_t>(*ms);
+  if (std::int64_t ms = 0; step_number(j, "max_steps", ms) == StepField::valid && ms > 0) {
+    b.series().total_steps = ms;
   }
   for (const auto& e : *hist) {
     if (!e.is_object()) {
       ++b.notes().malformed_records;
       continue;
     }
-    const auto step = number(e, "step");
+    std::int64_t step_value = 0;
+    const StepField step_field = step_number(e, "step", step_value);
+    if (step_field == StepField::invalid) {
+      ++b.notes().malformed_records;
+      continue;
+    }
+    const std::optional<std::int64_t> step =
+        step_field == StepField::valid ? std::optional<std::int64_t>(step_value) : std::nullopt;
     if (const auto rt = number(e, "train_runtime")) {
       b.series().train_runtime_seconds = *rt;
       continue;
@@ -45,7 +65,7 @@ Result<StepSeries> parse_trainer_state(std::string_view json_text, std::string_v
     if (e.contains("eval_loss") || number(e, "eval_runtime")) {
       Marker m;
       m.kind = MarkerKind::eval;
-      if (step) m.step = static_cast<std::int64_t>(*step);
+      if (step) m.step = *step;
       m.duration_seconds = number(e, "eval_runtime");
       m.detail = "log_history eval entry";
       b.add_marker(std::move(m));
@@ -53,7 +73,7 @@ Result<StepSeries> parse_trainer_state(std::string_view json_text, std::string_v
     }
     if (!step || !e.contains("loss")) continue;
     StepRecord r;
-    r.step = static_cast<std::int64_t>(*step);
+    r.step = *step;
     b.add_step(r);
   }
   return b.take();
