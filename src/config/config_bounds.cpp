@@ -41,6 +41,9 @@ constexpr std::array kBounds = {
     ConfigBounds{"serve.max_workloads", 0, 10'000, false, "Prometheus series stay bounded"},
     // Below 1 every step is a slowdown; a step 1000 times the baseline is a stall, not a slowdown.
     ConfigBounds{"analyze.slowdown_factor", 1, 1000, true, "above 1 and at most 1000"},
+    ConfigBounds{"analyze.min_wall_share", 0, 1, false, "a share of the wall time"},
+    // Past ~38 robust sigmas a normal tail is below the smallest double: no step could count.
+    ConfigBounds{"analyze.noise_sigmas", 0, 40, false, "a normal tail past 38 sigmas underflows"},
     ConfigBounds{"analyze.sustain_steps", 1, kStepsMax, false, "more steps than any run"},
     ConfigBounds{"analyze.warmup_steps", 0, kStepsMax, false, "more steps than any run"},
     ConfigBounds{"procs.small_workload", 0, kPoolMax, false, "above any machine's memory"},
