@@ -130,7 +130,11 @@ Result<ResolvedModel> resolve_model_name(std::string_view raw, const ResolveEnv&
   if (name.empty()) return fail(Errc::invalid_argument, "model: empty name");
   if (auto local = resolve_local_path(name)) return std::move(*local);
 
-  const auto [repo, revision] = split_revision(name);
+  // Named members, not a structured binding: clang 14 (the fuzz build) cannot capture a binding
+  // in the lambda below.
+  const auto split = split_revision(name);
+  const auto& repo = split.first;
+  const auto& revision = split.second;
   const bool repo_like = hf_repo_folder(repo).has_value();
   std::string hub_error;
   Errc hub_code = Errc::not_found;
