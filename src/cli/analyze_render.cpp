@@ -40,13 +40,12 @@ std::string render_analysis_text(std::string_view log_name, const trainlog::Step
   if (steps.empty() || !h.first_step) {
     out += fmt::format("Steps      {}\n", steps.size());
   } else {
-    out += fmt::format("Steps      {} record(s) (step {} to {}{}{})\n", steps.size(), *h.first_step,
-                       *h.last_step,
-                       series.total_steps ? fmt::format(" of {}", *series.total_steps) : "",
-                       h.run.run_count > 1
-                           ? fmt::format("; run {} of {} in this log", h.run.index + 1,
-                                         h.run.run_count)
-                           : "");
+    out += fmt::format(
+        "Steps      {} record(s) (step {} to {}{}{})\n", steps.size(), *h.first_step, *h.last_step,
+        series.total_steps ? fmt::format(" of {}", *series.total_steps) : "",
+        h.run.run_count > 1
+            ? fmt::format("; run {} of {} in this log", h.run.index + 1, h.run.run_count)
+            : "");
   }
   if (series.micro_steps_per_step > 1) {
     out += fmt::format("Micro      records are micro-batches: {} make one optimizer step\n",
@@ -63,8 +62,7 @@ std::string render_analysis_text(std::string_view log_name, const trainlog::Step
   }
   out += fmt::format(
       "Baseline   {} s/step (median after {} warm-up measurement(s)); overall median {} s/step\n",
-      seconds_text(d.baseline_seconds), d.warmup_skipped,
-      seconds_text(h.median_seconds));
+      seconds_text(d.baseline_seconds), d.warmup_skipped, seconds_text(h.median_seconds));
   out += fmt::format("Times      {}{}\n", trainlog::time_basis_name(series.time_basis),
                      series.times_approximate ? " (approximate)" : "");
   if (thermal) {

@@ -38,8 +38,8 @@ void collect_pauses(const StepSeries& series, std::optional<double> baseline, Di
   const trainlog::Marker* prev = nullptr;
   for (const auto& m : series.markers) {
     const bool same_gap = prev && prev->steps_before == m.steps_before && prev->step == m.step &&
-                          prev->kind != MarkerKind::restart &&
-                          m.kind != MarkerKind::restart && !d.pauses.empty();
+                          prev->kind != MarkerKind::restart && m.kind != MarkerKind::restart &&
+                          !d.pauses.empty();
     prev = &m;
     if (same_gap) {
       Pause& p = d.pauses.back();
@@ -48,8 +48,13 @@ void collect_pauses(const StepSeries& series, std::optional<double> baseline, Di
       if (!p.duration_seconds) p.duration_seconds = m.duration_seconds;
       continue;
     }
-    Pause p{m.kind, std::string(trainlog::marker_kind_name(m.kind)), PausePosition::mid_run,
-            m.step, m.time, m.duration_seconds, m.detail};
+    Pause p{m.kind,
+            std::string(trainlog::marker_kind_name(m.kind)),
+            PausePosition::mid_run,
+            m.step,
+            m.time,
+            m.duration_seconds,
+            m.detail};
     if (!m.step || (first && *m.step < *first)) {
       p.position = PausePosition::before_start;
     } else if (end && *m.step >= *end) {

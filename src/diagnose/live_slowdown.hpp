@@ -32,8 +32,8 @@ struct LiveSlowdownEvent {
   std::optional<SystemTime> time;  // when the streak began
   double seconds = 0;              // median of the streak's slow measurements
   double baseline_seconds = 0;
-  double ratio = 0;                 // seconds / baseline
-  double stall_seconds = 0;         // for a stall: the time above the baseline pace
+  double ratio = 0;          // seconds / baseline
+  double stall_seconds = 0;  // for a stall: the time above the baseline pace
 };
 
 class LiveSlowdownDetector {

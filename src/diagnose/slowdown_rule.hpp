@@ -52,7 +52,8 @@ enum class RuleEventKind { slowdown_start, slowdown_end, stall };
 struct RuleEvent {
   RuleEventKind kind = RuleEventKind::stall;
   std::size_t first_index = 0;  // first slow measurement of the episode
-  std::size_t last_index = 0;   // last slow measurement seen (for slowdown_start: the confirming one)
+  std::size_t last_index =
+      0;  // last slow measurement seen (for slowdown_start: the confirming one)
   std::int64_t first_step = 0;
   std::int64_t last_step = 0;
   std::optional<SystemTime> first_time;
@@ -61,8 +62,8 @@ struct RuleEvent {
   double median_seconds = 0;  // of the slow measurements
   double baseline_seconds = 0;
   double ratio = 0;
-  double wall_share = 0;       // slow measurements' share of the episode's wall time
-  double excess_seconds = 0;   // time above the baseline pace (a stall's duration)
+  double wall_share = 0;      // slow measurements' share of the episode's wall time
+  double excess_seconds = 0;  // time above the baseline pace (a stall's duration)
 };
 
 class SlowdownRule {

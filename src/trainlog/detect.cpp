@@ -33,7 +33,8 @@ bool is_keras_bar(std::string_view t) {
   if (p == d || p + 1 >= t.size() || t[p] != ' ') return false;
   const std::string_view rest = t.substr(p + 1);
   if (!starts_with(rest, "[") && !starts_with(rest, "\xe2\x94\x81")) return false;
-  return rest.find("/step") != std::string_view::npos || rest.find("ETA: ") != std::string_view::npos;
+  return rest.find("/step") != std::string_view::npos ||
+         rest.find("ETA: ") != std::string_view::npos;
 }
 
 }  // namespace
@@ -76,8 +77,8 @@ void FormatDetector::feed(std::string_view line) {
   }
   if (line.find("train_opt_callback:") != std::string_view::npos) ++llama_cpp_;
   if (is_keras_bar(t)) ++keras_;
-  if (t.find("iter time:") != std::string_view::npos && t.find(" step ") != std::string_view::npos &&
-      t.find("iter ") != std::string_view::npos)
+  if (t.find("iter time:") != std::string_view::npos &&
+      t.find(" step ") != std::string_view::npos && t.find("iter ") != std::string_view::npos)
     ++litgpt_;
   if ((starts_with(t, "iter ") && t.find(": loss ") != std::string_view::npos &&
        t.find(", time ") != std::string_view::npos) ||
@@ -112,11 +113,16 @@ Detection FormatDetector::result() const {
                                 keras_ + litgpt_ + nanogpt_ + fairseq_ + composer_;
   if (family_votes == 0 && counted == 0) family_votes = hf_dict_;
   std::vector<std::pair<LogFormat, std::uint64_t>> votes = {
-      {family, family_votes},            {LogFormat::megatron, megatron_},
-      {LogFormat::deepspeed, deepspeed_}, {LogFormat::mlx_lm, mlx_},
-      {LogFormat::llama_cpp, llama_cpp_}, {LogFormat::llamafactory, llamafactory_},
-      {LogFormat::keras, keras_},         {LogFormat::litgpt, litgpt_},
-      {LogFormat::nanogpt, nanogpt_},     {LogFormat::fairseq, fairseq_},
+      {family, family_votes},
+      {LogFormat::megatron, megatron_},
+      {LogFormat::deepspeed, deepspeed_},
+      {LogFormat::mlx_lm, mlx_},
+      {LogFormat::llama_cpp, llama_cpp_},
+      {LogFormat::llamafactory, llamafactory_},
+      {LogFormat::keras, keras_},
+      {LogFormat::litgpt, litgpt_},
+      {LogFormat::nanogpt, nanogpt_},
+      {LogFormat::fairseq, fairseq_},
       {LogFormat::composer, composer_},
   };
   std::stable_sort(votes.begin(), votes.end(),

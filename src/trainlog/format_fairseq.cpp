@@ -1,13 +1,13 @@
 // fairseq training logs (fairseq/logging/progress_bar.py, fairseq_cli/train.py). The simple and
 // tqdm progress formats print one line per log_interval with the metrics as key=value:
 //   2021-03-01 12:00:00 | INFO | train_inner | epoch 001:    100 / 1000 loss=8.21, ppl=296.1,
-//   wps=12345.6, ups=2.71, wpb=4550.3, bsz=128, num_updates=100, lr=1e-05, gnorm=1.9, train_wall=36,
-//   gb_free=10.2, wall=40
+//   wps=12345.6, ups=2.71, wpb=4550.3, bsz=128, num_updates=100, lr=1e-05, gnorm=1.9,
+//   train_wall=36, gb_free=10.2, wall=40
 // the json format one dict per interval: {"epoch": 1, "update": 0.1, "loss": "8.21", ...,
-// "num_updates": "100", ..., "wall": "40"}. num_updates counts optimizer updates. Seconds per update:
-// the difference of `wall` (seconds since start) over the updates between two lines when the
-// interval is known, else 1 / ups (the mean rate over the interval). Validation lines ("valid on
-// 'valid' subset") and "saved checkpoint ... (writing took 2.3 seconds)" are markers.
+// "num_updates": "100", ..., "wall": "40"}. num_updates counts optimizer updates. Seconds per
+// update: the difference of `wall` (seconds since start) over the updates between two lines when
+// the interval is known, else 1 / ups (the mean rate over the interval). Validation lines ("valid
+// on 'valid' subset") and "saved checkpoint ... (writing took 2.3 seconds)" are markers.
 
 #include "base/text.hpp"
 #include "trainlog/format_parser.hpp"
@@ -25,8 +25,8 @@ std::optional<double> metric(std::string_view t, std::string_view key) {
     const auto at = t.find(key, from);
     if (at == std::string_view::npos) return std::nullopt;
     from = at + key.size();
-    const bool starts = at == 0 || t[at - 1] == ' ' || t[at - 1] == ',' || t[at - 1] == '"' ||
-                        t[at - 1] == '|';
+    const bool starts =
+        at == 0 || t[at - 1] == ' ' || t[at - 1] == ',' || t[at - 1] == '"' || t[at - 1] == '|';
     if (!starts) continue;
     std::size_t p = at + key.size();
     if (p < t.size() && t[p] == '"') ++p;

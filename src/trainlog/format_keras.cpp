@@ -48,7 +48,8 @@ class KerasParser final : public FormatParser {
     std::size_t q = p + 1;
     while (q < t.size() && is_digit(t[q])) ++q;
     const std::string_view rest = t.substr(q);
-    const bool bar = starts_with(trim(rest), "[") || rest.find("\xe2\x94\x81") != std::string_view::npos;
+    const bool bar =
+        starts_with(trim(rest), "[") || rest.find("\xe2\x94\x81") != std::string_view::npos;
     if (!bar) return;
     if (rest.find("/sample") != std::string_view::npos) return;
     epoch_steps_ = *total;

@@ -5,8 +5,8 @@
 //   step:10/1750 train_time:12345ms step_avg:1234.50ms             (modded-nanogpt)
 //   step:125/1750 val_loss:4.2 train_time:154321ms step_avg:1234.57ms
 // nanoGPT's "time" is the wall time of that one iteration (t0 is reset every iteration), so the
-// iteration after an evaluation includes it. modded-nanogpt's train_time is cumulative training time
-// (evaluation excluded) and step_avg its running mean: seconds per step are the differences of
+// iteration after an evaluation includes it. modded-nanogpt's train_time is cumulative training
+// time (evaluation excluded) and step_avg its running mean: seconds per step are the differences of
 // train_time between logged steps over the steps between.
 
 #include "base/text.hpp"
@@ -46,7 +46,8 @@ class NanoGptParser final : public FormatParser {
       const auto train_ms = number_after(t, "train_time:");
       if (!step || !train_ms) return;
       if (const auto slash = t.find('/'); slash != npos && slash < 24) {
-        if (const auto total = integer_after(t.substr(slash + 1), "")) out.series().total_steps = *total;
+        if (const auto total = integer_after(t.substr(slash + 1), ""))
+          out.series().total_steps = *total;
       }
       if (t.find("val_loss:") != npos) {
         Marker m;

@@ -42,12 +42,12 @@ std::size_t prefix_length(std::string_view s, std::optional<int>* rank) {
       digits = {};
       if (end < s.size() && s[end] == ' ') ++end;
       return end;
-    } else if (const auto comma = inner.find(','); comma != std::string_view::npos &&
-                                                   s.substr(end).substr(0, 8) == "<stdout>") {
+    } else if (const auto comma = inner.find(',');
+               comma != std::string_view::npos && s.substr(end).substr(0, 8) == "<stdout>") {
       digits = inner.substr(comma + 1);
       end += 8;
-    } else if (const auto comma2 = inner.find(','); comma2 != std::string_view::npos &&
-                                                    s.substr(end).substr(0, 8) == "<stderr>") {
+    } else if (const auto comma2 = inner.find(',');
+               comma2 != std::string_view::npos && s.substr(end).substr(0, 8) == "<stderr>") {
       digits = inner.substr(comma2 + 1);
       end += 8;
     } else {

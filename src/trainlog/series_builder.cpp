@@ -42,8 +42,9 @@ void SeriesBuilder::add_step(StepRecord record) {
     m.kind = MarkerKind::restart;
     m.step = last_step_;
     m.time = record.time;
-    m.detail = (fresh_run ? "a new run: step counter went back to " : "step counter went back to ") +
-               std::to_string(record.step);
+    m.detail =
+        (fresh_run ? "a new run: step counter went back to " : "step counter went back to ") +
+        std::to_string(record.step);
     add_marker(std::move(m));
   }
   if (!run_first_step_ || fresh_run) {

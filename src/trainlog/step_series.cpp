@@ -218,7 +218,8 @@ std::vector<std::pair<TimeSource, std::size_t>> time_sources(const StepSeries& s
   for (std::size_t i = run.begin; i < run.end; ++i) {
     const StepRecord& r = s.steps[i];
     if (!r.seconds) continue;
-    auto it = std::find_if(out.begin(), out.end(), [&](const auto& p) { return p.first == r.source; });
+    auto it =
+        std::find_if(out.begin(), out.end(), [&](const auto& p) { return p.first == r.source; });
     if (it == out.end()) {
       out.emplace_back(r.source, 1);
     } else {

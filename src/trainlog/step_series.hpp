@@ -52,10 +52,11 @@ std::string_view time_basis_name(TimeBasis b);
 // Where a record's seconds come from, so output can say how far to trust them.
 enum class TimeSource : std::uint8_t {
   none,
-  printed,        // the framework's own per-step time (Megatron ms, train_step_timing, Keras, nanoGPT)
-  ema,            // a smoothed rate: tqdm's displayed s/it or it/s (EMA, smoothing 0.3), llama.cpp dt
+  printed,  // the framework's own per-step time (Megatron ms, train_step_timing, Keras, nanoGPT)
+  ema,      // a smoothed rate: tqdm's displayed s/it or it/s (EMA, smoothing 0.3), llama.cpp dt
   running_mean,   // a cumulative average since the start (ms-swift train_speed, Keras epoch mean)
-  elapsed_delta,  // difference of the log's elapsed clock between two updates over the steps between
+  elapsed_delta,  // difference of the log's elapsed clock between two updates over the steps
+                  // between
   wall_delta,     // difference of the log's wall timestamps over the steps between
   samples_rate,   // batch size over a samples/s figure (DeepSpeed CurrSamplesPerSec)
 };
@@ -120,7 +121,8 @@ struct StepSeries {
   // Records are micro-batches (LitGPT "iter"): this many make one optimizer step. Step times in the
   // headline are multiplied by it.
   std::int64_t micro_steps_per_step = 1;
-  std::string unit;  // the step-time unit as the log prints it ("s/it", "it/s", "ms/step", "HH:MM:SS")
+  std::string
+      unit;  // the step-time unit as the log prints it ("s/it", "it/s", "ms/step", "HH:MM:SS")
   // Indices into `steps` where a fresh run starts (the counter went back to the first step, not a
   // resume). Always holds 0 when `steps` is not empty; resumes stay inside their run.
   std::vector<std::size_t> run_starts;
@@ -138,7 +140,8 @@ struct RunRange {
 RunRange primary_run(const StepSeries& s);
 
 // Headline figures of the primary run, in optimizer steps: the first and last step (for micro-step
-// series, the optimizer step the log printed, 0 excluded) and the median seconds per optimizer step.
+// series, the optimizer step the log printed, 0 excluded) and the median seconds per optimizer
+// step.
 struct Headline {
   std::optional<std::int64_t> first_step;
   std::optional<std::int64_t> last_step;

@@ -147,9 +147,19 @@ BarRole classify_bar(std::string_view desc) {
   if (d.find("|Loss: ") != std::string_view::npos) return BarRole::candidate;  // torchtune
   // Evaluation loops: HF/Lightning "Validation", "Validation DataLoader 0", "Testing",
   // "Predicting", "Sanity Checking", ms-swift "Val", MLX-LM "Calculating loss...", "Evaluating".
-  constexpr std::string_view kEval[] = {"Val",     "val",    "Evaluat",          "evaluat", "Eval",
-                                        "eval",    "Test",   "test",             "Predict", "predict",
-                                        "Sanity",  "Calculating loss",           "Generating samples"};
+  constexpr std::string_view kEval[] = {"Val",
+                                        "val",
+                                        "Evaluat",
+                                        "evaluat",
+                                        "Eval",
+                                        "eval",
+                                        "Test",
+                                        "test",
+                                        "Predict",
+                                        "predict",
+                                        "Sanity",
+                                        "Calculating loss",
+                                        "Generating samples"};
   for (const auto p : kEval) {
     if (starts_with(d, p)) return BarRole::eval;
   }
@@ -158,12 +168,12 @@ BarRole classify_bar(std::string_view desc) {
   // tokenizer on dataset", huggingface_hub "Downloading"/"Fetching N files", vLLM "Capturing CUDA
   // graphs", TRL "Tokenizing"/"Packing", ...).
   constexpr std::string_view kStartup[] = {
-      "Loading",   "loading",  "Map",       "map",        "Tokeniz",    "tokeniz",   "Running tok",
-      "Filter",    "filter",   "Generating", "Download",  "download",   "Fetching",  "Convert",
-      "Process",   "process",  "Grouping",  "Packing",    "packing",    "Casting",   "Saving",
-      "saving",    "Capturing", "Preprocess", "preprocess", "Shuffl",   "Extract",   "Resolving",
-      "Computing", "Applying", "Preparing", "Creating",   "Writing",    "Reading",   "Upload",
-      "Compil",    "Quantiz",  "Merging",   "Building",   "Concatenat", "Adding",    "Truncat"};
+      "Loading",   "loading",   "Map",        "map",        "Tokeniz",    "tokeniz",  "Running tok",
+      "Filter",    "filter",    "Generating", "Download",   "download",   "Fetching", "Convert",
+      "Process",   "process",   "Grouping",   "Packing",    "packing",    "Casting",  "Saving",
+      "saving",    "Capturing", "Preprocess", "preprocess", "Shuffl",     "Extract",  "Resolving",
+      "Computing", "Applying",  "Preparing",  "Creating",   "Writing",    "Reading",  "Upload",
+      "Compil",    "Quantiz",   "Merging",    "Building",   "Concatenat", "Adding",   "Truncat"};
   for (const auto p : kStartup) {
     if (starts_with(d, p)) return BarRole::other;
   }

@@ -20,10 +20,10 @@ struct TqdmUpdate {
   std::optional<std::int64_t> total;
   double elapsed_seconds = 0;
   std::optional<double> seconds_per_it;  // from "21.99s/it" or 1 / "4.50it/s"; none for "?it/s"
-  bool rate_inverted = false;            // the rate was printed as it/s (tqdm switches below 1 s/it)
-  std::string_view postfix;              // text after the rate inside the brackets
-  std::size_t begin = 0;                 // where the update starts in the record
-  std::size_t end = 0;                   // one past its closing ']'
+  bool rate_inverted = false;  // the rate was printed as it/s (tqdm switches below 1 s/it)
+  std::string_view postfix;    // text after the rate inside the brackets
+  std::size_t begin = 0;       // where the update starts in the record
+  std::size_t end = 0;         // one past its closing ']'
 };
 
 // Clears `out` and appends the iteration-unit updates found in `line` (bars counting bytes or other

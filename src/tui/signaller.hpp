@@ -9,8 +9,8 @@
 #include <memory>
 #include <string>
 
-#include "status/status_report.hpp"
 #include "host/host_root.hpp"
+#include "status/status_report.hpp"
 
 namespace sparkops::tui {
 

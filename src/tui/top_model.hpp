@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "base/clock.hpp"
-#include "status/status_report.hpp"
 #include "sampling/throttle_detector.hpp"
+#include "status/status_report.hpp"
 #include "workloads/contention.hpp"
 
 namespace sparkops::tui {

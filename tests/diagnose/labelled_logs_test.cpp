@@ -48,14 +48,17 @@ TEST(LabelledLogs, EveryLabelHolds) {
 // The format each labelled log is, by the framework that printed it.
 TEST(LabelledLogs, FormatsAreTheFrameworksOwn) {
   const std::pair<const char*, trainlog::LogFormat> cases[] = {
-      {"deepspeed_zero2_hf_trainer_fate_llm_wrapped_memallocated.log", trainlog::LogFormat::deepspeed},
+      {"deepspeed_zero2_hf_trainer_fate_llm_wrapped_memallocated.log",
+       trainlog::LogFormat::deepspeed},
       {"keras_tf2_fit_epoch_lines_s_vs_ms_per_step_units.log", trainlog::LogFormat::keras},
-      {"litgpt_lora_openllama7b_microbatch_iters_vs_optimizer_steps.log", trainlog::LogFormat::litgpt},
+      {"litgpt_lora_openllama7b_microbatch_iters_vs_optimizer_steps.log",
+       trainlog::LogFormat::litgpt},
       {"nanogpt_blog_failed_restarts_eval_ckpt_at250_truncated.log", trainlog::LogFormat::nanogpt},
       {"nemo1_megatron_peft_early_stop_4ranks_literal_caret_M.log", trainlog::LogFormat::lightning},
       {"megatron_lm_rtx4090_timestamped_iters_two_runs_1node_2node.log",
        trainlog::LogFormat::megatron},
-      {"ms_swift_qwen2vl_lora_colab_string_dicts_val_at_step50.log", trainlog::LogFormat::hf_trainer},
+      {"ms_swift_qwen2vl_lora_colab_string_dicts_val_at_step50.log",
+       trainlog::LogFormat::hf_trainer},
   };
   for (const auto& [file, format] : cases) {
     trainlog::ParseOptions po;

@@ -235,7 +235,8 @@ std::vector<std::map<std::string, std::string>> read_csv(const std::filesystem::
   for (std::size_t r = 1; r < rows.size(); ++r) {
     if (rows[r].empty() || (rows[r].size() == 1 && rows[r][0].empty())) continue;
     std::map<std::string, std::string> row;
-    for (std::size_t k = 0; k < header.size() && k < rows[r].size(); ++k) row[header[k]] = rows[r][k];
+    for (std::size_t k = 0; k < header.size() && k < rows[r].size(); ++k)
+      row[header[k]] = rows[r][k];
     out.push_back(std::move(row));
   }
   return out;

@@ -126,7 +126,8 @@ TEST(LiveSlowdown, AFlickeringPaceIsNeitherSlowdownNorStall) {
   diagnose::LiveSlowdownDetector d(o);
   std::vector<diagnose::LiveSlowdownEvent> events;
   std::int64_t step = 0;
-  for (const double s : {1.0, 1.0, 1.0, 1.0, 1.4, 1.0, 1.4, 1.0, 1.4, 1.0, 1.4, 1.0, 1.4, 1.0, 1.0}) {
+  for (const double s :
+       {1.0, 1.0, 1.0, 1.0, 1.4, 1.0, 1.4, 1.0, 1.4, 1.0, 1.4, 1.0, 1.4, 1.0, 1.0}) {
     if (auto e = d.feed(++step, s, std::nullopt)) events.push_back(*e);
   }
   EXPECT_TRUE(events.empty());
