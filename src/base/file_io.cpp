@@ -7,7 +7,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <random>
+
 #include <fmt/format.h>
+
+#include "base/fd.hpp"
 
 namespace sparkops {
 
@@ -20,25 +24,6 @@ Error errno_error(int err, const std::filesystem::path& path, std::string_view v
 
 namespace {
 
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  int release() {
-    const int fd = fd_;
-    fd_ = -1;
-    return fd;
-  }
-
- private:
-  int fd_;
-};
-
 std::string_view file_kind(mode_t mode) {
   if (S_ISFIFO(mode)) return "a FIFO";
   if (S_ISSOCK(mode)) return "a socket";
@@ -46,6 +31,8 @@ std::string_view file_kind(mode_t mode) {
   if (S_ISBLK(mode)) return "a block device";
   return "not a file";
 }
+
+}  // namespace
 
 Status write_all(int fd, std::string_view content, const std::filesystem::path& path) {
   while (!content.empty()) {
@@ -58,8 +45,6 @@ Status write_all(int fd, std::string_view content, const std::filesystem::path& 
   }
   return {};
 }
-
-}  // namespace
 
 Result<std::string> read_file(const std::filesystem::path& path, std::size_t max_bytes,
                               NonRegular non_regular) {
@@ -95,34 +80,42 @@ Result<std::string> read_file(const std::filesystem::path& path, std::size_t max
   return out;
 }
 
-Status write_file_atomic(const std::filesystem::path& path, std::string_view content) {
-  std::filesystem::path tmp = path;
-  tmp += fmt::format(".tmp.{}", ::getpid());
-  {
-    Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-    if (fd.get() < 0) return tl::unexpected(errno_error(errno, tmp, "create"));
-    if (auto st = write_all(fd.get(), content, tmp); !st) {
-      ::unlink(tmp.c_str());
-      return st;
-    }
-    if (::fsync(fd.get()) != 0) {
-      const int err = errno;
-      ::unlink(tmp.c_str());
-      return tl::unexpected(errno_error(err, tmp, "fsync"));
+Status write_file_atomic(const std::filesystem::path& path, std::string_view content,
+                         OutputTrust trust) {
+  const auto name = path.filename();
+  if (name.empty() || name == "." || name == "..") {
+    return fail(Errc::invalid_argument, fmt::format("{}: not a file name", path.string()));
+  }
+  auto dir = open_output_dir(output_parent(path), trust);
+  if (!dir) return tl::unexpected(for_file(path, dir.error()));
+  // An unpredictable name and O_EXCL|O_NOFOLLOW: a symlink planted for the temporary is never
+  // written through (the old NAME.tmp.<pid> was guessable).
+  std::random_device random;
+  std::string tmp;
+  Fd fd;
+  for (int attempt = 0; attempt < 16 && !fd.valid(); ++attempt) {
+    tmp = fmt::format(".{}.tmp-{:08x}{:08x}", name.string(), random(), random());
+    fd.reset(::openat(dir->get(), tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                      0644));
+    if (!fd.valid() && errno != EEXIST) {
+      return tl::unexpected(errno_error(errno, output_parent(path) / tmp, "create"));
     }
   }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    return tl::unexpected(errno_error(err, path, "rename into place"));
+  if (!fd.valid()) return tl::unexpected(errno_error(EEXIST, path, "create a temporary for"));
+  const auto tmp_path = output_parent(path) / tmp;
+  const auto drop = [&](Error e) -> Status {
+    ::unlinkat(dir->get(), tmp.c_str(), 0);
+    return tl::unexpected(std::move(e));
+  };
+  if (auto st = write_all(fd.get(), content, tmp_path); !st) return drop(st.error());
+  if (::fsync(fd.get()) != 0) return drop(errno_error(errno, tmp_path, "fsync"));
+  fd.reset();
+  // renameat replaces whatever holds the name (a symlink included) without following it.
+  if (::renameat(dir->get(), tmp.c_str(), dir->get(), name.c_str()) != 0) {
+    return drop(errno_error(errno, path, "rename into place"));
   }
+  ::fsync(dir->get());  // the rename itself survives a crash; some filesystems refuse: ignored
   return {};
-}
-
-Status write_existing_file(const std::filesystem::path& path, std::string_view content) {
-  Fd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
-  if (fd.get() < 0) return tl::unexpected(errno_error(errno, path, "open for writing"));
-  return write_all(fd.get(), content, path);
 }
 
 }  // namespace sparkops

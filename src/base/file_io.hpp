@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/output_file.hpp"
 #include "base/result.hpp"
 
 namespace sparkops {
@@ -32,11 +33,13 @@ Result<std::string> read_file(const std::filesystem::path& path,
                               std::size_t max_bytes = kDefaultReadLimit,
                               NonRegular non_regular = NonRegular::refuse);
 
-// Writes to a temporary file beside `path`, fsyncs, and renames over it: readers see the old or the
-// new content, never a torn one.
-Status write_file_atomic(const std::filesystem::path& path, std::string_view content);
+// Writes to a temporary file beside `path` (an unpredictable name created with O_EXCL|O_NOFOLLOW
+// in the checked directory, see output_file.hpp), fsyncs, and renames over it: readers see the old
+// or the new content, never a torn one, and nothing planted in the directory is written through.
+Status write_file_atomic(const std::filesystem::path& path, std::string_view content,
+                         OutputTrust trust = OutputTrust::checked);
 
-// Writes a short string to an existing file without truncation semantics (for /proc/sys knobs).
-Status write_existing_file(const std::filesystem::path& path, std::string_view content);
+// Writes all of `content` to `fd` (retrying short writes and EINTR); errors name `path`.
+Status write_all(int fd, std::string_view content, const std::filesystem::path& path);
 
 }  // namespace sparkops

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "base/console.hpp"
+#include "base/output_file.hpp"
 #include "config/config.hpp"
 #include "host/host_root.hpp"
 
@@ -14,6 +15,9 @@ namespace sparkops::cli {
 struct AppContext : Console {
   std::string root_flag;  // --root DIR; empty = SPARKOPS_ROOT or "/"
   bool no_color = false;  // --no-color (cli/colour.hpp decides whether colour is on)
+  // --trust-output-path: write through a symlinked directory or into one other users can write
+  // to (base/output_file.hpp); checked by default.
+  OutputTrust output_trust = OutputTrust::checked;
   Config config;
   int exit_code = kExitOk;
 

@@ -114,7 +114,7 @@ void run_analyze(const AnalyzeFlags& f, AppContext& ctx) {
   if (!f.html.empty()) {
     const std::string html =
         report::render_html_report(f.log, *series, diagnosis, tp, report_options);
-    if (auto st = write_file_atomic(f.html, html); !st) {
+    if (auto st = write_file_atomic(f.html, html, ctx.output_trust); !st) {
       print_error(ctx, st.error().detail);
       ctx.exit_code = kExitFailure;
       return;

@@ -78,7 +78,7 @@ int run_flush(const FlushState& st, AppContext& ctx) {
             : std::string();
     if (record_step(*state, LadderStep::flush, StepResult::oom, clock.system_now(), LadderContext{},
                     Force::no, note)) {
-      if (auto saved = save_ladder_state(st.state_path, *state); !saved) {
+      if (auto saved = save_ladder_state(st.state_path, *state, ctx.output_trust); !saved) {
         print_error(ctx, saved.error().detail);
         return kExitFailure;
       }

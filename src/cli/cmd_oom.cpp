@@ -178,7 +178,7 @@ int run_oom(OomState& st, AppContext& ctx) {
     changed = true;
   }
   if (changed) {
-    if (auto saved = save_ladder_state(st.state_path, view.state); !saved) {
+    if (auto saved = save_ladder_state(st.state_path, view.state, ctx.output_trust); !saved) {
       print_error(ctx, saved.error().detail);
       return kExitFailure;
     }

@@ -65,6 +65,7 @@ void run_sample_command(AppContext& ctx, const SampleFlags& flags) {
   }
   options.appender.fsync_every = static_cast<std::size_t>(fsync_every);
   options.appender.memory_buffer_rows = static_cast<std::size_t>(buffer_rows);
+  options.appender.trust = ctx.output_trust;
 
   auto gpu = open_gpu_from_flags(flags.gpu, ctx.config);
   if (!gpu) return bad(gpu.error().detail);

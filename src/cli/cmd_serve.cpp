@@ -184,7 +184,7 @@ void run_serve(const ServeFlags& flags, AppContext& ctx) {
     const double seconds = std::chrono::duration<double>(clock.steady_now() - started).count();
     state.update(report, started, seconds);
     if (plan->textfile) {
-      const auto written = write_file_atomic(*plan->textfile, *state.metrics_text());
+      const auto written = write_file_atomic(*plan->textfile, *state.metrics_text(), ctx.output_trust);
       if (!written && !textfile_failing) print_error(ctx, written.error().detail);
       textfile_failing = !written;
       if (flags.once && !written) ctx.exit_code = kExitFailure;

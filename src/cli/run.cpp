@@ -30,6 +30,10 @@ int run(int argc, char** argv) {
       ->check(
           CLI::ExistingDirectory)  // a mistyped root is bad input (exit 2), not an empty machine
       ->type_name("DIR");
+  app.add_flag_function(
+      "--trust-output-path", [&ctx](std::int64_t) { ctx.output_trust = OutputTrust::trusted; },
+      "Write output files even through a symlinked directory or into a directory other users can "
+      "write to (refused by default: see docs/reliability.md)");
   app.add_flag("--no-color", ctx.no_color,
                "No colour even on a terminal (also off for pipes and when NO_COLOR is set)");
   app.require_subcommand(1);

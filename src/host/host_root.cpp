@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "base/output_file.hpp"
+
 namespace sparkops {
 
 HostRoot::HostRoot(std::filesystem::path root) : root_(std::move(root)) {
@@ -57,7 +59,9 @@ Result<std::string> HostRoot::read_link(std::string_view absolute_path) const {
 }
 
 Status HostRoot::write(std::string_view absolute_path, std::string_view content) const {
-  return write_existing_file(resolve(absolute_path), content);
+  auto fd = open_existing_beneath(root_, absolute_path);
+  if (!fd) return tl::unexpected(fd.error());
+  return write_all(fd->get(), content, resolve(absolute_path));
 }
 
 HostRoot host_root_from(std::string_view flag_value, const char* env_value) {

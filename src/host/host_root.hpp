@@ -32,6 +32,8 @@ class HostRoot {
   Result<std::vector<std::string>> list(std::string_view absolute_path) const;
   // Target of a symlink (e.g. /sys/class/hwmon/hwmon3 -> ../../devices/...), as text.
   Result<std::string> read_link(std::string_view absolute_path) const;
+  // Writes to an existing regular file under the root (a /proc/sys knob) without following any
+  // symlink below the root and without creating or truncating anything (output_file.hpp).
   Status write(std::string_view absolute_path, std::string_view content) const;
   // Opens a file to be re-read many times (the sampler's per-tick files).
   Result<HeldFile> hold(std::string_view absolute_path) const {

@@ -1,5 +1,7 @@
 #include "host/kernel_log.hpp"
 
+#include "base/fd.hpp"
+
 #include <cerrno>
 #include <cstring>
 #include <deque>
@@ -62,20 +64,6 @@ std::optional<std::pair<std::uint64_t, std::string_view>> leading_uptime(std::st
   if (rest.starts_with(' ')) rest.remove_prefix(1);
   return std::make_pair(*secs * 1000000 + micros, rest);
 }
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 Errc errno_code(int err) {
   if (err == ENOENT || err == ENOTDIR) return Errc::not_found;

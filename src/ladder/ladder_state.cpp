@@ -207,7 +207,8 @@ Result<LadderState> load_ladder_state(const std::filesystem::path& path) {
   return parse_ladder_state(*text, path.string());
 }
 
-Status save_ladder_state(const std::filesystem::path& path, const LadderState& state) {
+Status save_ladder_state(const std::filesystem::path& path, const LadderState& state,
+                         OutputTrust trust) {
   if (path.has_parent_path()) {
     std::error_code ec;
     std::filesystem::create_directories(path.parent_path(), ec);
@@ -216,7 +217,7 @@ Status save_ladder_state(const std::filesystem::path& path, const LadderState& s
                                         path.parent_path().string(), ec.message()));
     }
   }
-  return write_file_atomic(path, serialize_ladder_state(state));
+  return write_file_atomic(path, serialize_ladder_state(state), trust);
 }
 
 }  // namespace sparkops

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/clock.hpp"
+#include "base/output_file.hpp"
 #include "base/result.hpp"
 
 namespace sparkops {
@@ -73,6 +74,9 @@ std::string serialize_ladder_state(const LadderState& state);  // pretty JSON, t
 // not_found when the file does not exist (callers start a fresh state); malformed when corrupt.
 Result<LadderState> load_ladder_state(const std::filesystem::path& path);
 // Creates the parent directory (./.sparkops) when missing; atomic replace.
-Status save_ladder_state(const std::filesystem::path& path, const LadderState& state);
+// Atomic write (base/file_io.hpp write_file_atomic) into a checked directory unless `trust` says
+// so.
+Status save_ladder_state(const std::filesystem::path& path, const LadderState& state,
+                         OutputTrust trust = OutputTrust::checked);
 
 }  // namespace sparkops

@@ -63,10 +63,11 @@ struct OpenedFile {
 };
 
 Result<OpenedFile> open_file(const std::filesystem::path& path, std::string_view header,
-                             const DurableAppender::HeaderCheck& check_header) {
+                             const DurableAppender::HeaderCheck& check_header, OutputTrust trust) {
   OpenedFile f;
-  f.fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (f.fd < 0) return tl::unexpected(errno_error(path, "cannot open for appending", errno));
+  auto opened = open_output_append(path, trust, AppendAccess::read_write);
+  if (!opened) return tl::unexpected(opened.error());
+  f.fd = opened->release();
   const auto close_with = [&](Error e) -> Result<OpenedFile> {
     ::close(f.fd);
     return tl::unexpected(std::move(e));
@@ -176,7 +177,7 @@ DurableAppender::~DurableAppender() {
 }
 
 Result<OpenReport> DurableAppender::open_fd() {
-  auto opened = open_file(path_, header_, check_header_);
+  auto opened = open_file(path_, header_, check_header_, options_.trust);
   if (!opened) return tl::unexpected(opened.error());
   if (fd_ >= 0) ::close(fd_);
   fd_ = opened->fd;

@@ -23,6 +23,7 @@
 
 #include <sys/types.h>
 
+#include "base/output_file.hpp"
 #include "base/result.hpp"
 
 namespace sparkops {
@@ -34,6 +35,9 @@ struct AppenderOptions {
   std::size_t fsync_every = 10;  // rows; 0 = never fsync
   std::size_t memory_buffer_rows = 100000;
   WriteFn write;  // empty = ::write
+  // The file is opened with base/output_file.hpp's rules: never through a symlink, never a FIFO or
+  // a multiply linked file; the directory checked unless trusted (--trust-output-path).
+  OutputTrust trust = OutputTrust::checked;
 };
 
 // What opening found, for the caller to report.
