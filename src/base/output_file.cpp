@@ -84,6 +84,18 @@ Status clear_nonblock(int fd, const std::filesystem::path& path) {
 
 }  // namespace
 
+std::optional<std::string> readable_by_others(const std::filesystem::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  const bool others = (st.st_mode & S_IROTH) != 0;
+  const bool group = (st.st_mode & S_IRGRP) != 0 && !private_group_of(st.st_gid, st.st_uid);
+  if (!others && !group) return std::nullopt;
+  return fmt::format(
+      "{}: readable by {} (mode {:04o}); a secret should be readable by its owner "
+      "only: chmod 600 {}",
+      path.string(), others ? "every user" : "its group", st.st_mode & 07777, path.string());
+}
+
 Error for_file(const std::filesystem::path& path, Error dir_error) {
   dir_error.detail = fmt::format("{}: cannot write here: {}", path.string(), dir_error.detail);
   return dir_error;

@@ -20,6 +20,8 @@
 #include <sys/types.h>
 
 #include <filesystem>
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "base/fd.hpp"
@@ -48,6 +50,12 @@ Result<Fd> open_output_append(const std::filesystem::path& path, OutputTrust tru
 // any symlink below the root, and only when it is a regular file with one link (/proc/sys knobs,
 // a captured tree's copies of them). Nothing is created or truncated.
 Result<Fd> open_existing_beneath(const std::filesystem::path& root, std::string_view relative);
+
+// For a secret read from a file (serve --token): a one-line warning when users other than the
+// owner can read it (other-readable, or group-readable by a group that is not the owner's private
+// group). nullopt when only the owner can, or when the file cannot be examined (reading it will
+// report that).
+std::optional<std::string> readable_by_others(const std::filesystem::path& path);
 
 // `dir_error` (from open_output_dir) restated for the file that was to be written there.
 Error for_file(const std::filesystem::path& path, Error dir_error);

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "base/file_io.hpp"
+#include "base/output_file.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "cli/commands.hpp"
@@ -155,6 +156,10 @@ void run_serve(const ServeFlags& flags, AppContext& ctx) {
     ctx.exit_code = kExitBadInput;
     return;
   }
+  if (!flags.token_file.empty()) {
+    if (auto warning = readable_by_others(flags.token_file))
+      print_error(ctx, "warning: --token " + *warning);
+  }
   auto gpu = open_gpu_from_flags(flags.gpu, ctx.config);
   if (!gpu) {
     print_error(ctx, gpu.error().detail);
@@ -184,7 +189,8 @@ void run_serve(const ServeFlags& flags, AppContext& ctx) {
     const double seconds = std::chrono::duration<double>(clock.steady_now() - started).count();
     state.update(report, started, seconds);
     if (plan->textfile) {
-      const auto written = write_file_atomic(*plan->textfile, *state.metrics_text(), ctx.output_trust);
+      const auto written =
+          write_file_atomic(*plan->textfile, *state.metrics_text(), ctx.output_trust);
       if (!written && !textfile_failing) print_error(ctx, written.error().detail);
       textfile_failing = !written;
       if (flags.once && !written) ctx.exit_code = kExitFailure;

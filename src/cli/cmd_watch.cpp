@@ -10,6 +10,7 @@
 
 #include "base/clock.hpp"
 #include "base/file_io.hpp"
+#include "base/output_file.hpp"
 #include "base/time_format.hpp"
 #include "base/units.hpp"
 #include "base/utf8.hpp"
@@ -113,6 +114,7 @@ Result<WatchOptions> options_from_flags(AppContext& ctx, const WatchFlags& f) {
   }
   o.appender.fsync_every = static_cast<std::size_t>(fsync_every);
   o.appender.memory_buffer_rows = static_cast<std::size_t>(buffer_rows);
+  o.appender.trust = ctx.output_trust;
   o.slowdown.slowdown_factor = ctx.config.get_number("analyze.slowdown_factor");
   o.slowdown.sustain_steps = ctx.config.get_integer("analyze.sustain_steps");
   o.slowdown.min_wall_share = ctx.config.get_number("analyze.min_wall_share");
@@ -147,6 +149,12 @@ void run_watch(AppContext& ctx, const WatchFlags& f) {
         fmt::format("{}: cannot create the run folder: {}", options->dir.string(), ec.message()));
   if (options->log.has_parent_path())
     std::filesystem::create_directories(options->log.parent_path(), ec);
+  // A symlinked or shared run folder is refused before anything is announced or started (the
+  // files themselves are checked again when opened: base/output_file.hpp).
+  for (const auto& dir : {options->dir, output_parent(options->log)}) {
+    if (auto checked = open_output_dir(dir, ctx.output_trust); !checked)
+      return bad(checked.error().detail);
+  }
 
   print_error(
       ctx,

@@ -4,11 +4,12 @@
 
 #include <cstdlib>
 #include <ctime>
-#include <fstream>
 
 #include <fmt/format.h>
 
+#include "base/file_io.hpp"
 #include "base/json_text.hpp"
+#include "base/output_file.hpp"
 #include "base/time_format.hpp"
 #include "base/units.hpp"
 #include "base/utf8.hpp"
@@ -24,6 +25,13 @@
 namespace sparkops {
 
 namespace {
+
+// One line appended to `path` with base/output_file.hpp's rules (never through a symlink).
+Status append_line(const std::filesystem::path& path, std::string_view line, OutputTrust trust) {
+  auto fd = open_output_append(path, trust);
+  if (!fd) return tl::unexpected(fd.error());
+  return write_all(fd->get(), std::string(line) + "\n", path);
+}
 
 std::chrono::seconds local_utc_offset(SystemTime t) {
   const std::time_t tt = std::chrono::system_clock::to_time_t(t);
@@ -157,6 +165,7 @@ void finish_watch(const Console& io, const HostRoot& root, const FinishInput& in
   WatchSummaryView view;
   view.command = in.options->command;
   view.dir = in.options->dir.string();
+  const OutputTrust trust = in.options->appender.trust;
   view.log = in.options->log.string();
   view.outcome = &out;
   view.series = final_series(*in.options, out);
@@ -193,19 +202,22 @@ void finish_watch(const Console& io, const HostRoot& root, const FinishInput& in
       const auto& path = in.anchor_file;
       std::error_code ec;
       if (!path.empty()) std::filesystem::create_directories(path.parent_path(), ec);
-      std::ofstream f(path, std::ios::app);
-      if (!path.empty() && f) {
-        f << plan::anchor_to_jsonl(*anchor) << '\n';
-        f.flush();
-        if (f) view.anchor_file = path.string();
+      if (!path.empty()) {
+        const auto appended = append_line(path, plan::anchor_to_jsonl(*anchor), trust);
+        if (appended) {
+          view.anchor_file = path.string();
+        } else {
+          print_error(
+              io, fmt::format("could not append the measured anchor: {}", appended.error().detail));
+        }
       }
-      if (!view.anchor_file)
-        print_error(io, fmt::format("{}: could not append the measured anchor", path.string()));
     }
   }
 
   const auto json = watch_summary_json(view);
-  std::ofstream(in.options->dir / "summary.json") << dump_json(json, 2) << '\n';
+  const auto summary_path = in.options->dir / "summary.json";
+  if (auto written = write_file_atomic(summary_path, dump_json(json, 2) + "\n", trust); !written)
+    print_error(io, written.error().detail);
   if (advice_text)
     fmt::print(io.err, "sparkops: the job died of an OOM; the ladder's next step:\n{}",
                terminal_text(*advice_text));

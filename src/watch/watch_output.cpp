@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "base/output_file.hpp"
 #include "base/time_format.hpp"
 
 namespace sparkops {
@@ -40,39 +41,27 @@ int write_all(int fd, const char* data, std::size_t size) {
   return 0;
 }
 
-Result<int> open_append(const std::filesystem::path& path) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    const int e = errno;
-    return fail(e == EACCES ? Errc::permission_denied : Errc::io,
-                fmt::format("{}: {}", path.string(), std::strerror(e)));
-  }
-  return fd;
-}
-
 }  // namespace
 
 Result<OutputSink> OutputSink::open(const std::filesystem::path& log,
-                                    const std::filesystem::path& sidecar) {
-  auto log_fd = open_append(log);
+                                    const std::filesystem::path& sidecar, OutputTrust trust) {
+  // Read-write: the last byte of an existing log decides whether a record starts at its end.
+  auto log_fd = open_output_append(log, trust, AppendAccess::read_write);
   if (!log_fd) return tl::unexpected(log_fd.error());
-  auto sidecar_fd = open_append(sidecar);
-  if (!sidecar_fd) {
-    ::close(*log_fd);
-    return tl::unexpected(sidecar_fd.error());
-  }
+  auto sidecar_fd = open_output_append(sidecar, trust);
+  if (!sidecar_fd) return tl::unexpected(sidecar_fd.error());
   OutputSink sink;
   sink.log_path_ = log;
-  sink.log_fd_ = *log_fd;
-  sink.sidecar_fd_ = *sidecar_fd;
+  sink.log_fd_ = log_fd->release();
+  sink.sidecar_fd_ = sidecar_fd->release();
   struct stat st {};
-  if (::fstat(*log_fd, &st) == 0 && S_ISREG(st.st_mode))
+  if (::fstat(sink.log_fd_, &st) == 0 && S_ISREG(st.st_mode))
     sink.base_ = static_cast<std::uint64_t>(st.st_size);
   sink.offset_ = sink.base_;
   if (sink.base_ > 0) {
     // Appending: the next record starts here only when the old log ended with a terminator.
     char last = '\n';
-    if (::pread(*log_fd, &last, 1, static_cast<off_t>(sink.base_ - 1)) == 1)
+    if (::pread(sink.log_fd_, &last, 1, static_cast<off_t>(sink.base_ - 1)) == 1)
       sink.at_record_start_ = is_terminator(last);
   }
   return sink;

@@ -15,16 +15,20 @@
 #include <string_view>
 
 #include "base/clock.hpp"
+#include "base/output_file.hpp"
 #include "base/result.hpp"
 
 namespace sparkops {
 
 class OutputSink {
  public:
-  // Opens the log and the sidecar for appending (created when missing). Sidecar offsets count from
-  // the log's first byte, so appending to an existing log keeps them right.
+  // Opens the log and the sidecar for appending (created when missing) with base/output_file.hpp's
+  // rules: never through a symlink, never a FIFO or a multiply linked file, the directory checked
+  // unless `trust` says otherwise (conflict with one line). Sidecar offsets count from the log's
+  // first byte, so appending to an existing log keeps them right.
   static Result<OutputSink> open(const std::filesystem::path& log,
-                                 const std::filesystem::path& sidecar);
+                                 const std::filesystem::path& sidecar,
+                                 OutputTrust trust = OutputTrust::checked);
 
   OutputSink(OutputSink&& other) noexcept;
   OutputSink& operator=(OutputSink&&) = delete;

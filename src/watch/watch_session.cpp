@@ -301,7 +301,7 @@ Result<WatchOutcome> run_watch_session(const Console& io, const HostRoot& root,
                                        WatchSignalFlags& flags) {
   std::filesystem::path sidecar = options.log;
   sidecar += ".times";
-  auto sink = OutputSink::open(options.log, sidecar);
+  auto sink = OutputSink::open(options.log, sidecar, options.appender.trust);
   if (!sink) return tl::unexpected(sink.error());
   SampleOptions sample;
   sample.out = (options.dir / "thermal.log").string();

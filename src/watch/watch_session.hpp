@@ -40,7 +40,7 @@ struct WatchOptions {
   std::chrono::nanoseconds interval{std::chrono::seconds{30}};
   SampleFormat format = SampleFormat::nvidia_smi;
   DetectorConfig detector;
-  AppenderOptions appender;
+  AppenderOptions appender;  // also .trust for the log, its sidecar and summary.json
   diagnose::LiveSlowdownOptions slowdown;
   double pressure_psi_share = 0.10;           // PSI memory "some" over the interval that counts
   double pressure_available_share = 0.05;     // MemAvailable below this share of MemTotal counts
