@@ -115,6 +115,7 @@ Result<WatchOptions> options_from_flags(AppContext& ctx, const WatchFlags& f) {
   o.appender.fsync_every = static_cast<std::size_t>(fsync_every);
   o.appender.memory_buffer_rows = static_cast<std::size_t>(buffer_rows);
   o.appender.trust = ctx.output_trust;
+  o.max_log_bytes = ctx.config.get_bytes("watch.max_log_bytes");
   o.slowdown.slowdown_factor = ctx.config.get_number("analyze.slowdown_factor");
   o.slowdown.sustain_steps = ctx.config.get_integer("analyze.sustain_steps");
   o.slowdown.min_wall_share = ctx.config.get_number("analyze.min_wall_share");

@@ -36,6 +36,10 @@ constexpr std::array kBounds = {
     ConfigBounds{"sample.fsync_every", 0, 1e6, false, "0 (never) up to a million rows"},
     // Each buffered row is a few hundred bytes: ten million rows are already gigabytes of RAM.
     ConfigBounds{"sample.memory_buffer_rows", 1, 1e7, false, "at most ten million rows in RAM"},
+    // Below 1 MiB a log cannot hold a run's first minutes; 16 TiB is ext4's largest file (4 KiB
+    // blocks), so a larger cap is no cap.
+    ConfigBounds{"watch.max_log_bytes", 1024.0 * 1024.0, 16 * kTiB, false,
+                 "between 1 MiB and 16 TiB (ext4's largest file)"},
     // The exporter reads /proc and the GPU each tick: more often than 100 ms is its own load.
     ConfigBounds{"serve.interval", 0.1, 86'400, false, "between 100 ms and a day"},
     ConfigBounds{"serve.max_workloads", 0, 10'000, false, "Prometheus series stay bounded"},

@@ -31,6 +31,9 @@ const std::vector<ConfigKey>& config_keys() {
       {"sample.fsync_every", "10", "integer", "fsync the sample file every N rows"},
       {"sample.memory_buffer_rows", "100000", "integer",
        "rows kept in memory while the output cannot be written"},
+      {"watch.max_log_bytes", "8GiB", "bytes",
+       "`sparkops watch` stops writing the job's log (and its .times sidecar) at this size; the "
+       "job and its terminal output go on"},
       {"serve.listen", "127.0.0.1:9877", "string",
        "address:port `sparkops serve` listens on (non-loopback needs --token or --insecure)"},
       {"serve.interval", "5s", "duration", "how often `sparkops serve` reads the machine"},

@@ -166,6 +166,7 @@ DurableAppender& DurableAppender::operator=(DurableAppender&& other) noexcept {
   failing_ = other.failing_;
   header_pending_ = other.header_pending_;
   dropped_rows_ = other.dropped_rows_;
+  written_rows_ = other.written_rows_;
   return *this;
 }
 
@@ -226,6 +227,7 @@ AppendReport DurableAppender::drain(std::optional<std::string> row) {
     if (backlog_.empty()) {
       Error err;
       if (write_one(*row, &err)) {
+        ++written_rows_;
         report.dropped_rows = dropped_rows_;
         return report;
       }
@@ -247,7 +249,7 @@ AppendReport DurableAppender::drain(std::optional<std::string> row) {
       break;
     }
     backlog_.pop_front();
-    header_pending_ = false;
+    if (!std::exchange(header_pending_, false)) ++written_rows_;
   }
   if (backlog_.empty() && failing_) {
     failing_ = false;

@@ -82,6 +82,10 @@ class DurableAppender {
 
   const std::filesystem::path& path() const { return path_; }
   std::size_t buffered_rows() const { return backlog_.size(); }
+  // Rows (not the header or a restart marker) that reached the file since open: what a summary
+  // may call written. Rows still buffered or dropped (dropped_rows) are not among them.
+  std::uint64_t written_rows() const { return written_rows_; }
+  std::uint64_t dropped_rows() const { return dropped_rows_; }
 
  private:
   DurableAppender() = default;
@@ -101,6 +105,7 @@ class DurableAppender {
   bool failing_ = false;
   bool header_pending_ = false;  // backlog_.front() is the header or restart marker
   std::uint64_t dropped_rows_ = 0;
+  std::uint64_t written_rows_ = 0;
 };
 
 }  // namespace sparkops

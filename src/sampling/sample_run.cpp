@@ -212,6 +212,10 @@ int run_sample(const Console& io, const HostRoot& root, const SampleOptions& opt
     }
     (void)f->sync();
   }
+  // Rows that reached the file, not rows produced: after a disk-full episode the difference is
+  // what was dropped from the memory buffer or is still unwritten at exit.
+  const std::uint64_t written = file ? file->written_rows() : rows;
+  const std::uint64_t dropped = file ? file->dropped_rows() : 0;
   const std::string_view why = end == LoopEnd::stopped         ? "stopped by signal"
                                : end == LoopEnd::count_reached ? "count reached"
                                                                : "duration reached";
@@ -220,15 +224,23 @@ int run_sample(const Console& io, const HostRoot& root, const SampleOptions& opt
                                   {"format", sample_format_name(options.format)},
                                   {"events_file", events ? events_path : ""},
                                   {"ticks", ticks},
-                                  {"rows", rows},
+                                  {"rows", written},
+                                  {"rows_produced", rows},
+                                  {"dropped_rows", dropped},
                                   {"events", event_count},
                                   {"skipped_ticks", skipped},
                                   {"end", why},
                                   {"unwritten_rows", unwritten}};
     fmt::print(io.out, "{}\n", dump_json(doc, 2));
   } else {
-    print_error(io, fmt::format("{}: {} tick(s), {} row(s), {} event(s) ({})",
-                                to_stdout ? "stdout" : options.out, ticks, rows, event_count, why));
+    const std::string lost =
+        written == rows
+            ? std::string()
+            : fmt::format(" of {} (not written: {} dropped from the memory buffer, {} at exit)",
+                          rows, dropped, rows - written - dropped);
+    print_error(io, fmt::format("{}: {} tick(s), {} row(s) written{}, {} event(s) ({})",
+                                to_stdout ? "stdout" : options.out, ticks, written, lost,
+                                event_count, why));
   }
   return code;
 }

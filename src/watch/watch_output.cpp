@@ -73,6 +73,7 @@ OutputSink::OutputSink(OutputSink&& o) noexcept
       sidecar_fd_(o.sidecar_fd_),
       base_(o.base_),
       offset_(o.offset_),
+      max_bytes_(o.max_bytes_),
       at_record_start_(o.at_record_start_),
       last_entry_ms_(o.last_entry_ms_),
       sidecar_buf_(std::move(o.sidecar_buf_)),
@@ -99,6 +100,10 @@ void OutputSink::to_terminal(int stream, std::string_view data) {
 std::uint64_t OutputSink::forward(int stream, std::string_view data, SystemTime arrival) {
   const std::uint64_t start = offset_;
   to_terminal(stream, data);
+  if (!failed_ && !data.empty() && bytes() + data.size() > max_bytes_) {
+    fail_files(log_path_.string(),
+               fmt::format("reached watch.max_log_bytes ({} bytes)", max_bytes_));
+  }
   if (!failed_ && !data.empty()) {
     // The first record starting in this chunk (later ones arrived in the same millisecond).
     std::optional<std::size_t> first;
@@ -118,7 +123,7 @@ std::uint64_t OutputSink::forward(int stream, std::string_view data, SystemTime 
       sidecar_buf_ += fmt::format("{}\t{}\n", format_iso8601_utc_ms(arrival), start + *first);
     }
     if (const int e = write_all(log_fd_, data.data(), data.size()); e != 0)
-      fail_files(log_path_.string(), e);
+      fail_files(log_path_.string(), std::strerror(e));
   }
   at_record_start_ = is_terminator(data.empty() ? (at_record_start_ ? '\n' : 'x') : data.back());
   offset_ += data.size();
@@ -130,7 +135,7 @@ void OutputSink::flush_sidecar() {
   if (const int e = write_all(sidecar_fd_, sidecar_buf_.data(), sidecar_buf_.size()); e != 0) {
     std::filesystem::path p = log_path_;
     p += ".times";
-    fail_files(p.string(), e);
+    fail_files(p.string(), std::strerror(e));
   }
   sidecar_buf_.clear();
 }
@@ -142,14 +147,14 @@ void OutputSink::sync() {
   ::fsync(sidecar_fd_);
 }
 
-void OutputSink::fail_files(std::string_view what, int error) {
+void OutputSink::fail_files(std::string_view what, std::string_view reason) {
   if (failed_) return;
   failed_ = true;
   sidecar_buf_.clear();
   failure_ = fmt::format(
       "{}: {}; the job keeps running and its output still reaches the terminal, but "
       "the log and its .times sidecar stop at byte {}",
-      what, std::strerror(error), offset_);
+      what, reason, offset_);
 }
 
 std::optional<std::string> OutputSink::take_failure() {

@@ -36,6 +36,10 @@ class OutputSink {
   OutputSink& operator=(const OutputSink&) = delete;
   ~OutputSink();
 
+  // The most bytes this session writes to the log (watch.max_log_bytes). A chunk that would pass
+  // it is not written: the log and the sidecar stop there, reported once like a failed write.
+  void set_max_bytes(std::uint64_t max_bytes) { max_bytes_ = max_bytes; }
+
   // `stream` is 1 (stdout) or 2 (stderr). Returns the log offset of the chunk's first byte.
   std::uint64_t forward(int stream, std::string_view data, SystemTime arrival);
   // Writes the sidecar lines gathered so far (one write per poll round).
@@ -51,7 +55,7 @@ class OutputSink {
 
  private:
   OutputSink() = default;
-  void fail_files(std::string_view what, int error);
+  void fail_files(std::string_view what, std::string_view reason);
   void to_terminal(int stream, std::string_view data);
 
   std::filesystem::path log_path_;
@@ -59,6 +63,7 @@ class OutputSink {
   int sidecar_fd_ = -1;
   std::uint64_t base_ = 0;    // log size when opened
   std::uint64_t offset_ = 0;  // log offset of the next byte
+  std::uint64_t max_bytes_ = UINT64_MAX;
   bool at_record_start_ = true;
   std::int64_t last_entry_ms_ = -1;
   std::string sidecar_buf_;

@@ -303,6 +303,7 @@ Result<WatchOutcome> run_watch_session(const Console& io, const HostRoot& root,
   sidecar += ".times";
   auto sink = OutputSink::open(options.log, sidecar, options.appender.trust);
   if (!sink) return tl::unexpected(sink.error());
+  sink->set_max_bytes(options.max_log_bytes);
   SampleOptions sample;
   sample.out = (options.dir / "thermal.log").string();
   sample.format = options.format;

@@ -47,6 +47,7 @@ struct WatchOptions {
   std::chrono::milliseconds drain_idle{250};  // after the job exits: stop after this long quiet...
   std::chrono::milliseconds drain_max{2000};  // ...or this long in all (daemons holding the pipe)
   std::size_t tail_bytes = 256 << 10;         // output kept for the OOM classifier
+  std::uint64_t max_log_bytes = UINT64_MAX;   // watch.max_log_bytes: the log stops there
 };
 
 struct WatchOutcome {

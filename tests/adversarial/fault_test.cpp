@@ -16,6 +16,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "base/text.hpp"
 #include "support/test_support.hpp"
@@ -149,6 +150,31 @@ TEST(Faults, SensorDirectoryVanishingMidRunKeepsSampling) {
   const auto rows = check_rows(test::slurp(out));
   EXPECT_EQ(rows.count, 8u);
   EXPECT_TRUE(rows.all_complete);
+}
+
+// The file stops growing mid-run (RLIMIT_FSIZE set by the shell that starts the sampler, with
+// SIGXFSZ ignored so each write fails with EFBIG, as a full disk fails with ENOSPC): the summary
+// counts the rows that reached the file, not the ticks (the issue saw "601 rows" for 419 written).
+TEST(Faults, SampleSummaryCountsTheRowsActuallyWritten) {
+  const test::TempDir tmp;
+  const auto out = tmp / "thermal.jsonl";
+  const std::string bin = test::sparkops_binary();
+  const auto r = test::run_process(
+      {"/bin/sh", "-c", "trap '' XFSZ; ulimit -f 8; exec \"$0\" \"$@\"", bin, "--root",
+       test::fixture("roots/gb10-finetune").string(), "sample", "--gpu", "none", "--count", "40",
+       "--interval", "0.001", "--format", "jsonl", "--json", "--out", out.string()},
+      {{"TZ", "UTC"}});
+  EXPECT_EQ(r.exit_code, 1) << "rows left unwritten at exit are a failure: " << r.err;
+  std::uint64_t in_file = 0;
+  for (const auto& line : lines_of(test::slurp(out))) {
+    if (line.find("\"mem_available_bytes\"") != std::string::npos) ++in_file;
+  }
+  ASSERT_GT(in_file, 0u);
+  ASSERT_LT(in_file, 40u) << "the 4 KiB limit did not stop the file";
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["rows"], in_file) << r.out;
+  EXPECT_EQ(j["rows_produced"], 40) << r.out;
+  EXPECT_EQ(j["ticks"], 40) << r.out;
 }
 
 }  // namespace

@@ -1,0 +1,85 @@
+// The job wrapper's edges (docs/reliability.md "The job wrapper's edges"): watch's own stdout going
+// away, a job that writes without end, and processes the job leaves behind. Real child processes
+// (sh, yes, setsid, sleep) on a fixture root; no timing in the assertions.
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "support/test_support.hpp"
+
+namespace sparkops {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::size_t count_of(const std::string& text, std::string_view what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+std::vector<std::string> watch_args(const fs::path& dir, const std::string& job) {
+  return {test::sparkops_binary(),
+          "--root",
+          test::fixture("roots/gb10-idle").string(),
+          "watch",
+          "--no-preflight",
+          "--gpu",
+          "none",
+          "--dir",
+          dir.string(),
+          "--",
+          "sh",
+          "-c",
+          job};
+}
+
+// `sparkops watch ... | head -c 10`: the reader of watch's stdout leaves after 10 bytes. The job
+// still runs to its end (all 2,000,000 bytes reach the log) and watch exits with its status.
+TEST(WatchEdges, StdoutReaderGoingAwayLeavesTheJobAndTheLogAlone) {
+  const test::TempDir tmp;
+  std::vector<std::string> argv = {
+      "/bin/bash", "-c", "\"$@\" | head -c 10 >/dev/null; echo \"watch=${PIPESTATUS[0]}\"", "bash"};
+  for (auto& a : watch_args(tmp / "run", "yes 0123456789 | head -c 2000000; exit 7"))
+    argv.push_back(a);
+  const auto r = test::run_process(argv);
+  EXPECT_NE(r.out.find("watch=7"), std::string::npos) << r.out << r.err;
+  EXPECT_EQ(fs::file_size(tmp / "run/train.log"), 2'000'000u) << r.err;
+  EXPECT_EQ(r.err.find("max_log_bytes"), std::string::npos) << r.err;
+}
+
+// A job that writes 3 MB against a 1 MiB watch.max_log_bytes: the log stops at or below the cap
+// with one line, the terminal still gets every byte and the job's status comes through.
+TEST(WatchEdges, LogStopsAtTheConfiguredCapWithOneLine) {
+  const test::TempDir tmp;
+  const auto config = tmp / "config.toml";
+  test::write_text(config, "[watch]\nmax_log_bytes = \"1MiB\"\n");
+  const auto r =
+      test::run_process(watch_args(tmp / "run", "yes 0123456789 | head -c 3000000; exit 5"),
+                        {{"SPARKOPS_CONFIG", config.string()}});
+  EXPECT_EQ(r.exit_code, 5) << r.err;
+  EXPECT_EQ(r.out.size(), 3'000'000u);
+  const auto size = fs::file_size(tmp / "run/train.log");
+  EXPECT_LE(size, 1024u * 1024u);
+  EXPECT_GT(size, 0u);
+  EXPECT_EQ(count_of(r.err, "reached watch.max_log_bytes (1048576 bytes)"), 1u) << r.err;
+  EXPECT_NE(r.err.find("the job keeps running"), std::string::npos) << r.err;
+}
+
+TEST(WatchEdges, LogCapOutsideItsRangeIsRefused) {
+  const test::TempDir tmp;
+  const auto config = tmp / "config.toml";
+  test::write_text(config, "[watch]\nmax_log_bytes = \"10KiB\"\n");
+  const auto r =
+      test::run_process(watch_args(tmp / "run", "exit 0"), {{"SPARKOPS_CONFIG", config.string()}});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("watch.max_log_bytes"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace sparkops
