@@ -161,7 +161,7 @@ int run_oom(OomState& st, AppContext& ctx) {
   }
 
   bool changed = false;
-  if (view.report && view.report->kind != OomKind::not_oom) {
+  if (view.report && is_memory_failure(*view.report)) {
     view.state.last_oom =
         LastOom{std::string(oom_kind_name(view.report->kind)),
                 std::string(oom_phase_name(view.report->phase)), clock.system_now()};

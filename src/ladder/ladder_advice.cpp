@@ -281,6 +281,17 @@ OomAdvice advise_oom(const AdviceInput& in) {
         "nothing was recorded");
     return out;
   }
+  if (in.report && !in.report->memory_exhausted) {
+    // NVRM Xid 31 (NVIDIA Xid catalogue: MMU_ERR, GPU memory page fault; resolution
+    // RESTART_APP, investigate the application): a kernel used an address with no valid mapping.
+    out.ladder_applies = false;
+    out.notes.push_back(
+        "this is a GPU memory page fault (NVRM Xid 31), not a lack of memory: a kernel read or "
+        "wrote an address with no valid mapping (an out-of-bounds index, a use-after-free, a "
+        "driver/library bug). Smaller batches or flushing do not fix it, so the ladder does not "
+        "apply; rerun with CUDA_LAUNCH_BLOCKING=1 or under compute-sanitizer to find the kernel");
+    return out;
+  }
   if (in.report) add_failure_notes(*in.report, in, out.notes);
   if (in.state.resolved()) {
     out.notes.push_back(fmt::format("the ladder is resolved: the run went through after step {}",

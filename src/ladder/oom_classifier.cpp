@@ -14,6 +14,7 @@ namespace {
 constexpr std::size_t kLookbehind = 1024;  // dense bytes of context before a match
 constexpr std::size_t kLookahead = 512;    // and after it
 constexpr std::uint64_t kPhaseWindow = 64 * 1024;
+constexpr std::uint64_t kOutcomeWindow = 2 * 1024;  // a stated outcome follows its error closely
 constexpr std::size_t kTrimAt = 64 * 1024;
 constexpr std::size_t kKeep = 4 * 1024;
 constexpr std::uint64_t kBinaryProbe = 64 * 1024;
@@ -69,6 +70,10 @@ std::string_view oom_phase_name(OomPhase p) {
       return "load";
     case OomPhase::step:
       return "step";
+    case OomPhase::eval:
+      return "eval";
+    case OomPhase::save:
+      return "save";
   }
   return "unknown";
 }
@@ -83,7 +88,8 @@ std::optional<OomKind> parse_oom_kind(std::string_view name) {
 }
 
 std::optional<OomPhase> parse_oom_phase(std::string_view name) {
-  for (const auto p : {OomPhase::unknown, OomPhase::load, OomPhase::step}) {
+  for (const auto p :
+       {OomPhase::unknown, OomPhase::load, OomPhase::step, OomPhase::eval, OomPhase::save}) {
     if (oom_phase_name(p) == name) return p;
   }
   return std::nullopt;
@@ -148,27 +154,89 @@ void OomClassifier::handle(const Pending& p) {
   if (!oomsig::check_passes(needle, window, local_start, local_end)) return;
   switch (needle.role) {
     case oomsig::Role::signal:
+      if (needle.check == oomsig::Check::nvmap_error12 &&
+          !oomsig::nvmap_failure_stated(window, local_start)) {
+        static const oomsig::Needle tolerated{
+            needle.text, oomsig::Role::near_miss, oomsig::SignalClass::driver, oomsig::Check::none,
+            "NvMap error 12 with no failure stated (Tegra logs it for CUDA-graph pre-allocations "
+            "that vLLM tolerates at start-up)"};
+        on_near_miss(tolerated, p.end, window, local_start);
+        break;
+      }
       on_signal(needle, start, p.end, window, local_start, local_end);
       break;
     case oomsig::Role::load_marker:
-      last_load_ = p.end;
-      break;
+    case oomsig::Role::load_outcome:
     case oomsig::Role::step_marker:
-      last_step_ = p.end;
+    case oomsig::Role::eval_marker:
+    case oomsig::Role::save_marker:
+    case oomsig::Role::step_context:
+      on_marker(oomsig::phase_of(needle.role), needle.role, p.end, window, local_start);
       break;
     case oomsig::Role::traceback_start:
       traceback_start_ = p.end;
       break;
-    case oomsig::Role::progress_rate: {
-      const auto phase = oomsig::progress_bar_phase(window, local_start);
-      if (phase == OomPhase::load) last_load_ = p.end;
-      if (phase == OomPhase::step) last_step_ = p.end;
+    case oomsig::Role::progress_rate:
+      if (const auto phase = oomsig::progress_bar_phase(window, local_start)) {
+        on_marker(*phase, needle.role, p.end, window, local_start);
+      }
       break;
-    }
     case oomsig::Role::bitsandbytes:
       bitsandbytes_ = true;
       break;
+    case oomsig::Role::near_miss:
+      on_near_miss(needle, p.end, window, local_start);
+      break;
   }
+}
+
+std::optional<OomClassifier::Mark> OomClassifier::Event::decided() const {
+  if (outcome) return outcome;
+  if (before) return before;
+  return after;
+}
+
+void OomClassifier::place(Event& event, std::uint64_t end) const {
+  event.seen = true;
+  event.end = end;
+  event.before = before(end);
+  event.outcome.reset();
+  event.after.reset();
+}
+
+void OomClassifier::on_marker(OomPhase phase, oomsig::Role role, std::uint64_t end,
+                              const oomtext::DenseView& window, std::size_t local_start) {
+  Mark mark{end, phase, oomtext::line_at(window, local_start, kPhaseEvidenceMax)};
+  const auto later = [&](Event& event) {
+    if (!event.seen || event.end >= end) return;
+    const auto distance = end - event.end;
+    if (role == oomsig::Role::load_outcome && distance <= kOutcomeWindow && !event.outcome) {
+      event.outcome = mark;
+    }
+    if (role == oomsig::Role::step_context && !event.before && !event.after &&
+        distance <= kPhaseWindow) {
+      event.after = mark;
+    }
+  };
+  for (auto& record : records_) later(record.event);
+  later(near_miss_);
+  if (phase == OomPhase::load) last_load_ = mark;
+  last_mark_ = std::move(mark);
+}
+
+void OomClassifier::on_near_miss(const oomsig::Needle& needle, std::uint64_t end,
+                                 const oomtext::DenseView& window, std::size_t local_start) {
+  (void)window;
+  (void)local_start;
+  auto& driver = records_[static_cast<std::size_t>(oomsig::SignalClass::driver)];
+  if (xid_fault_ && driver.event.seen && needle.text == "anillegalmemoryaccesswasencountered") {
+    // The application's side of the Xid 31 fault: the job ends at its last report.
+    place(driver.event, end);
+    return;
+  }
+  if (near_miss_.seen) return;
+  place(near_miss_, end);
+  near_miss_display_ = needle.display;
 }
 
 void OomClassifier::on_signal(const oomsig::Needle& needle, std::uint64_t start, std::uint64_t end,
@@ -176,12 +244,14 @@ void OomClassifier::on_signal(const oomsig::Needle& needle, std::uint64_t start,
                               std::size_t local_end) {
   (void)start;
   auto& record = records_[static_cast<std::size_t>(needle.signal_class)];
-  record.seen = true;
   ++record.count;
   ++signal_count_;
   record.display = needle.display;
-  record.phase =
-      needle.signal_class == oomsig::SignalClass::server_admission ? OomPhase::load : phase_at(end);
+  place(record.event, end);
+  record.line = oomtext::line_at(window, local_start, kPhaseEvidenceMax);
+  if (needle.signal_class == oomsig::SignalClass::driver) {
+    xid_fault_ = needle.check == oomsig::Check::xid_31;
+  }
   auto facts = oomsig::extract_facts(needle.signal_class, window, local_start, local_end);
   take_if(record.facts.requested_bytes, std::move(facts.requested_bytes));
   take_if(record.facts.capacity_bytes, std::move(facts.capacity_bytes));
@@ -190,19 +260,16 @@ void OomClassifier::on_signal(const oomsig::Needle& needle, std::uint64_t start,
   take_if(record.facts.process, std::move(facts.process));
 }
 
-OomPhase OomClassifier::phase_at(std::uint64_t event_end) const {
-  const auto near = [event_end](const std::optional<std::uint64_t>& marker) {
-    return marker && *marker <= event_end && event_end - *marker <= kPhaseWindow;
+std::optional<OomClassifier::Mark> OomClassifier::before(std::uint64_t event_end) const {
+  const auto near = [event_end](std::uint64_t marker) {
+    return marker <= event_end && event_end - marker <= kPhaseWindow;
   };
-  if (near(traceback_start_) && near(last_load_) && *last_load_ > *traceback_start_) {
-    return OomPhase::load;
+  if (traceback_start_ && near(*traceback_start_) && last_load_ && near(last_load_->end) &&
+      last_load_->end > *traceback_start_) {
+    return last_load_;
   }
-  const bool load = near(last_load_);
-  const bool step = near(last_step_);
-  if (load && step) return *last_load_ > *last_step_ ? OomPhase::load : OomPhase::step;
-  if (load) return OomPhase::load;
-  if (step) return OomPhase::step;
-  return OomPhase::unknown;
+  if (last_mark_ && near(last_mark_->end)) return last_mark_;
+  return std::nullopt;
 }
 
 void OomClassifier::trim() {
@@ -241,13 +308,25 @@ Result<OomReport> OomClassifier::finish() {
   OomReport report;
   report.signal_count = signal_count_;
   report.bitsandbytes_on_stack = bitsandbytes_;
+  const auto take_phase = [&report](const Event& event) {
+    if (const auto mark = event.decided()) {
+      report.phase = mark->phase;
+      report.phase_evidence = mark->line;
+    }
+  };
   for (std::size_t i = 0; i < records_.size(); ++i) {
     const auto& record = records_[i];
-    if (!record.seen) continue;
+    if (!record.event.seen) continue;
     const auto cls = static_cast<oomsig::SignalClass>(i);
     report.kind = oomsig::kind_of(cls);
     report.evidence = oomsig::evidence_of(cls);
-    report.phase = record.phase;
+    if (cls == oomsig::SignalClass::server_admission) {
+      report.phase = OomPhase::load;
+      report.phase_evidence = record.line;
+    } else {
+      take_phase(record.event);
+    }
+    report.memory_exhausted = !(cls == oomsig::SignalClass::driver && xid_fault_);
     report.requested_bytes = record.facts.requested_bytes;
     report.capacity_bytes = record.facts.capacity_bytes;
     report.free_bytes = record.facts.free_bytes;
@@ -255,6 +334,10 @@ Result<OomReport> OomClassifier::finish() {
     report.process_name = record.facts.process;
     report.evidence_text = std::string(record.display);
     break;
+  }
+  if (report.kind == OomKind::not_oom && near_miss_.seen) {
+    report.near_miss = std::string(near_miss_display_);
+    take_phase(near_miss_);
   }
   return report;
 }

@@ -87,11 +87,17 @@ std::string render_oom_text(const OomView& v) {
     const auto& r = *v.report;
     if (r.kind == OomKind::not_oom) {
       out += "Failure: not_oom\n";
+      if (!r.near_miss.empty()) {
+        out += fmt::format("  near miss: {}, phase {}\n", r.near_miss, oom_phase_name(r.phase));
+      }
     } else {
       out += fmt::format("Failure: {} ({}{}), phase {}\n", oom_kind_name(r.kind), r.evidence_text,
                          r.evidence == Evidence::inferred ? ", inferred" : "",
                          oom_phase_name(r.phase));
       if (const auto facts = facts_line(r); !facts.empty()) out += fmt::format("  {}\n", facts);
+    }
+    if (!r.phase_evidence.empty()) {
+      out += fmt::format("  phase evidence: \"{}\"\n", r.phase_evidence);
     }
   }
   for (const auto& note : v.advice.notes) out += fmt::format("Note: {}\n", note);
@@ -126,13 +132,17 @@ json oom_to_json(const OomView& v) {
     j["process"] = opt(r.process_name);
     j["pid"] = opt(r.process_pid);
     j["bitsandbytes_on_stack"] = r.bitsandbytes_on_stack;
+    j["phase_evidence"] = r.phase_evidence.empty() ? json(nullptr) : json(r.phase_evidence);
+    j["near_miss"] = r.near_miss.empty() ? json(nullptr) : json(r.near_miss);
+    j["memory_exhausted"] = is_memory_failure(r);
   } else {
     for (const char* key : {"kind", "phase", "evidence", "requested_bytes", "capacity_bytes",
-                            "free_bytes", "process", "pid"}) {
+                            "free_bytes", "process", "pid", "phase_evidence", "near_miss"}) {
       j[key] = nullptr;
     }
     j["inferred"] = false;
     j["bitsandbytes_on_stack"] = false;
+    j["memory_exhausted"] = false;
   }
   const auto* last = v.state.last();
   j["ladder_step"] = last ? json(std::string(step_id(last->step))) : json(nullptr);

@@ -19,6 +19,9 @@ Needle sig(std::string_view text, SignalClass c, std::string_view display,
 Needle mark(std::string_view text, Role role, Check check = Check::none) {
   return Needle{text, role, SignalClass::driver, check, {}};
 }
+Needle near(std::string_view text, std::string_view display) {
+  return Needle{text, Role::near_miss, SignalClass::driver, Check::none, display};
+}
 
 // First occurrence at or after `from`, else the last one before it (facts sit after the message in
 // most wordings, before it in ggml's and vLLM's).
@@ -121,6 +124,13 @@ void read_runtime(const DenseView& v, std::size_t from, Facts& facts) {
         oomtext::quantity_at(lower, at + 12, SiPrefix::decimal, BareNumber::bytes);
     if (facts.requested_bytes) return;
   }
+  // Habana: "FATAL ERROR :: MODULE:PT_DEVMEM Allocation failed for size::939524096 (896)MB"
+  at = find_near(lower, "allocationfailedforsize", from);
+  if (at != npos) {
+    facts.requested_bytes =
+        oomtext::quantity_at(lower, at + 23, SiPrefix::decimal, BareNumber::bytes);
+    if (facts.requested_bytes) return;
+  }
   // XLA: "RESOURCE_EXHAUSTED: Out of memory while trying to allocate 1073741824 bytes."
   at = find_near(lower, "whiletryingtoallocate", from);
   if (at != npos) {
@@ -190,7 +200,60 @@ bool contains_any(std::string_view text, std::initializer_list<std::string_view>
   return false;
 }
 
+// "NVRM: Xid (PCI:0000:01:00): 31, pid=..." and the older "NVRM: Xid (0000:01:00): 31, Ch ...":
+// the Xid number follows the first "):" after the match.
+bool xid_is_31(std::string_view lower, std::size_t end) {
+  const auto close = lower.find("):", end);
+  if (close == npos || close > end + 32) return false;
+  const auto rest = lower.substr(close + 2);
+  return rest.substr(0, 2) == "31" && (rest.size() == 2 || !is_digit(rest[2]));
+}
+
+// A progress counter "384/635" within 16 bytes of end ("Batch processed (384/635)").
+bool counter_after(std::string_view lower, std::size_t end) {
+  std::size_t i = end;
+  while (i < lower.size() && i < end + 16 && !is_digit(lower[i])) ++i;
+  const std::size_t digits = i;
+  while (i < lower.size() && is_digit(lower[i])) ++i;
+  if (i == digits || i >= lower.size() || lower[i] != '/') return false;
+  return i + 1 < lower.size() && is_digit(lower[i + 1]);
+}
+
+// The start of the line holding pos (at most `limit` bytes back).
+std::size_t line_begin(const DenseView& v, std::size_t pos, std::size_t limit = 512) {
+  std::size_t line = pos;
+  while (line > 0 && (static_cast<unsigned char>(v.flags[line]) & oomtext::kLineStart) == 0 &&
+         pos - line < limit) {
+    --line;
+  }
+  return line;
+}
+
 }  // namespace
+
+OomPhase phase_of(Role r) {
+  switch (r) {
+    case Role::load_marker:
+    case Role::load_outcome:
+      return OomPhase::load;
+    case Role::step_marker:
+    case Role::step_context:
+      return OomPhase::step;
+    case Role::eval_marker:
+      return OomPhase::eval;
+    case Role::save_marker:
+      return OomPhase::save;
+    default:
+      return OomPhase::unknown;
+  }
+}
+
+bool nvmap_failure_stated(const DenseView& v, std::size_t start) {
+  const auto own = line_begin(v, start);
+  const auto previous = own > 0 ? line_begin(v, own - 1) : own;
+  const auto before = v.lower.substr(previous, start - previous);
+  return contains_any(before, {"fail", "error:", "abort", "exception", "killed"});
+}
 
 OomKind kind_of(SignalClass c) {
   switch (c) {
@@ -221,9 +284,12 @@ const std::vector<Needle>& needles() {
   static const std::vector<Needle> table = {
       // PyTorch caching allocator, every wording since 1.x (CUDA, ROCm, XPU builds):
       //   "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.75 GiB. GPU 0 has ..."
-      sig("cudaoutofmemory", S::cuda_allocator, "CUDA out of memory"),
-      sig("hipoutofmemory", S::cuda_allocator, "HIP out of memory"),
-      sig("xpuoutofmemory", S::cuda_allocator, "XPU out of memory"),
+      // The device word is the backend's: CUDA/HIP (c10/cuda/CUDACachingAllocator.cpp), XPU,
+      // NPU (torch_npu's NPUCachingAllocator, same message shape).
+      sig("cudaoutofmemory", S::cuda_allocator, "CUDA out of memory", Check::allocator_message),
+      sig("hipoutofmemory", S::cuda_allocator, "HIP out of memory", Check::allocator_message),
+      sig("xpuoutofmemory", S::cuda_allocator, "XPU out of memory", Check::allocator_message),
+      sig("npuoutofmemory", S::cuda_allocator, "NPU out of memory", Check::allocator_message),
       sig("torch.outofmemoryerror", S::cuda_allocator, "torch.OutOfMemoryError"),
       sig("torch.cuda.outofmemoryerror", S::cuda_allocator, "torch.cuda.OutOfMemoryError"),
       sig("caughtoutofmemoryerror", S::cuda_allocator, "Caught OutOfMemoryError"),
@@ -243,6 +309,14 @@ const std::vector<Needle>& needles() {
       sig("resource_exhausted:outofmemory", S::accelerator_runtime,
           "RESOURCE_EXHAUSTED: Out of memory"),
       sig("oomwhenallocatingtensor", S::accelerator_runtime, "OOM when allocating tensor"),
+      // Intel Gaudi (HPU) device memory: "FATAL ERROR :: MODULE:PT_DEVMEM Allocation failed for
+      // size::939524096 (896)MB" (the statement PyTorch Lightning's is_oom_error lists for HPU).
+      sig("module:pt_devmemallocationfailed", S::accelerator_runtime,
+          "Gaudi PT_DEVMEM Allocation failed"),
+      // TensorRT's error recorder: "Error Code 1: Cuda Runtime (out of memory)" (cudaErrorMemory-
+      // Allocation's string, wrapped by TensorRT's checkCudaErrors-style reporting).
+      sig("cudaruntime(outofmemory)", S::accelerator_runtime,
+          "TensorRT: Cuda Runtime (out of memory)"),
       // Kernel OOM killer (dmesg / journalctl -k).
       sig("outofmemory:killedprocess", S::host_kill, "Out of memory: Killed process",
           Check::not_memcg),
@@ -276,6 +350,20 @@ const std::vector<Needle>& needles() {
           "Not enough memory (increase --mem-fraction-static)"),
       // NVIDIA kernel driver.
       sig("nv_err_no_memory", S::driver, "NVRM NV_ERR_NO_MEMORY"),
+      // Xid 31 (MMU_ERR, "GPU memory page fault", NVIDIA Xid catalogue): a kernel touched an
+      // address with no valid mapping. A fault, not exhaustion; reported so that the text is not
+      // read as an OOM, and so the illegal-memory-access errors that follow it are explained.
+      sig("nvrm:xid(", S::driver, "NVRM Xid 31: GPU memory page fault (MMU fault), not an OOM",
+          Check::xid_31),
+
+      // Near misses: failures that look like an OOM and are not one.
+      near("anillegalmemoryaccesswasencountered",
+           "CUDA error: an illegal memory access was encountered (cudaErrorIllegalAddress: an "
+           "out-of-bounds access, not a lack of memory)"),
+      near("segfault", "segmentation fault (SIGSEGV, exit 139 = 128+11): a crash, not an OOM kill"),
+      near("segmentationfault",
+           "segmentation fault (SIGSEGV, exit 139 = 128+11): a crash, not an OOM kill"),
+      near("sigsegv", "segmentation fault (SIGSEGV, exit 139 = 128+11): a crash, not an OOM kill"),
 
       // Load / start-up markers.
       mark("from_pretrained", Role::load_marker),
@@ -286,7 +374,14 @@ const std::vector<Needle>& needles() {
       mark("loadingsafetensors", Role::load_marker),
       mark("load_checkpoint", Role::load_marker),
       mark("llama_model_load", Role::load_marker),
-      mark("errorloadingmodel", Role::load_marker),
+      mark("errorloadingmodel", Role::load_outcome),       // llama.cpp, after the failed allocation
+      mark("failedtoload", Role::load_outcome),            // Triton/Riva "failed to load 'model'"
+      mark("failedtostart", Role::load_outcome),           // vLLM "EngineCore failed to start."
+      mark("startfailed", Role::load_outcome),             // "Service start failed"
+      mark("resize_token_embeddings", Role::load_marker),  // model set-up after from_pretrained
+      mark("preflight", Role::load_marker),       // a start-up check run before the training loop
+      mark("startup", Role::load_marker),         // "During startup", "Application startup"
+      mark("tensorparallel", Role::load_marker),  // how the weights are sharded, set at start-up
       mark("load_model", Role::load_marker),
       mark("loadingmodel", Role::load_marker),
       mark("loadingweights", Role::load_marker),
@@ -313,8 +408,41 @@ const std::vector<Needle>& needles() {
       mark("trainer.train(", Role::step_marker),
       mark(".backward(", Role::step_marker),
       mark("optimizer.step", Role::step_marker),
-      mark("evaluation_loop", Role::step_marker),
-      mark("prediction_step", Role::step_marker),
+      mark("episode:", Role::step_marker, Check::digit_follows),  // RL: "Episode: 1129"
+      mark("rollout", Role::step_marker),  // RL: the generation half of a training iteration
+      mark("batch", Role::step_marker, Check::counter_follows),  // "Batch 384/635"
+      mark("/health", Role::step_marker),  // answered health checks: start-up is over (llama.cpp
+                                           // answers 503 "Loading model" while loading, which
+                                           // puts a load marker after it on the same line)
+      mark(".chat(", Role::step_marker),   // a chat request to a client library
+      mark("num_speculative_tokens", Role::step_marker),  // draft tokens per decode step
+      // Job descriptions in prose. torch_npu / MindSpeed users write in Chinese: backward pass,
+      // gradient, training.
+      mark("\xe5\x8f\x8d\xe5\x90\x91", Role::step_context),  // 反向
+      mark("\xe6\xa2\xaf\xe5\xba\xa6", Role::step_context),  // 梯度
+      mark("\xe8\xae\xad\xe7\xbb\x83", Role::step_context),  // 训练
+      // Evaluation: HF Trainer's evaluation_loop/prediction_step and its "***** Running
+      // Evaluation *****" banner, Lightning's validation/test loops.
+      mark("evaluation_loop", Role::eval_marker),
+      mark("prediction_step", Role::eval_marker),
+      mark("runningevaluation", Role::eval_marker),
+      mark("evaluating", Role::eval_marker),
+      mark("validation_step", Role::eval_marker),
+      mark("test_step", Role::eval_marker),
+      mark("trainer.evaluate(", Role::eval_marker),
+      // Saving: HF Trainer's _save_checkpoint/save_model/save_pretrained and "Saving model
+      // checkpoint to", torch.save, soundfile/torchaudio writing an output.
+      mark("_save_checkpoint", Role::save_marker),
+      mark("save_checkpoint", Role::save_marker),
+      mark("savingmodelcheckpoint", Role::save_marker),
+      mark("savingcheckpoint", Role::save_marker),
+      mark("save_pretrained", Role::save_marker),
+      mark("save_model", Role::save_marker),
+      mark("torch.save(", Role::save_marker),
+      mark("safetensors.torch.save", Role::save_marker),
+      mark("sf.write(", Role::save_marker),
+      mark("soundfile.write(", Role::save_marker),
+      mark("torchaudio.save(", Role::save_marker),
       mark("{'loss':", Role::step_marker),
       mark("{\"loss\":", Role::step_marker),
       mark("trainingfailed", Role::step_marker),
@@ -359,6 +487,17 @@ bool check_passes(const Needle& needle, const DenseView& v, std::size_t start, s
     }
     case Check::digit_follows:
       return end < lower.size() && is_digit(lower[end]);
+    case Check::allocator_message: {
+      // PyTorch always continues "<DEV> out of memory. Tried to allocate N"; a bare mention counts
+      // when it is an error message's text, after a colon.
+      const auto rest = lower.substr(end, 24);
+      if (rest.find("triedtoallocate") != npos) return true;
+      return start > 0 && lower[start - 1] == ':';
+    }
+    case Check::xid_31:
+      return xid_is_31(lower, end);
+    case Check::counter_follows:
+      return counter_after(lower, end);
   }
   return false;
 }
@@ -392,11 +531,7 @@ Facts extract_facts(SignalClass c, const DenseView& v, std::size_t start, std::s
 std::optional<OomPhase> progress_bar_phase(const DenseView& v, std::size_t rate_start) {
   // "Loading checkpoint shards:  93%|█████████▎| 25/27 [01:08<00:05,  2.75s/it]"
   // "# Iteration:   0%|          | 1/1097 [00:58<17:55:10, 58.86s/it]"
-  std::size_t line = rate_start;
-  while (line > 0 && (static_cast<unsigned char>(v.flags[line]) & oomtext::kLineStart) == 0 &&
-         rate_start - line < 512) {
-    --line;
-  }
+  const std::size_t line = line_begin(v, rate_start);
   const auto bar = v.lower.substr(line, rate_start - line);
   const auto percent = bar.find("%|");
   if (percent == npos || bar.find('[') == npos) return std::nullopt;
@@ -407,9 +542,15 @@ std::optional<OomPhase> progress_bar_phase(const DenseView& v, std::size_t rate_
                           "quantiz", "map", "tokeniz", "filter", "generating", "split", "pull"})) {
     return OomPhase::load;
   }
+  // Evaluation bars: HF Trainer's undescribed nested eval bar cannot be told from its training bar
+  // here (both have no description); described ones can: "Evaluating", "Validation", "Testing",
+  // "Predicting", MLX's "Calculating loss".
+  if (contains_any(desc, {"eval", "valid", "test", "predict", "calculatingloss"})) {
+    return OomPhase::eval;
+  }
+  if (contains_any(desc, {"sav", "checkpoint"})) return OomPhase::save;
   if (desc.empty() || desc == ":" ||
-      contains_any(desc,
-                   {"epoch", "iter", "train", "step", "eval", "batch", "prompt", "request"})) {
+      contains_any(desc, {"epoch", "iter", "train", "step", "batch", "prompt", "request"})) {
     return OomPhase::step;
   }
   return std::nullopt;

@@ -13,7 +13,9 @@
 //   5. accelerator_runtime: a runtime/driver API reported out of memory, usually without sizes;
 //   6. host_exit_code: only inferred (exit -9/137, SIGKILL) - the OOM killer is the usual sender,
 //      but not the only one;
-//   7. driver: NVRM NV_ERR_NO_MEMORY, also logged on healthy hosts, so it counts only alone.
+//   7. driver: NVRM NV_ERR_NO_MEMORY, also logged on healthy hosts, so it counts only alone; and
+//      NVRM Xid 31 (a GPU memory page fault), which is a driver-level failure but not a lack of
+//      memory (OomReport::memory_exhausted is false for it).
 
 #include <cstddef>
 #include <cstdint>
@@ -44,19 +46,34 @@ Evidence evidence_of(SignalClass c);
 enum class Role : std::uint8_t {
   signal,           // an OOM message of some SignalClass
   load_marker,      // text that places the job in model load / engine start-up
-  step_marker,      // text that places the job in a training step, evaluation or serving
+  load_outcome,     // a start-up failure stated outright ("failed to load", "failed to start"):
+                    // a load marker that also counts when it follows the failure it reports
+  step_marker,      // text that places the job in a training or generation step, or serving
+  step_context,     // a word that describes the job as training in prose (backward pass,
+                    // gradient): a step marker that also places an error quoted before it
+  eval_marker,      // an evaluation / validation / prediction loop
+  save_marker,      // a checkpoint or output being written
   traceback_start,  // "Traceback (most recent call last)"
   progress_rate,    // the rate of a tqdm bar ("s/it]"): the bar's description says the phase
   bitsandbytes,     // a bitsandbytes frame or dequantization call
+  near_miss,        // an OOM-looking failure that is not an OOM (display says which); an illegal
+                    // memory access is also how an Xid 31 fault reaches the application
 };
+
+// The phase a marker role places the job in (unknown for roles that are not markers).
+OomPhase phase_of(Role r);
 
 // Extra validation a match needs before it counts.
 enum class Check : std::uint8_t {
   none,
-  nvmap_error12,   // "NvMapMem...: <n> error 12" (errno 12 = ENOMEM)
-  kill_exit_code,  // followed by -9 or 137
-  not_memcg,       // not preceded by "Memory cgroup"
-  digit_follows,   // "iteration 100/..." rather than "max_iterations"
+  nvmap_error12,      // "NvMapMem...: <n> error 12" (errno 12 = ENOMEM)
+  kill_exit_code,     // followed by -9 or 137
+  not_memcg,          // not preceded by "Memory cgroup"
+  digit_follows,      // "iteration 100/..." rather than "max_iterations"
+  allocator_message,  // "CUDA out of memory. Tried to allocate" or after a colon ("Error: CUDA out
+                      // of memory"), not a mention in prose ("fails with CUDA out of memory")
+  xid_31,             // "NVRM: Xid (PCI:0000:01:00): 31," - the Xid number is 31
+  counter_follows,    // "batch 384/635", "Batch (3/10)": a progress counter within a few bytes
 };
 
 struct Needle {
@@ -64,7 +81,7 @@ struct Needle {
   Role role;
   SignalClass signal_class = SignalClass::driver;  // for Role::signal
   Check check = Check::none;
-  std::string_view display = {};  // for Role::signal: what the report quotes
+  std::string_view display = {};  // for Role::signal and near_miss: what the report quotes
 };
 
 const std::vector<Needle>& needles();
@@ -72,6 +89,11 @@ const std::vector<Needle>& needles();
 // Whether the match [start, end) of `needle` in `v` passes its Check.
 bool check_passes(const Needle& needle, const oomtext::DenseView& v, std::size_t start,
                   std::size_t end);
+
+// NvMap error 12 is a real failure only when the text states one with it: a failure word on the
+// same line before it or on the line before ("GPU allocation test: FAILED" / "Error: NvMap...").
+// Tegra logs the same line for CUDA-graph pre-allocations that vLLM tolerates at start-up.
+bool nvmap_failure_stated(const oomtext::DenseView& v, std::size_t start);
 
 struct Facts {
   std::optional<std::uint64_t> requested_bytes;
@@ -85,9 +107,9 @@ struct Facts {
 // the match: up to ~1 KiB before and 512 bytes after).
 Facts extract_facts(SignalClass c, const oomtext::DenseView& v, std::size_t start, std::size_t end);
 
-// The phase a tqdm bar's description implies ("Loading checkpoint shards" -> load, "Epoch",
-// "Iteration", no description -> step); nullopt when the text before the rate is not a bar or the
-// description names neither.
+// The phase a tqdm bar's description implies ("Loading checkpoint shards" -> load, "Evaluating",
+// "Validation" -> eval, "Epoch", "Iteration", no description -> step); nullopt when the text before
+// the rate is not a bar or the description names none of them.
 std::optional<OomPhase> progress_bar_phase(const oomtext::DenseView& v, std::size_t rate_start);
 
 }  // namespace sparkops::oomsig

@@ -1,7 +1,10 @@
 #include "ladder/oom_text.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+
+#include "base/utf8.hpp"
 
 namespace sparkops::oomtext {
 namespace {
@@ -220,6 +223,29 @@ std::string token_at(const DenseView& v, std::size_t pos, std::string_view stops
     token.push_back(v.orig[i]);
   }
   return token;
+}
+
+std::string line_at(const DenseView& v, std::size_t pos, std::size_t max, std::size_t max_scan) {
+  if (v.orig.empty() || max == 0) return {};
+  pos = std::min(pos, v.orig.size() - 1);
+  const auto flag_at = [&v](std::size_t i) { return static_cast<unsigned char>(v.flags[i]); };
+  std::size_t begin = pos;
+  while (begin > 0 && (flag_at(begin) & kLineStart) == 0 && pos - begin < max_scan) --begin;
+  // A long line is quoted from a third of `max` before pos, so the words at pos are in the quote.
+  std::string line;
+  if (pos - begin > max / 3) {
+    begin = pos - max / 3;
+    while (begin < pos && (static_cast<unsigned char>(v.orig[begin]) & 0xC0) == 0x80) ++begin;
+    line = "...";
+  }
+  for (std::size_t i = begin; i < v.orig.size() && i - begin < max_scan; ++i) {
+    if (i > begin && (flag_at(i) & kLineStart) != 0) break;
+    if (i > begin && (flag_at(i) & kSpaceBefore) != 0) line.push_back(' ');
+    line.push_back(v.orig[i]);
+    if (line.size() > max + 4) break;  // enough to cut a whole character at max
+  }
+  const auto clean = sanitize_utf8(line);
+  return std::string(utf8_prefix(clean, max));
 }
 
 }  // namespace sparkops::oomtext

@@ -71,5 +71,10 @@ enum class TokenEnd { stop_char, stop_char_or_space };
 // TokenEnd::stop_char_or_space), removed whitespace restored as single spaces; at most max bytes.
 std::string token_at(const DenseView& v, std::size_t pos, std::string_view stops, TokenEnd end,
                      std::size_t max = 64);
+// The line of `v` that contains pos, rebuilt from the original bytes with every removed whitespace
+// run as one space (leading comment/quote markers stay removed), made valid UTF-8 and cut to at
+// most max bytes without splitting a character. Looks at most max_scan bytes either side of pos.
+std::string line_at(const DenseView& v, std::size_t pos, std::size_t max,
+                    std::size_t max_scan = 1024);
 
 }  // namespace sparkops::oomtext

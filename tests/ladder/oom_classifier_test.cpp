@@ -57,6 +57,94 @@ TEST(OomClassify, MarkersAfterTheErrorDoNotCount) {
   EXPECT_EQ(r.phase, OomPhase::unknown);
 }
 
+// HF Trainer: trainer.train() -> _inner_training_loop -> evaluate -> evaluation_loop ->
+// prediction_step (transformers/trainer.py). The eval frames are the last markers before the error.
+TEST(OomClassify, EvaluationLoopInsideTrainingIsTheEvalPhase) {
+  const auto r = classify(
+      "{'loss': 1.2, 'epoch': 0.5}\nTraceback (most recent call last):\n"
+      "  File \"train.py\", line 40, in <module>\n    trainer.train()\n"
+      "  File \"transformers/trainer.py\", line 2279, in _inner_training_loop\n"
+      "  File \"transformers/trainer.py\", line 4105, in evaluation_loop\n"
+      "  File \"transformers/trainer.py\", line 4323, in prediction_step\n"
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.");
+  EXPECT_EQ(r.phase, OomPhase::eval);
+  EXPECT_EQ(r.phase_evidence, "File \"transformers/trainer.py\", line 4323, in prediction_step");
+}
+
+TEST(OomClassify, DescribedEvalBarIsTheEvalPhase) {
+  const auto r = classify(
+      " 40%|####      | 40/100 [01:00<01:30,  1.50s/it]\n"
+      "Evaluating:  50%|#####     | 5/10 [00:01<00:01,  3.20it/s]\n"
+      "RuntimeError: CUDA error: out of memory\n");
+  EXPECT_EQ(r.phase, OomPhase::eval);
+}
+
+// HF Trainer logs "Saving model checkpoint to DIR" (trainer.py _save_checkpoint) before writing.
+TEST(OomClassify, CheckpointSaveIsTheSavePhase) {
+  const auto r = classify(
+      "{'loss': 0.9, 'grad_norm': 1.1, 'learning_rate': 1e-05, 'epoch': 1.0}\n"
+      "[INFO|trainer.py:3801] 2026-11-30 10:00:00,000 >> Saving model checkpoint to "
+      "out/checkpoint-500\n"
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 512.00 MiB.");
+  EXPECT_EQ(r.phase, OomPhase::save);
+  EXPECT_NE(r.phase_evidence.find("Saving model checkpoint to out/checkpoint-500"),
+            std::string::npos);
+}
+
+TEST(OomClassify, TheLastMarkerBeforeTheFailureWins) {
+  // A save that finished, then training resumed: the step is what failed.
+  const auto r = classify(
+      "Saving model checkpoint to out/checkpoint-500\n"
+      "{'loss': 0.8, 'epoch': 1.1}\n"
+      "RuntimeError: CUDA error: out of memory\n");
+  EXPECT_EQ(r.phase, OomPhase::step);
+  EXPECT_EQ(r.phase_evidence, "{'loss': 0.8, 'epoch': 1.1}");
+}
+
+TEST(OomClassify, PhaseEvidenceIsCappedWithoutSplittingACharacter) {
+  std::string line = "Loading checkpoint shards ";
+  for (int i = 0; i < 200; ++i) line += "\xc3\xa9";  // é, two bytes each
+  const auto r = classify(line + "\nRuntimeError: CUDA error: out of memory\n");
+  EXPECT_EQ(r.phase, OomPhase::load);
+  EXPECT_LE(r.phase_evidence.size(), kPhaseEvidenceMax);
+  EXPECT_GT(r.phase_evidence.size(), kPhaseEvidenceMax - 2);
+  EXPECT_EQ(r.phase_evidence.rfind("Loading checkpoint shards ", 0), 0U);
+  // Every byte after the ASCII prefix is a whole two-byte character.
+  EXPECT_EQ((r.phase_evidence.size() - 26) % 2, 0U);
+}
+
+TEST(OomClassify, AProseMentionOfCudaOutOfMemoryIsNotTheAllocatorMessage) {
+  EXPECT_EQ(classify("The job fails with CUDA out of memory when the cache is full.\n").kind,
+            OomKind::not_oom);
+  EXPECT_EQ(classify("RuntimeError: CUDA out of memory.\n").kind, OomKind::cuda_allocator);
+  EXPECT_EQ(classify("CUDA out of memory. Tried to allocate 20.00 MiB\n").kind,
+            OomKind::cuda_allocator);
+}
+
+TEST(OomClassify, NvMapError12CountsOnlyWithAStatedFailure) {
+  EXPECT_EQ(classify("NvMapMemAllocInternalTagged: 1075072515 error 12\n").kind, OomKind::not_oom);
+  EXPECT_EQ(classify("test: FAILED\nNvMapMemAllocInternalTagged: 1075072515 error 12\n").kind,
+            OomKind::accelerator_runtime);
+}
+
+TEST(OomClassify, OnlyXid31IsTheDriverFault) {
+  const auto fault = classify(
+      "NVRM: Xid (PCI:0000:08:00): 31, Ch 0000003b, intr 10000000. MMU Fault: ENGINE GRAPHICS\n");
+  EXPECT_EQ(fault.kind, OomKind::driver);
+  EXPECT_FALSE(fault.memory_exhausted);
+  EXPECT_EQ(classify("NVRM: Xid (PCI:0000:08:00): 69, Class Error: ChId 003b\n").kind,
+            OomKind::not_oom);
+  EXPECT_EQ(classify("NVRM: Xid (PCI:0000:08:00): 310, x\n").kind, OomKind::not_oom);
+}
+
+TEST(OomClassify, AStatedStartupFailureAfterTheErrorIsTheLoadPhase) {
+  const auto r = classify(
+      "{'loss': 1.0}\nError Code 1: Cuda Runtime (out of memory)\n"
+      "error: creating server: Internal - failed to load all models\n");
+  EXPECT_EQ(r.kind, OomKind::accelerator_runtime);
+  EXPECT_EQ(r.phase, OomPhase::load);
+}
+
 TEST(OomClassify, KernelKillOutranksTheRuntimeMessage) {
   const auto r = classify(
       "RuntimeError: CUDA error: out of memory\n"

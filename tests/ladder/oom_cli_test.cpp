@@ -96,6 +96,42 @@ TEST(OomCli, NotOomLeavesTheLadderAlone) {
   EXPECT_FALSE(std::filesystem::exists(s.state()));
 }
 
+TEST(OomCli, Xid31FaultIsReportedButTheLadderDoesNotApply) {
+  Scratch s;
+  const auto r = run_sparkops(
+      {"--root", s.root(), "oom", "--log",
+       test::fixture("oom/corpus/"
+                     "driver_nvrm_xid31_mmu_fault_illegal_memory_access_preflight_a100_modal_not_"
+                     "oom.txt")
+           .string(),
+       "--state", s.state(), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["kind"], "driver");
+  EXPECT_EQ(j["phase"], "load");
+  EXPECT_FALSE(j["memory_exhausted"].get<bool>());
+  EXPECT_FALSE(j["ladder_applies"].get<bool>());
+  EXPECT_TRUE(j["next_step"].is_null());
+  EXPECT_FALSE(std::filesystem::exists(s.state()));
+}
+
+TEST(OomCli, NearMissAndItsPhaseEvidenceAreShown) {
+  Scratch s;
+  const auto r = run_sparkops(
+      {"--root", s.root(), "oom", "--log",
+       test::fixture("oom/corpus/"
+                     "NEGATIVE_jetson_orin_nvmap_error12_harmless_vllm_startup_warnings_safe_to_"
+                     "ignore.txt")
+           .string(),
+       "--state", s.state()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Failure: not_oom\n  near miss: NvMap error 12"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("phase load\n  phase evidence: \"During startup you may see:\""),
+            std::string::npos)
+      << r.out;
+}
+
 TEST(OomCli, BadInputIsOneLineAndExit2) {
   Scratch s;
   test::write_text(s.dir / "empty.log", "");

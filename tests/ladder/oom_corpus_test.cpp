@@ -21,13 +21,11 @@ struct Label {
   std::string phase;
 };
 
+// The labels carry quoted notes with commas, so they are read as CSV (RFC 4180), not split.
 std::vector<Label> read_labels(const std::filesystem::path& csv) {
   std::vector<Label> labels;
-  const auto text = test::slurp(csv);
-  for (const auto line : split_lines(text)) {
-    const auto fields = split(trim(line), ',');
-    if (fields.size() != 3 || fields[0] == "file") continue;
-    labels.push_back({std::string(fields[0]), std::string(fields[1]), std::string(fields[2])});
+  for (auto& row : test::read_csv(csv)) {
+    labels.push_back({row.at("file"), row.at("kind"), row.at("phase")});
   }
   return labels;
 }
@@ -45,6 +43,8 @@ void expect_labels(const std::string& labels_file) {
     const auto report = classify_fixture("oom/corpus/" + label.file);
     EXPECT_EQ(oom_kind_name(report.kind), label.kind) << label.file;
     EXPECT_EQ(oom_phase_name(report.phase), label.phase) << label.file;
+    // A phase is always shown with the line that decided it.
+    EXPECT_EQ(report.phase_evidence.empty(), report.phase == OomPhase::unknown) << label.file;
   }
 }
 
@@ -146,6 +146,62 @@ TEST(OomExtract, LauncherSigkillIsInferredAndNamesTheWorker) {
   EXPECT_EQ(r.evidence, Evidence::inferred);
   EXPECT_EQ(r.process_pid, 11127U);
   EXPECT_EQ(r.process_name, "python");
+}
+
+TEST(OomExtract, NpuAllocatorWrappedInADocstringGivesRequestCapacityAndFree) {
+  const auto r = classify_fixture(
+      "oom/corpus/ascend_npu_out_of_memory_parenthesized_torch_npu_training_chinese_docstring.txt");
+  EXPECT_EQ(r.evidence_text, "NPU out of memory");
+  EXPECT_EQ(r.requested_bytes, static_cast<std::uint64_t>(31.67 * kGiB + 0.5));
+  EXPECT_EQ(r.capacity_bytes, 32 * kGiB);
+  EXPECT_EQ(r.free_bytes, static_cast<std::uint64_t>(24.39 * kGiB + 0.5));
+}
+
+TEST(OomExtract, GaudiDevmemGivesTheRequestInBytes) {
+  const auto r = classify_fixture(
+      "oom/corpus/habana_gaudi_pt_devmem_allocation_failed_fatal_error_vllm_fp8_calibration_readme"
+      ".txt");
+  EXPECT_EQ(r.evidence_text, "Gaudi PT_DEVMEM Allocation failed");
+  EXPECT_EQ(r.requested_bytes, 939524096U);
+}
+
+TEST(OomExtract, TensorRtRuntimeOutranksTheProseMention) {
+  // "Riva fails with **CUDA out of memory** when ..." is the author's words; the error is
+  // TensorRT's "Cuda Runtime (out of memory)", and "failed to load" after it says load.
+  const auto r = classify_fixture(
+      "oom/corpus/riva_xavier_tensorrt_cuda_runtime_oom_failed_to_load_all_models_lfb_fragmentation"
+      ".txt");
+  EXPECT_EQ(r.evidence_text, "TensorRT: Cuda Runtime (out of memory)");
+  EXPECT_EQ(r.phase_evidence,
+            "failed to load 'riva-trt-conformer-en-US-asr-streaming-am-streaming'");
+}
+
+TEST(OomExtract, Xid31IsADriverFaultNotExhaustion) {
+  const auto r = classify_fixture(
+      "oom/corpus/driver_nvrm_xid31_mmu_fault_illegal_memory_access_preflight_a100_modal_not_oom"
+      ".txt");
+  EXPECT_EQ(r.kind, OomKind::driver);
+  EXPECT_FALSE(r.memory_exhausted);
+  EXPECT_FALSE(is_memory_failure(r));
+  // The job ended at the application's last report of the fault, inside the preflight check.
+  EXPECT_EQ(r.phase_evidence,
+            "[PREFLIGHT] \xe2\x9c\x97 Failed on test batch: CUDA error: an illegal memory access "
+            "was encountered");
+}
+
+TEST(OomExtract, NegativesNameTheirNearMiss) {
+  const auto illegal = classify_fixture(
+      "oom/corpus/"
+      "NEGATIVE_vllm_acceleratorerror_illegal_memory_access_mtp_spec_decode_not_oom.txt");
+  EXPECT_NE(illegal.near_miss.find("cudaErrorIllegalAddress"), std::string::npos);
+  const auto nvmap = classify_fixture(
+      "oom/corpus/"
+      "NEGATIVE_jetson_orin_nvmap_error12_harmless_vllm_startup_warnings_safe_to_ignore.txt");
+  EXPECT_NE(nvmap.near_miss.find("NvMap error 12"), std::string::npos);
+  EXPECT_EQ(nvmap.phase_evidence, "During startup you may see:");
+  const auto segv = classify_fixture(
+      "oom/corpus/NEGATIVE_gb10_libsndfile_sigsegv_exit139_after_render_looks_like_model_died.txt");
+  EXPECT_NE(segv.near_miss.find("SIGSEGV"), std::string::npos);
 }
 
 }  // namespace
