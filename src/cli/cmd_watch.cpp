@@ -38,6 +38,7 @@ struct WatchFlags {
   std::string format = "nvidia-smi";
   std::string ladder_state = ".sparkops/ladder.json";
   bool no_preflight = false;
+  bool kill_orphans = false;
   bool force = false;
   bool json = false;
   GpuFlags gpu;
@@ -116,6 +117,7 @@ Result<WatchOptions> options_from_flags(AppContext& ctx, const WatchFlags& f) {
   o.appender.memory_buffer_rows = static_cast<std::size_t>(buffer_rows);
   o.appender.trust = ctx.output_trust;
   o.max_log_bytes = ctx.config.get_bytes("watch.max_log_bytes");
+  o.kill_orphans = f.kill_orphans;
   o.slowdown.slowdown_factor = ctx.config.get_number("analyze.slowdown_factor");
   o.slowdown.sustain_steps = ctx.config.get_integer("analyze.sustain_steps");
   o.slowdown.min_wall_share = ctx.config.get_number("analyze.min_wall_share");
@@ -212,6 +214,9 @@ void add_watch_command(CLI::App& app, AppContext& ctx) {
   cmd->add_option("--ladder-state", flags->ladder_state,
                   "OOM ladder state file read for the next step")
       ->type_name("FILE");
+  cmd->add_flag("--kill-orphans", flags->kill_orphans,
+                "When the job exits, end the processes it left running (its process group and "
+                "everything it started below watch, setsid included): SIGTERM, SIGKILL after 10 s");
   cmd->add_flag("--no-preflight", flags->no_preflight,
                 "Skip the status summary, plan and warnings before launch");
   cmd->add_flag("--force", flags->force, "Launch even when the plan says the run won't fit");

@@ -63,19 +63,24 @@ Result<ProcStat> parse_proc_stat(std::string_view text) {
   if (!pid) return fail(Errc::malformed, fmt::format("stat {}: bad pid", quote_for_message(text)));
   st.pid = *pid;
   st.comm = std::string(text.substr(open + 1, close - open - 1));
-  // Fields after comm: state is field 3, ppid 4, starttime 22 -> indices 0, 1, 19.
+  // Fields after comm: state is field 3, ppid 4, pgrp 5, session 6, starttime 22 -> indices 0, 1,
+  // 2, 3, 19.
   const auto fields = split_ws(trim(text.substr(close + 1)));
   if (fields.size() < 20) {
     return fail(Errc::malformed, fmt::format("stat {}: too few fields", quote_for_message(text)));
   }
   st.state = fields[0].empty() ? '?' : fields[0].front();
   const auto ppid = parse_u32(fields[1]);
+  const auto pgrp = parse_u32(fields[2]);
+  const auto session = parse_u32(fields[3]);
   const auto start = parse_u64(fields[19]);
-  if (!ppid || !start) {
-    return fail(Errc::malformed,
-                fmt::format("stat {}: bad ppid or starttime", quote_for_message(text)));
+  if (!ppid || !pgrp || !session || !start) {
+    return fail(Errc::malformed, fmt::format("stat {}: bad ppid, pgrp, session or starttime",
+                                             quote_for_message(text)));
   }
   st.ppid = *ppid;
+  st.pgrp = *pgrp;
+  st.session = *session;
   st.start_ticks = *start;
   return st;
 }

@@ -28,6 +28,8 @@ struct ProcStat {
   std::string comm;  // between the first '(' and the LAST ')': comm may contain spaces and ')'
   char state = '?';
   std::uint32_t ppid = 0;
+  std::uint32_t pgrp = 0;         // field 5: process group
+  std::uint32_t session = 0;      // field 6: session
   std::uint64_t start_ticks = 0;  // field 22: start time after boot, in clock ticks (USER_HZ)
 };
 Result<ProcStat> parse_proc_stat(std::string_view text);

@@ -80,6 +80,8 @@ class Session {
   void emit_event(const std::string& line);
   void report_file_failures();
   void handle_signals(const ChildProcess& child);
+  // After the job's exit: report what it left running, end it with --kill-orphans.
+  void handle_orphans(pid_t self, pid_t own_pgrp, pid_t job_pgrp);
 
   const Console& io_;
   const WatchOptions& options_;
@@ -181,6 +183,27 @@ void Session::sample_tick(const Tick& t) {
   latest_ = std::move(result.sample);
 }
 
+void Session::handle_orphans(pid_t self, pid_t own_pgrp, pid_t job_pgrp) {
+  out_.orphans = find_orphans(self, own_pgrp);
+  if (out_.orphans.empty()) return;
+  const auto n = out_.orphans.size();
+  if (!options_.kill_orphans) {
+    print_error(io_, fmt::format("{} process(es) the job started outlived it and keep running: {} "
+                                 "(their output is no longer read; --kill-orphans ends them)",
+                                 n, describe_orphans(out_.orphans)));
+    return;
+  }
+  auto ended = end_orphans(self, own_pgrp, job_pgrp, out_.orphans, options_.orphan_grace);
+  print_error(
+      io_,
+      fmt::format("--kill-orphans: ended {} process(es) the job left running: {} ({} after "
+                  "SIGTERM, {} after SIGKILL){}",
+                  n, describe_orphans(out_.orphans), ended.terminated, ended.killed,
+                  ended.survivors.empty() ? std::string()
+                                          : "; still alive: " + describe_orphans(ended.survivors)));
+  out_.orphans_ended = std::move(ended);
+}
+
 void Session::handle_signals(const ChildProcess& child) {
   const int count = flags_.stop_count.load();
   if (count == handled_signals_) return;
@@ -205,6 +228,12 @@ Result<WatchOutcome> Session::run() {
   const HostReading launch = read_host_reading(root_);
   out_.launch_used_bytes = used_bytes(launch);
   out_.started = clock_.system_now();
+  const pid_t self = ::getpid();
+  const pid_t own_pgrp = ::getpgrp();
+  if (auto reaper = become_child_subreaper(); !reaper) {
+    print_error(io_, fmt::format("{}: processes the job leaves behind may go unreported",
+                                 reaper.error().detail));
+  }
   auto child = spawn_child(options_.command);
   if (!child) return tl::unexpected(child.error());
   out_.pid = child->pid;
@@ -221,12 +250,14 @@ Result<WatchOutcome> Session::run() {
     handle_signals(*child);
     const SteadyTime now = clock_.steady_now();
     if (!exited) {
-      flags_.child.store(false);
+      const bool sigchld = flags_.child.exchange(false);
       const pid_t r = ::waitpid(child->pid, &status, WNOHANG);
       if (r == child->pid) {
         exited = true;
         exit_at = now;
         last_data = now;
+      } else if (sigchld) {
+        (void)find_orphans(self, own_pgrp, child->pid);  // reaps re-parented orphans that ended
       }
     }
     if (!exited && now >= schedule.due(next_tick)) {
@@ -273,6 +304,7 @@ Result<WatchOutcome> Session::run() {
     splitters_[static_cast<std::size_t>(i)].finish(
         [&](std::string_view r, std::uint64_t o) { on_record(r, o, now); });
   }
+  handle_orphans(self, own_pgrp, child->pid);
   out_.ended = clock_.system_now();
   for (const auto& e : sampler_.finish(out_.ended)) emit_event(format_event_line(e));
   if (auto line = pressure_.finish(out_.ended)) emit_event(*line);

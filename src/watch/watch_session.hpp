@@ -21,6 +21,7 @@
 #include "sampling/throttle_detector.hpp"
 #include "sampling/writers.hpp"
 #include "trainlog/step_series.hpp"
+#include "watch/watch_orphans.hpp"
 
 namespace sparkops {
 
@@ -48,6 +49,10 @@ struct WatchOptions {
   std::chrono::milliseconds drain_max{2000};  // ...or this long in all (daemons holding the pipe)
   std::size_t tail_bytes = 256 << 10;         // output kept for the OOM classifier
   std::uint64_t max_log_bytes = UINT64_MAX;   // watch.max_log_bytes: the log stops there
+  // --kill-orphans: end what the job left running (watch_orphans.hpp); SIGKILL after this grace,
+  // docker stop's default (10 s) between SIGTERM and SIGKILL.
+  bool kill_orphans = false;
+  std::chrono::milliseconds orphan_grace{10'000};
 };
 
 struct WatchOutcome {
@@ -74,6 +79,10 @@ struct WatchOutcome {
   std::optional<std::uint64_t> launch_gpu_process_bytes;
   std::optional<std::uint64_t> peak_gpu_process_bytes;
   std::optional<std::uint64_t> peak_over_launch_bytes() const;
+  // Processes the job left running when its main process exited (watch_orphans.hpp), and what
+  // --kill-orphans did about them.
+  std::vector<Orphan> orphans;
+  std::optional<OrphanEnd> orphans_ended;
 };
 
 // Errors: the run folder's files cannot be opened, or CMD cannot be started (not_found /

@@ -150,6 +150,20 @@ nlohmann::ordered_json watch_summary_json(const WatchSummaryView& v) {
   j["peak_gpu_process_bytes"] = opt(o.peak_gpu_process_bytes);
   j["plan_peak_bytes"] = opt(v.plan_peak_bytes);
   j["anchor_file"] = opt(v.anchor_file);
+  auto orphans = nlohmann::ordered_json::array();
+  for (const auto& p : o.orphans) {
+    orphans.push_back({{"pid", p.pid}, {"comm", p.comm}, {"pgrp", p.pgrp}, {"session", p.session}});
+  }
+  j["orphans"] = orphans;
+  if (o.orphans_ended) {
+    auto survivors = nlohmann::ordered_json::array();
+    for (const auto& p : o.orphans_ended->survivors) survivors.push_back(p.pid);
+    j["orphans_ended"] = {{"terminated", o.orphans_ended->terminated},
+                          {"killed", o.orphans_ended->killed},
+                          {"survivors", survivors}};
+  } else {
+    j["orphans_ended"] = nullptr;
+  }
   if (v.oom) {
     j["oom"] = {{"kind", oom_kind_name(v.oom->kind)},
                 {"phase", oom_phase_name(v.oom->phase)},

@@ -81,5 +81,70 @@ TEST(WatchEdges, LogCapOutsideItsRangeIsRefused) {
   EXPECT_NE(r.err.find("watch.max_log_bytes"), std::string::npos) << r.err;
 }
 
+nlohmann::json summary_of(const fs::path& dir) {
+  return nlohmann::json::parse(test::slurp(dir / "summary.json"));
+}
+
+// Shell text that waits until the last background job ($!) has exec'd sleep, so the job never
+// exits while its child is still the forked shell or setsid (the name watch reports would vary).
+const std::string kUntilExeced = "while [ \"$(cat /proc/$!/comm)\" != sleep ]; do :; done; ";
+
+bool alive(pid_t pid) {
+  return ::kill(pid, 0) == 0;
+}
+
+// The job starts a sleeper with setsid (a new session and process group, so the job's group never
+// reaches it) and exits. Watch names it on stderr and in summary.json, and leaves it running.
+TEST(WatchEdges, OrphansAreReportedAndLeftRunning) {
+  const test::TempDir tmp;
+  const auto r = test::run_process(watch_args(
+      tmp / "run", "setsid sleep 300 </dev/null >/dev/null 2>&1 & " + kUntilExeced + "exit 4"));
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+  const auto j = summary_of(tmp / "run");
+  ASSERT_EQ(j["orphans"].size(), 1u) << j.dump();
+  const auto& orphan = j["orphans"][0];
+  const pid_t pid = orphan["pid"].get<pid_t>();
+  EXPECT_EQ(orphan["comm"], "sleep");
+  EXPECT_EQ(orphan["session"], pid) << "setsid made it a session leader";
+  EXPECT_TRUE(j["orphans_ended"].is_null());
+  EXPECT_NE(r.err.find("outlived it and keep running: pid " + std::to_string(pid) + " (sleep)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_TRUE(alive(pid));
+  ::kill(pid, SIGKILL);
+}
+
+// --kill-orphans ends both kinds: a setsid sleeper and one left in the job's own process group.
+TEST(WatchEdges, KillOrphansEndsTheSessionLeaderAndTheJobsGroup) {
+  const test::TempDir tmp;
+  auto args = watch_args(tmp / "run", "setsid sleep 300 </dev/null >/dev/null 2>&1 & " +
+                                          kUntilExeced + "sleep 301 </dev/null >/dev/null 2>&1 & " +
+                                          kUntilExeced + "exit 0");
+  args.insert(args.begin() + 5, "--kill-orphans");
+  const auto r = test::run_process(args);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto j = summary_of(tmp / "run");
+  ASSERT_EQ(j["orphans"].size(), 2u) << j.dump();
+  ASSERT_FALSE(j["orphans_ended"].is_null()) << j.dump();
+  EXPECT_EQ(j["orphans_ended"]["terminated"], 2) << j.dump();
+  EXPECT_EQ(j["orphans_ended"]["killed"], 0) << j.dump();
+  EXPECT_TRUE(j["orphans_ended"]["survivors"].empty()) << j.dump();
+  for (const auto& o : j["orphans"]) {
+    const pid_t pid = o["pid"].get<pid_t>();
+    EXPECT_FALSE(alive(pid)) << "pid " << pid << " still exists";
+    if (alive(pid)) ::kill(pid, SIGKILL);
+  }
+  EXPECT_NE(r.err.find("--kill-orphans: ended 2 process(es)"), std::string::npos) << r.err;
+}
+
+// A job that leaves nothing behind reports nothing.
+TEST(WatchEdges, AJobThatCleansUpHasNoOrphans) {
+  const test::TempDir tmp;
+  const auto r = test::run_process(watch_args(tmp / "run", "sleep 0.1 & wait; exit 0"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(summary_of(tmp / "run")["orphans"].empty());
+  EXPECT_EQ(r.err.find("outlived"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace sparkops

@@ -47,7 +47,21 @@ TEST(ProcStatParse, CommWithSpacesAndParensEndsAtLastParen) {
   EXPECT_EQ(st->comm, "my (odd) name");
   EXPECT_EQ(st->state, 'S');
   EXPECT_EQ(st->ppid, 900u);
+  EXPECT_EQ(st->pgrp, 4242u);
+  EXPECT_EQ(st->session, 4242u);
   EXPECT_EQ(st->start_ticks, 34354547u);
+}
+
+TEST(ProcStatParse, ProcessGroupAndSessionAreFieldsFiveAndSix) {
+  // A setsid'd sleeper below a job: pgrp = session = its own pid, ppid the subreaper.
+  const auto st = parse_proc_stat(
+      "5001 (sleep) S 4000 5001 5001 0 -1 4194560 90 0 0 0 0 0 0 0 20 0 1 0 777 8650752 200 0\n");
+  ASSERT_TRUE(st) << st.error().detail;
+  EXPECT_EQ(st->ppid, 4000u);
+  EXPECT_EQ(st->pgrp, 5001u);
+  EXPECT_EQ(st->session, 5001u);
+  EXPECT_FALSE(parse_proc_stat(
+      "5001 (sleep) S 4000 x 5001 0 -1 4194560 90 0 0 0 0 0 0 0 20 0 1 0 777 8650752 200 0\n"));
 }
 
 TEST(ProcStatParse, TruncatedLineIsMalformed) {
