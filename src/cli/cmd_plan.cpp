@@ -8,6 +8,7 @@
 
 #include "base/file_io.hpp"
 #include "base/json_text.hpp"
+#include "base/text.hpp"
 #include "base/utf8.hpp"
 #include "cli/colour.hpp"
 #include "cli/commands.hpp"
@@ -16,6 +17,7 @@
 #include "cli/plan_render.hpp"
 #include "models/catalogue.hpp"
 #include "models/http_client.hpp"
+#include "plan/frameworks.hpp"
 #include "workloads/coexistence.hpp"
 #include "workloads/scan.hpp"
 
@@ -54,7 +56,17 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
     }
     return;
   }
-  auto input = plan_input_from_flags(st.flags);
+  PlanFlags flags = st.flags;
+  if (flags.framework.empty()) {
+    flags.framework = ctx.config.get_string("plan.framework");
+    if (!plan::parse_framework(flags.framework)) {
+      print_error(ctx, fmt::format("config plan.framework: unknown value \"{}\" (one of hf|litgpt)",
+                                   quote_for_message(flags.framework)));
+      ctx.exit_code = kExitBadInput;
+      return;
+    }
+  }
+  auto input = plan_input_from_flags(flags);
   if (!input) {
     print_error(ctx, input.error().detail);
     ctx.exit_code = kExitBadInput;

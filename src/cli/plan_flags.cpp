@@ -4,6 +4,7 @@
 
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "plan/frameworks.hpp"
 
 namespace sparkops::cli {
 
@@ -25,8 +26,9 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f) {
   cmd->add_option("--precision", f.precision,
                   "bf16 | fp16 | fp32 | mixed (mixed = fp32 master weights)")
       ->capture_default_str();
-  cmd->add_option("--optim", f.optim, "adamw | adamw8bit | paged_adamw8bit | adafactor | sgd")
-      ->capture_default_str();
+  cmd->add_option("--optim", f.optim,
+                  "adamw | adamw8bit | paged_adamw | paged_adamw8bit | adafactor | sgd; default: "
+                  "the framework's (adamw; LitGPT QLoRA: paged_adamw)");
   cmd->add_option("--batch", f.batch, "Micro-batch size; a list (1,2,4) prints a fit matrix")
       ->capture_default_str();
   cmd->add_option("--seq", f.seq, "Sequence/packing length; a list (1024,2048) prints a fit matrix")
@@ -40,7 +42,22 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f) {
       ->capture_default_str();
   cmd->add_flag("--kbit-prep", f.kbit_prep,
                 "QLoRA: prepare_model_for_kbit_training (fp32 upcast of the kept layers)");
-  cmd->add_flag("--chunked-loss", f.chunked_loss, "Chunked/fused cross-entropy (no fp32 logits)");
+  cmd->add_option("--framework", f.framework,
+                  "hf | litgpt: the framework whose memory defaults to assume (loss path, LoRA "
+                  "dropout, adapter dtype, how its loop and quantization hold memory; "
+                  "docs/estimator.md); default: config plan.framework (hf)");
+  cmd->add_option("--loss", f.loss,
+                  "hf (fp32 upcast cross-entropy) | chunked (LitGPT chunked head + CE) | fused "
+                  "(fused linear cross-entropy, no logits); default: the framework's");
+  cmd->add_flag("--chunked-loss", f.chunked_loss, "Same as --loss chunked");
+  cmd->add_option("--lora-dropout", f.lora_dropout,
+                  "LoRA dropout probability (> 0 keeps a mask and a copy per adapted input); "
+                  "default: the framework's");
+  cmd->add_option("--adapter-dtype", f.adapter_dtype,
+                  "fp32 (PEFT) | model (LitGPT/torchtune); default: the framework's");
+  cmd->add_option("--bnb-version", f.bnb_version,
+                  "QLoRA: bitsandbytes release (<= 0.43.1 keeps every 4-bit linear's input until "
+                  "the graph is freed); default: the framework's");
   cmd->add_flag("--no-double-quant", f.no_double_quant, "QLoRA: NF4 without double quantization");
   cmd->add_option("--nodes", f.nodes, "FSDP across N machines")->capture_default_str();
   cmd->add_option("--budget", f.budget,
@@ -66,6 +83,27 @@ Result<std::vector<std::uint64_t>> parse_count_list(std::string_view text, std::
 }
 
 namespace {
+
+// bitsandbytes MatMul4Bit keeps `ctx.tensors = (A, B)` up to 0.43.1 and `(None, B)` from 0.43.2
+// (bitsandbytes/autograd/_functions.py, PR #1270). "0.42.0", "0.43", "0.45.5".
+Result<bool> bnb_saves_input(std::string_view v) {
+  std::uint64_t part[3] = {0, 0, 0};
+  std::size_t n = 0;
+  for (const auto p : split(v, '.')) {
+    const auto x = parse_u64(p);
+    if (!x || n == 3)
+      return fail(Errc::invalid_argument,
+                  fmt::format("--bnb-version: \"{}\" is not a version like 0.43.1",
+                              quote_for_message(v)));
+    part[n++] = *x;
+  }
+  if (n < 2)
+    return fail(Errc::invalid_argument,
+                fmt::format("--bnb-version: \"{}\" is not a version like 0.43.1",
+                            quote_for_message(v)));
+  const auto key = part[0] * 1000000 + part[1] * 1000 + part[2];
+  return key <= 43001;  // 0.43.1
+}
 
 // "70B", "7.6e9", "8030261248", "1.5T", "350M".
 Result<std::uint64_t> parse_param_count(std::string_view text) {
@@ -148,12 +186,17 @@ Result<plan::PlanInput> plan_input_from_flags(const PlanFlags& f) {
   auto method = plan::parse_method(f.method);
   if (!method) return tl::unexpected(method.error());
   r.method = *method;
+  auto framework = plan::parse_framework(f.framework.empty() ? "hf" : f.framework);
+  if (!framework) return tl::unexpected(framework.error());
+  plan::apply_framework(*framework, r);
   auto precision = plan::parse_precision(f.precision);
   if (!precision) return tl::unexpected(precision.error());
   r.precision = *precision;
-  auto optim = plan::parse_optim(f.optim);
-  if (!optim) return tl::unexpected(optim.error());
-  r.optim = *optim;
+  if (!f.optim.empty()) {
+    auto optim = plan::parse_optim(f.optim);
+    if (!optim) return tl::unexpected(optim.error());
+    r.optim = *optim;
+  }
   auto ckpt = plan::parse_grad_ckpt(f.grad_ckpt);
   if (!ckpt) return tl::unexpected(ckpt.error());
   r.grad_ckpt = *ckpt;
@@ -183,8 +226,35 @@ Result<plan::PlanInput> plan_input_from_flags(const PlanFlags& f) {
     }
   }
   r.kbit_prep = f.kbit_prep ? plan::KbitPrep::on : plan::KbitPrep::off;
-  r.chunked_loss = f.chunked_loss ? plan::ChunkedLoss::on : plan::ChunkedLoss::off;
-  r.double_quant = f.no_double_quant ? plan::DoubleQuant::off : plan::DoubleQuant::on;
+  if (f.chunked_loss && !f.loss.empty() && f.loss != "chunked")
+    return fail(Errc::invalid_argument, "--chunked-loss: contradicts --loss " + f.loss);
+  if (f.chunked_loss) r.loss = plan::LossKind::chunked;
+  if (!f.loss.empty()) {
+    auto loss = plan::parse_loss(f.loss);
+    if (!loss) return tl::unexpected(loss.error());
+    r.loss = *loss;
+  }
+  if (!f.lora_dropout.empty()) {
+    const auto p = parse_double(f.lora_dropout);
+    if (!p || !(*p >= 0.0 && *p < 1.0))
+      return fail(Errc::invalid_argument,
+                  fmt::format("--lora-dropout: \"{}\" is not a probability in [0, 1)",
+                              quote_for_message(f.lora_dropout)));
+    r.lora_dropout = *p;
+  }
+  if (!f.adapter_dtype.empty()) {
+    if (f.adapter_dtype != "fp32" && f.adapter_dtype != "model")
+      return fail(Errc::invalid_argument,
+                  fmt::format("--adapter-dtype: unknown value \"{}\" (one of fp32|model)",
+                              quote_for_message(f.adapter_dtype)));
+    r.adapter_fp32 = f.adapter_dtype == "fp32";
+  }
+  if (!f.bnb_version.empty()) {
+    auto saves = bnb_saves_input(f.bnb_version);
+    if (!saves) return tl::unexpected(saves.error());
+    r.bnb_saves_input = *saves;
+  }
+  if (f.no_double_quant) r.double_quant = plan::DoubleQuant::off;
   if (f.no_double_quant && r.method != plan::Method::qlora) {
     return fail(Errc::invalid_argument, "--no-double-quant: only meaningful with --method qlora");
   }

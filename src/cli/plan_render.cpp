@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/units.hpp"
+#include "plan/frameworks.hpp"
 
 namespace sparkops::cli {
 
@@ -35,7 +36,10 @@ std::string run_text(const plan::RunConfig& run) {
   if (run.method != plan::Method::full)
     s += fmt::format("  r{} {}", run.lora_rank, targets_text(run));
   if (run.kbit_prep == plan::KbitPrep::on) s += "  kbit-prep";
-  if (run.chunked_loss == plan::ChunkedLoss::on) s += "  chunked-loss";
+  if (run.loss != plan::LossKind::hf) s += fmt::format("  loss {}", plan::loss_name(run.loss));
+  if (run.method != plan::Method::full && run.lora_dropout > 0)
+    s += fmt::format("  lora-dropout {}", run.lora_dropout);
+  if (run.method != plan::Method::full && !run.adapter_fp32) s += "  adapters in model dtype";
   if (run.nodes > 1) s += fmt::format("  nodes {}", run.nodes);
   return s;
 }
@@ -72,12 +76,19 @@ json run_json(const plan::RunConfig& r) {
             {"attn", plan::attn_name(r.attn)},
             {"nodes", r.nodes},
             {"kbit_prep", r.kbit_prep == plan::KbitPrep::on},
-            {"chunked_loss", r.chunked_loss == plan::ChunkedLoss::on}};
+            {"chunked_loss", r.loss == plan::LossKind::chunked},
+            {"loss", plan::loss_name(r.loss)},
+            {"framework", plan::framework_preset(r.framework).name}};
   if (r.method != plan::Method::full) {
     j["lora_rank"] = r.lora_rank;
     j["lora_targets"] = targets_text(r);
   }
   if (r.method == plan::Method::qlora) j["double_quant"] = r.double_quant == plan::DoubleQuant::on;
+  if (r.method != plan::Method::full) {
+    j["lora_dropout"] = r.lora_dropout;
+    j["adapter_dtype"] = r.adapter_fp32 ? "fp32" : "model";
+  }
+  if (r.method == plan::Method::qlora) j["bnb_saves_input"] = r.bnb_saves_input;
   return j;
 }
 
@@ -100,7 +111,9 @@ std::string render_plan_text(const plan::PlanResult& r) {
     out += fmt::format(", {} active", billions(m.shape.params.active));
   }
   out += fmt::format(", {} trainable\n", billions(e.trainable_params));
-  out += fmt::format("Run      {}\n\n", run_text(r.run));
+  const auto& preset = plan::framework_preset(r.run.framework);
+  out += fmt::format("Run      {}\n", run_text(r.run));
+  out += fmt::format("Preset   {} [{}]: {}\n\n", preset.name, preset.version, preset.summary);
   out += fmt::format("{:<30}{:>12}\n", "Term", "GiB");
   for (const auto& [name, bytes] : plan::term_list(e.terms)) {
     out += fmt::format("  {:<28}{:>12}\n", name, format_gib(bytes));

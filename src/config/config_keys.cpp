@@ -57,6 +57,8 @@ const std::vector<ConfigKey>& config_keys() {
        "a run that fits with less than this to spare is 'tight'"},
       {"procs.orphan_min", "1GiB", "bytes",
        "an orphaned vLLM engine holding this much is reported for cleanup"},
+      {"plan.framework", "hf", "string",
+       "training framework whose memory defaults `plan` assumes without --framework (hf|litgpt)"},
   };
   return keys;
 }

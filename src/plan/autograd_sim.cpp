@@ -141,6 +141,7 @@ struct Graph {
   std::vector<Tensor> tensors;
   std::vector<Prim> prims;
   std::set<int> saved;  // storages saved by some prim
+  std::set<int> held;   // saved as a ctx attribute: released with the graph, not by backward
 
   int fresh(double elems, unsigned bytes, bool rg) {
     storages.push_back({elems * bytes, 0});
@@ -213,6 +214,7 @@ struct Builder {
   Graph& g;
   unsigned db;  // model dtype bytes
   int cos = -1, sin = -1, mask = -1;
+  std::map<int, int> shared_dropped = {};  // layer input -> its one LoRA dropout (fused_qkv_lora)
   bool full() const { return run.method == TrainMethod::full; }
 
   bool targeted(const std::string& module) const { return is_targeted(run, module); }
@@ -331,16 +333,24 @@ struct Builder {
       const bool save_in =
           wt || (run.method == TrainMethod::qlora && run.bnb_saves_input && g.tensors[x].rg);
       if (save_in) g.save(p, x);
+      if (save_in && !wt) g.held.insert(g.tensors[x].storage);
       p.param_grad = wt ? experts * (*din * *dout + (m.bias ? *dout : 0)) * db : 0;
-      // bitsandbytes dequantize_4bit allocates the full weight in the compute dtype, in forward
-      // and again in backward (MatMul4Bit.backward: grad @ dequantized W).
-      if (run.method == TrainMethod::qlora && g.tensors[x].rg) p.extra_abs = *din * *dout * db;
+      // bitsandbytes dequantize_4bit allocates the full weight (quant_state.dtype), in forward
+      // and again in backward (MatMul4Bit.backward: grad @ dequantized W); a .to(compute dtype)
+      // of it is a second full copy while the first is still referenced.
+      if (run.method == TrainMethod::qlora && g.tensors[x].rg)
+        p.extra_abs = *din * *dout * db * std::max(1u, run.dequant_copies);
       p.out = g.fresh(out_el, db, g.tensors[x].rg || wt);
       base = g.push(p);
     }
     if (!targeted(name)) return base;
     // PEFT lora.Linear.forward: x.to(A.dtype); B(A(dropout(x))) * scaling; result + ...; .to()
     const unsigned ab = run.adapter_bytes;
+    // LitGPT's LoRAQKVLinear adapts q, k and v of its fused projection from one
+    // lora_dropout(x) (lora.py: F.linear(self.lora_dropout(x), self.lora_A)): one copy per input.
+    const bool shared = run.fused_qkv_lora && (name == "q_proj" || name == "k_proj" || name == "v_proj");
+    if (auto sd = shared_dropped.find(x); shared && sd != shared_dropped.end())
+      return lora_tail(base, sd->second, out_el, experts, scale, *din, *dout);
     int xa = cast(x, ab);
     int dropped = xa;
     if (run.lora_dropout > 0) {
@@ -353,13 +363,20 @@ struct Builder {
       p.out = g.fresh(in_el, ab, g.tensors[xa].rg);
       dropped = g.push(p);
     }
+    if (shared) shared_dropped[x] = dropped;
+    return lora_tail(base, dropped, out_el, experts, scale, *din, *dout);
+  }
+  // lora_B(lora_A(dropped)) * scaling added to the base output, cast back to the model dtype.
+  int lora_tail(int base, int dropped, double out_el, double experts, double scale, double din,
+                double dout) {
+    const unsigned ab = run.adapter_bytes;
     const double r = d.r;
     int a;
     {
       Prim p;
       if (g.tensors[dropped].rg) p.grad_inputs = {dropped};
       g.save(p, dropped);
-      p.param_grad = experts * r * *din * ab;
+      p.param_grad = experts * r * din * ab;
       p.out = g.fresh(r * scale, ab, true);
       a = g.push(p);
     }
@@ -368,7 +385,7 @@ struct Builder {
       Prim p;
       p.grad_inputs = {a};
       g.save(p, a);
-      p.param_grad = experts * r * *dout * ab;
+      p.param_grad = experts * r * dout * ab;
       p.out = g.fresh(out_el, ab, true);
       bo = g.push(p);
     }
@@ -620,6 +637,13 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   const bool first_saves_in = first->first.saved.count(0) > 0;
   const double rope_bytes = bld.cos >= 0 ? 2 * d.hd * f.rotary_fraction * db * T : 0;
   const double mask_bytes = run.attn == AttnKernel::eager ? d.s * db * T : 0;
+  // Inputs bitsandbytes keeps as ctx attributes: live until the graph is dropped.
+  const double mid_held = saved_bytes(mid->first, mid->first.held, T);
+  const double first_held = saved_bytes(first->first, first->first.held, T);
+  const bool qlora = run.method == TrainMethod::qlora;
+  const bool head_held = qlora && run.head_4bit && run.bnb_saves_input;
+  const double head_dequant =
+      qlora && run.head_4bit ? d.V * d.h * db * std::max(1u, run.dequant_copies) : 0;
 
   // Final norm on the last layer's output.
   Graph fg;
@@ -690,9 +714,25 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
       break;
     }
   }
-  const bool head_keeps_h = head_trainable && run.loss != LossPath::fused;
+  // A loop that holds its `logits` name (LitGPT) keeps the model-dtype logits through backward,
+  // where the loss alone would have kept only what cross-entropy saved.
+  if (run.prev_graph_held && run.loss == LossPath::chunked) {
+    loss_saved += db * V * T;
+    loss_bwd += db * V * T;
+  }
+  // A 4-bit lm_head (chunked or not) dequantizes the whole head weight for its matmul.
+  if (run.loss != LossPath::fused) fwd_extra += head_dequant;
+  const bool head_keeps_h = (head_trainable || head_held) && run.loss != LossPath::fused;
   res.loss = loss_saved - (head_keeps_h ? 0 : h_out);
-  res.forward_peak_extra = std::max(0.0, res.activations + fwd_extra - (head_keeps_h ? 0 : 0));
+  // The previous step's graph, when the loop still holds it: its ctx-held bitsandbytes inputs
+  // (none under reentrant checkpointing: the recomputed graphs were local to each backward) and
+  // its logits (the model-dtype outputs the loop's `logits` name keeps).
+  if (run.prev_graph_held) {
+    const double held = ckpt ? 0 : first_held + (L - 1) * mid_held + (head_held ? h_out : 0);
+    const double logits = run.loss == LossPath::fused ? 0 : db * V * T;
+    res.prev_graph = held + logits;
+  }
+  res.forward_peak_extra = std::max(0.0, res.activations + fwd_extra + res.prev_graph);
 
   // ---- backward through one layer: reverse walk with reference-counted gradients ----
   auto walk = [&](const Graph& lg, int out, bool with_saved) {
@@ -726,7 +766,7 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
       }
       if (with_saved) {
         for (int s : p.saved) {
-          if (--uses[s] == 0 && s != 0) {
+          if (--uses[s] == 0 && s != 0 && !lg.held.count(s)) {
             cur -= lg.storages[s].per_token * T + lg.storages[s].absolute;
           }
         }
@@ -746,8 +786,8 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   // h (the head's input) is gone by then unless the trainable head saved it.
   const double h_kept = head_keeps_h ? 0 : h_out;
   double bwd = res.activations - h_kept + loss_bwd;
-  bwd = std::max(
-      bwd, res.activations + loss_saved - 4 * V * T + db * V * T + 4 * V * T + h_out + head_grad);
+  bwd = std::max(bwd, res.activations + loss_saved - 4 * V * T + db * V * T + 4 * V * T + h_out +
+                          head_grad + (run.loss != LossPath::fused ? head_dequant : 0));
   // Top layer: all activations (less the loss) + head grads + one layer's backward working set.
   // Reentrant recompute: the layer's saved set and its recomputed output exist again.
   const double ckpt_recompute = ckpt ? mid_own + h_out : 0;
@@ -756,7 +796,11 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   const double all_layer_grads = mid_params * (L - 1);
   const double bottom_saved = ckpt ? layer_in + rope_bytes + mask_bytes + first_own + h_out
                                    : first_own + (first_saves_in ? layer_in : 0) + rope_bytes;
-  bwd = std::max(bwd, stem + bottom_saved + head_grad + norm_grad + all_layer_grads + first_peak);
+  // Without checkpointing the layers above still hold their ctx-kept inputs (reentrant
+  // recompute graphs are local to each layer's backward, so checkpointed runs do not).
+  const double held_above = ckpt ? 0 : (L - 1) * mid_held + (head_held ? h_out : 0);
+  bwd = std::max(bwd, stem + bottom_saved + head_grad + norm_grad + all_layer_grads + first_peak +
+                          held_above);
   res.backward_peak_extra = bwd;
   (void)stem_prims;
   (void)first_params;

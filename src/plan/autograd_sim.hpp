@@ -36,8 +36,21 @@ struct SimRun {
   AttnKernel attn = AttnKernel::sdpa;
   LossPath loss = LossPath::hf;
   Checkpointing ckpt = Checkpointing::per_layer;
-  bool bnb_saves_input = false;  // bitsandbytes < 0.43 MatMul4Bit keeps its input
-  bool dropout_off = false;      // model dropouts (GPT-2's 0.1) disabled
+  // bitsandbytes <= 0.43.1 MatMul4Bit keeps its input as `ctx.tensors = (A, B)`: a plain ctx
+  // attribute, which autograd's release_variables() never frees, so A lives until the graph is
+  // dropped (through the whole backward), not until this linear's backward ran.
+  bool bnb_saves_input = false;
+  bool dropout_off = false;  // model dropouts (GPT-2's 0.1) disabled
+  // The training loop still holds the previous step's graph (its `loss` and `logits`) while the
+  // next forward runs (LitGPT finetune/*.py rebinds them only after the new forward/loss): its
+  // ctx-held bnb inputs and its logits are live at the next forward's peak.
+  bool prev_graph_held = false;
+  // Full-size dequantized copies of a 4-bit weight alive at once: 1 when the quantization state's
+  // dtype is the compute dtype, 2 when dequantize_4bit's output (quant_state.dtype) is then cast
+  // with .to(A.dtype) (Lightning Fabric quantizes from fp16 and computes in bf16).
+  unsigned dequant_copies = 1;
+  bool fused_qkv_lora = false;  // q/k/v adapters share one dropout of x (LitGPT LoRAQKVLinear)
+  bool head_4bit = false;  // lm_head is a bitsandbytes 4-bit linear too (Fabric replaces every Linear)
 };
 
 struct SimResult {
@@ -47,6 +60,7 @@ struct SimResult {
   double backward_peak_extra = 0;  // above static+inputs during backward (saved, grads, working)
   double inputs = 0;               // input_ids + labels, int64
   double leaf_grad = 0;            // .grad of the embedding output made a leaf under checkpointing
+  double prev_graph = 0;           // the previous step's graph still live at the forward peak
   bool family_known = false;
   std::string family;  // the families.json entry used
 };

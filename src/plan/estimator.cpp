@@ -36,11 +36,14 @@ constexpr std::pair<std::string_view, Precision> kPrecisions[] = {{"bf16", Preci
 constexpr std::pair<std::string_view, Optim> kOptims[] = {
     {"adamw", Optim::adamw},
     {"adamw8bit", Optim::adamw8bit},
+    {"paged_adamw", Optim::paged_adamw},
     {"paged_adamw8bit", Optim::paged_adamw8bit},
     {"adafactor", Optim::adafactor},
     {"sgd", Optim::sgd}};
 constexpr std::pair<std::string_view, GradCkpt> kCkpts[] = {
     {"none", GradCkpt::none}, {"full", GradCkpt::full}, {"offload", GradCkpt::offload}};
+constexpr std::pair<std::string_view, LossKind> kLosses[] = {
+    {"hf", LossKind::hf}, {"chunked", LossKind::chunked}, {"fused", LossKind::fused}};
 constexpr std::pair<std::string_view, Attn> kAttns[] = {
     {"flash", Attn::flash}, {"sdpa", Attn::sdpa}, {"eager", Attn::eager}};
 
@@ -108,6 +111,12 @@ std::string_view grad_ckpt_name(GradCkpt g) {
 }
 std::string_view attn_name(Attn a) {
   return enum_name(a, kAttns);
+}
+std::string_view loss_name(LossKind l) {
+  return enum_name(l, kLosses);
+}
+Result<LossKind> parse_loss(std::string_view s) {
+  return parse_enum(s, kLosses, "--loss");
 }
 Result<Method> parse_method(std::string_view s) {
   return parse_enum(s, kMethods, "--method");
@@ -219,9 +228,15 @@ SimRun sim_run(const Architecture& a, const RunConfig& run) {
   r.attn = eager                     ? AttnKernel::eager
            : run.attn == Attn::flash ? AttnKernel::flash
                                      : AttnKernel::sdpa;
-  r.loss = run.chunked_loss == ChunkedLoss::on ? LossPath::chunked : LossPath::hf;
+  r.loss = run.loss == LossKind::chunked ? LossPath::chunked
+           : run.loss == LossKind::fused ? LossPath::fused
+                                         : LossPath::hf;
   r.ckpt = run.grad_ckpt == GradCkpt::none ? Checkpointing::none : Checkpointing::per_layer;
   r.bnb_saves_input = run.bnb_saves_input;
+  r.prev_graph_held = run.loop_holds_graph;
+  r.dequant_copies = run.bnb_quant_fp16 && run.precision != Precision::fp16 ? 2 : 1;
+  r.head_4bit = run.quantize_head;
+  r.fused_qkv_lora = run.fused_qkv_lora;
   return r;
 }
 
@@ -250,9 +265,16 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
     const double nf4 =
         run.double_quant == DoubleQuant::on ? k.nf4_dq_bytes_per_param : k.nf4_bytes_per_param;
     const double kept = run.kbit_prep == KbitPrep::on ? 4.0 : 2.0;
-    weights = d(p.linear) * nf4 + d(p.embedding + p.lm_head + p.other) * kept;
+    const double head = d(p.lm_head) + (run.separate_head && p.lm_head == 0
+                                            ? d(a.vocab) * d(a.hidden)
+                                            : 0.0);
+    weights = d(p.linear) * nf4 + d(p.embedding + p.other) * kept +
+              head * (run.quantize_head ? nf4 : kept);
   } else {
     weights = total * dense_bytes;
+    // LitGPT converts a tied checkpoint into wte plus a copied lm_head
+    // (scripts/convert_hf_checkpoint.py: lm_head.weight = transformer.wte.weight).
+    if (run.separate_head && p.lm_head == 0) weights += d(a.vocab) * d(a.hidden) * dense_bytes;
   }
   t.weights = to_bytes(weights / nodes);
   if (run.nodes > 1) {
@@ -278,6 +300,10 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
       // torch AdamW keeps states in the parameter dtype: fp32 (8 B) or bf16/fp16 (4 B).
       optimizer = trainable * (train_dtype >= 4.0 || run.precision == Precision::mixed ? 8.0 : 4.0);
       break;
+    case Optim::paged_adamw:
+      // bitsandbytes 32-bit AdamW: state1/state2 fp32 (optim/optimizer.py get_state_buffer).
+      optimizer = trainable * 8.0;
+      break;
     case Optim::adamw8bit:
     case Optim::paged_adamw8bit:
       optimizer = trainable * 2.0;
@@ -290,6 +316,25 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
       break;
   }
   t.optimizer = to_bytes(optimizer / nodes);
+  // bitsandbytes pages the state of every tensor of >= 1e5 elements (optim/optimizer.py
+  // get_state_buffer -> functional.get_paged: cudaMallocManaged): outside torch's allocator.
+  double paged = 0;
+  if (run.optim == Optim::paged_adamw || run.optim == Optim::paged_adamw8bit) {
+    double paged_elems = 0;
+    if (peft) {
+      for (const auto& m : layer_linears(a)) {
+        RunConfig canon = run;
+        for (auto& tn : canon.lora_target_names) tn = std::string(canonical_target(tn));
+        if (!targeted(m, canon)) continue;
+        for (const double n : {d(run.lora_rank * m.d_in), d(run.lora_rank * m.d_out)})
+          if (n >= 1e5) paged_elems += n * d(m.copies) * d(a.layers);
+      }
+    } else {
+      paged_elems = total - d(p.other);  // every matrix; norms and biases stay unpaged
+    }
+    paged = trainable > 0 ? d(t.optimizer) * std::min(1.0, paged_elems / trainable) : 0;
+  }
+  e.paged_bytes = to_bytes(paged);
   if (run.precision == Precision::mixed && !peft) t.master = to_bytes(trainable * 4.0 / nodes);
 
   // Activations, loss and the backward working set from the family's operator sequence.
@@ -297,7 +342,7 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
   if (auto r = simulate_step(a, sim_run(a, run))) sim = *r;
   t.activations = to_bytes(sim.activations);
   t.logits = to_bytes(sim.loss);
-  const double fixed = d(t.weights) + d(t.adapter) + d(t.optimizer) + d(t.master);
+  const double fixed = d(t.weights) + d(t.adapter) + d(t.optimizer) - paged + d(t.master);
   // torch/optim/adamw.py _multi_tensor_adamw: one temporary the size of the states' group.
   const double optim_temp = run.optim == Optim::adamw ? trainable * train_dtype / nodes : 0;
   const double forward = fixed + sim.inputs + sim.forward_peak_extra;
@@ -309,8 +354,9 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
   e.train_peak_allocated_bytes = to_bytes(peak);
   t.cuda_context = k.cuda_context_bytes;
   t.allocator_reserve = to_bytes(d(e.train_peak_allocated_bytes) * k.allocator_reserve_fraction);
-  e.train_peak_pool_bytes =
-      sat_add(sat_add(e.train_peak_allocated_bytes, t.cuda_context), t.allocator_reserve);
+  e.train_peak_pool_bytes = sat_add(
+      sat_add(sat_add(e.train_peak_allocated_bytes, t.cuda_context), t.allocator_reserve),
+      e.paged_bytes);
 
   const std::uint64_t checkpoint = s.quant ? s.quant->weight_bytes : p.total * 2;
   e.largest_shard_bytes = shard.value_or(std::min(checkpoint, k.assumed_shard_bytes));

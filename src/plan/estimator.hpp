@@ -25,12 +25,13 @@ using models::ParamCounts;
 
 enum class Method { full, lora, qlora };
 enum class Precision { bf16, fp16, fp32, mixed };
-enum class Optim { adamw, adamw8bit, paged_adamw8bit, adafactor, sgd };
+enum class Optim { adamw, adamw8bit, paged_adamw, paged_adamw8bit, adafactor, sgd };
 enum class GradCkpt { none, full, offload };
 enum class Attn { flash, sdpa, eager };
 enum class LoraTargets { all_linear, attn, list };
 enum class KbitPrep { off, on };
-enum class ChunkedLoss { off, on };
+enum class LossKind { hf, chunked, fused };  // HF upcast CE | chunked (LitGPT) | fused linear-CE
+enum class Framework { hf, litgpt };          // presets: plan/frameworks.hpp
 enum class DoubleQuant { on, off };
 
 std::string_view method_name(Method m);
@@ -38,15 +39,18 @@ std::string_view precision_name(Precision p);
 std::string_view optim_name(Optim o);
 std::string_view grad_ckpt_name(GradCkpt g);
 std::string_view attn_name(Attn a);
+std::string_view loss_name(LossKind l);
 Result<Method> parse_method(std::string_view s);
 Result<Precision> parse_precision(std::string_view s);
 Result<Optim> parse_optim(std::string_view s);
 Result<GradCkpt> parse_grad_ckpt(std::string_view s);
 Result<Attn> parse_attn(std::string_view s);
+Result<LossKind> parse_loss(std::string_view s);
 
 // What a DGX Spark user most often runs: bf16 LoRA r=16 on all linear layers, AdamW, batch 1,
 // packing 2048, gradient checkpointing, SDPA/flash attention, one machine.
 struct RunConfig {
+  Framework framework = Framework::hf;  // the preset the framework-decided fields came from
   Method method = Method::lora;
   Precision precision = Precision::bf16;
   Optim optim = Optim::adamw;
@@ -58,12 +62,23 @@ struct RunConfig {
   LoraTargets lora_targets = LoraTargets::all_linear;
   std::vector<std::string> lora_target_names;  // for LoraTargets::list: "q_proj", "v_proj", ...
   KbitPrep kbit_prep = KbitPrep::off;
-  ChunkedLoss chunked_loss = ChunkedLoss::off;
+  LossKind loss = LossKind::hf;
   DoubleQuant double_quant = DoubleQuant::on;  // QLoRA NF4 with double quantization
   std::uint64_t nodes = 1;                     // FSDP full shard across this many machines
   double lora_dropout = 0.0;                   // PEFT LoraConfig default
   bool bnb_saves_input = false;  // older bitsandbytes MatMul4Bit kept ctx.tensors = (A, B)
   bool adapter_fp32 = true;      // PEFT keeps adapters fp32; LitGPT/torchtune the model dtype
+  // How the training loop and the quantization plugin behave (docs/estimator.md "Framework
+  // mechanisms" sources each): the loop keeps the previous step's graph (loss, logits) alive
+  // through the next forward (LitGPT finetune/*.py); the 4-bit weights were quantized from fp16
+  // and compute in bf16, so each dequantization is followed by a full .to() copy (Lightning
+  // Fabric BitsandbytesPrecision); every nn.Linear, the lm_head included, is 4-bit (Fabric);
+  // the lm_head is its own matrix even for a tied-embedding model (LitGPT's GPT).
+  bool loop_holds_graph = false;
+  bool bnb_quant_fp16 = false;
+  bool quantize_head = false;
+  bool separate_head = false;
+  bool fused_qkv_lora = false;  // q/k/v adapters share one dropout of x (LitGPT LoRAQKVLinear)
 };
 
 // Rejects zero batch/seq/nodes/rank and contradictory combinations (kbit-prep without qlora, a
@@ -101,7 +116,10 @@ struct Estimate {
   std::uint64_t trainable_params = 0;
   Terms terms;
   std::uint64_t train_peak_allocated_bytes = 0;  // what torch.cuda.max_memory_allocated shows
-  std::uint64_t train_peak_pool_bytes = 0;       // + context + allocator reserve
+  std::uint64_t train_peak_pool_bytes = 0;       // + context + allocator reserve + paged
+  // Optimizer states bitsandbytes pages (cudaMallocManaged, tensors >= 1e5 elements): in the pool,
+  // never in torch's allocator statistics.
+  std::uint64_t paged_bytes = 0;
   std::uint64_t load_peak_pool_bytes = 0;        // mmap'd shard + device copy (+ bf16 shard, QLoRA)
   std::uint64_t largest_shard_bytes = 0;
   std::uint64_t peak_pool_bytes() const;  // max(train, load)

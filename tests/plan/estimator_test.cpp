@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "models/catalogue.hpp"
+#include "plan/frameworks.hpp"
 #include "plan/plan.hpp"
 
 namespace sparkops::plan {
@@ -61,7 +62,7 @@ TEST(Estimator, ChunkedLossShrinksLogitsAndCheckpointingShrinksActivations) {
   RunConfig r;
   const auto s = shape("Llama-3.1-8B");
   const auto base = estimate(s, r);
-  r.chunked_loss = ChunkedLoss::on;
+  r.loss = LossKind::chunked;
   // LitGPT's chunked cross-entropy keeps every chunk's bf16 log-softmax (2 B/vocab/token) instead
   // of the fp32 one (4), and its backward works one 128-token chunk at a time.
   const auto chunked = estimate(s, r);
@@ -232,6 +233,76 @@ TEST(ResolveModel, ParamsWithoutShapeNamesTheAssumedShape) {
   unknown.name = "NoSuchModel-9B";
   EXPECT_NE(resolve_model(unknown, HfCacheEnv{}).error().detail.find("unknown model"),
             std::string::npos);
+}
+
+}  // namespace
+}  // namespace sparkops::plan
+
+namespace sparkops::plan {
+namespace {
+
+RunConfig litgpt_qlora() {
+  RunConfig r;
+  r.method = Method::qlora;
+  r.batch = 2;
+  r.seq = 512;
+  r.grad_ckpt = GradCkpt::none;
+  r.lora_rank = 32;
+  r.lora_targets = LoraTargets::list;
+  r.lora_target_names = {"q_proj", "v_proj"};
+  apply_framework(Framework::litgpt, r);
+  return r;
+}
+
+// bitsandbytes PagedAdamW states live in cudaMallocManaged memory: in the pool, never in
+// torch's allocated figure.
+TEST(Estimator, PagedOptimizerStatesCountInThePoolNotInAllocated) {
+  const auto s = shape("Llama-2-7B");
+  const auto e = estimate(s, litgpt_qlora());
+  EXPECT_GT(e.paged_bytes, 0u);
+  EXPECT_EQ(e.paged_bytes, e.terms.optimizer);  // every r32 A/B matrix has >= 1e5 elements
+  EXPECT_EQ(e.train_peak_pool_bytes, e.train_peak_allocated_bytes + e.terms.cuda_context +
+                                         e.terms.allocator_reserve + e.paged_bytes);
+}
+
+// Fabric quantizes every nn.Linear, the lm_head too: the head's bytes go from bf16 to NF4.
+TEST(Estimator, QuantizedHeadAndUntiedHeadChangeTheWeights) {
+  const auto s = shape("Llama-2-7B");
+  RunConfig a = litgpt_qlora();
+  RunConfig b = a;
+  b.quantize_head = false;
+  const double head = static_cast<double>(s.arch.vocab * s.arch.hidden);
+  EXPECT_NEAR(static_cast<double>(estimate(s, b).terms.weights - estimate(s, a).terms.weights),
+              head * (2.0 - estimator_constants().nf4_bytes_per_param), 2.0);
+  // A tied model (Gemma) gets LitGPT's separate lm_head: V·h more bf16 bytes under LoRA.
+  const auto g = shape("Gemma-2-2B");
+  ASSERT_TRUE(g.arch.tied_embeddings);
+  RunConfig lora;
+  RunConfig lit = lora;
+  lit.separate_head = true;
+  EXPECT_EQ(estimate(g, lit).terms.weights - estimate(g, lora).terms.weights,
+            g.arch.vocab * g.arch.hidden * 2);
+}
+
+// bitsandbytes <= 0.43.1 keeps each 4-bit linear's input in ctx.tensors until the graph is
+// dropped; LitGPT's loop holds the previous graph through the next forward, so the peak carries
+// a second copy of every layer's kept inputs: at least post-norm + MLP-down inputs per layer.
+TEST(Estimator, HeldGraphAddsTheKeptInputsOfEveryLayer) {
+  const auto s = shape("Llama-2-7B");
+  RunConfig held = litgpt_qlora();
+  RunConfig dropped = held;
+  dropped.loop_holds_graph = false;
+  const double tokens = 2.0 * 512.0;
+  const double per_layer = 2.0 * static_cast<double>(s.arch.hidden + s.arch.intermediate);
+  const double gap = static_cast<double>(estimate(s, held).train_peak_allocated_bytes) -
+                     static_cast<double>(estimate(s, dropped).train_peak_allocated_bytes);
+  EXPECT_GE(gap, static_cast<double>(s.arch.layers) * per_layer * tokens);
+  // bitsandbytes 0.43.2+ keeps no input: the held graph then adds only its logits.
+  held.bnb_saves_input = dropped.bnb_saves_input = false;
+  const double logits = 2.0 * static_cast<double>(s.arch.vocab) * tokens;
+  EXPECT_LE(static_cast<double>(estimate(s, held).train_peak_allocated_bytes) -
+                static_cast<double>(estimate(s, dropped).train_peak_allocated_bytes),
+            logits + 1.0);
 }
 
 }  // namespace

@@ -88,6 +88,12 @@ TEST(PlanCli, BadInputIsOneLineAndExitTwo) {
       {"plan", "Llama-3.1-8B", "--budget", "lots"},
       {"plan", "--hidden", "4096"},
       {"plan", "./no/such/dir"},
+      {"plan", "Llama-3.1-8B", "--framework", "megatron"},
+      {"plan", "Llama-3.1-8B", "--loss", "focal"},
+      {"plan", "Llama-3.1-8B", "--loss", "hf", "--chunked-loss"},
+      {"plan", "Llama-3.1-8B", "--lora-dropout", "1.5"},
+      {"plan", "Llama-3.1-8B", "--adapter-dtype", "fp8"},
+      {"plan", "Llama-3.1-8B", "--method", "qlora", "--bnb-version", "zero.43"},
   };
   for (const auto& args : cases) {
     const auto r = run_sparkops(args);
@@ -162,6 +168,62 @@ TEST(PlanCli, FullFineTuneOfAQuantizedBaseIsBadInput) {
                                      tmp.path().string(), "--method", "full"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("cannot be fully fine-tuned"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace sparkops::plan
+
+namespace sparkops::plan {
+namespace {
+
+TEST(PlanCli, FrameworkPresetIsPrintedAndUserFlagsWin) {
+  const auto hf = run_sparkops({"--root", root(), "plan", "Llama-3.1-8B", "--json"});
+  ASSERT_EQ(hf.exit_code, 0) << hf.err;
+  const auto h = nlohmann::json::parse(hf.out);
+  EXPECT_EQ(h["run"]["framework"], "hf");
+  EXPECT_EQ(h["run"]["loss"], "hf");
+  EXPECT_EQ(h["run"]["adapter_dtype"], "fp32");
+
+  const auto lit = run_sparkops({"--root", root(), "plan", "Llama-3.1-8B", "--method", "qlora",
+                                 "--framework", "litgpt", "--json"});
+  ASSERT_EQ(lit.exit_code, 0) << lit.err;
+  const auto l = nlohmann::json::parse(lit.out);
+  EXPECT_EQ(l["run"]["framework"], "litgpt");
+  EXPECT_EQ(l["run"]["loss"], "chunked");
+  EXPECT_EQ(l["run"]["optim"], "paged_adamw");
+  EXPECT_EQ(l["run"]["adapter_dtype"], "model");
+  EXPECT_EQ(l["run"]["lora_dropout"], 0.05);
+  EXPECT_EQ(l["run"]["bnb_saves_input"], true);
+  EXPECT_EQ(l["run"]["double_quant"], false);
+
+  // Flags given by the user override the preset's fields.
+  const auto over = run_sparkops({"--root", root(), "plan", "Llama-3.1-8B", "--method", "qlora",
+                                  "--framework", "litgpt", "--loss", "fused", "--lora-dropout",
+                                  "0", "--bnb-version", "0.43.2", "--optim", "adamw", "--json"});
+  ASSERT_EQ(over.exit_code, 0) << over.err;
+  const auto o = nlohmann::json::parse(over.out);
+  EXPECT_EQ(o["run"]["loss"], "fused");
+  EXPECT_EQ(o["run"]["lora_dropout"], 0.0);
+  EXPECT_EQ(o["run"]["bnb_saves_input"], false);
+  EXPECT_EQ(o["run"]["optim"], "adamw");
+
+  const auto text = run_sparkops({"--root", root(), "plan", "Llama-3.1-8B", "--framework",
+                                  "litgpt", "--method", "qlora"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("Preset   litgpt [litgpt 0.4"), std::string::npos) << text.out;
+}
+
+TEST(PlanCli, BnbVersionDecidesWhetherInputsAreKept) {
+  auto saves = [](const char* version) {
+    const auto r = run_sparkops({"--root", root(), "plan", "Llama-3.1-8B", "--method", "qlora",
+                                 "--bnb-version", version, "--json"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out)["run"]["bnb_saves_input"].get<bool>();
+  };
+  EXPECT_TRUE(saves("0.42.0"));
+  EXPECT_TRUE(saves("0.43.1"));
+  EXPECT_FALSE(saves("0.43.2"));
+  EXPECT_FALSE(saves("0.45"));
 }
 
 }  // namespace

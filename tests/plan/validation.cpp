@@ -7,6 +7,7 @@
 
 #include "base/text.hpp"
 #include "models/catalogue.hpp"
+#include "plan/frameworks.hpp"
 
 namespace sparkops::plan::validation {
 
@@ -170,14 +171,11 @@ std::vector<Row> evaluate(const std::string& csv_text) {
         run.lora_targets = LoraTargets::all_linear;
       }
     }
-    run.chunked_loss =
-        icontains(col(f, "notes"), "chunked CE") ? ChunkedLoss::on : ChunkedLoss::off;
-    // LitGPT's own LoRA (not PEFT) keeps adapters in the model dtype under bf16-true, and the
-    // bitsandbytes of its 2023-24 releases saved the input of every 4-bit linear
-    // (MatMul4Bit.forward: ctx.tensors = (A, B)); later releases keep (None, B).
+    if (icontains(col(f, "notes"), "chunked CE")) run.loss = LossKind::chunked;
+    // LitGPT rows: the litgpt preset (src/plan/frameworks.cpp, sourced at the version the
+    // config-hub table was measured with).
     if (icontains(col(f, "framework"), "litgpt") || icontains(col(f, "framework"), "lit-gpt")) {
-      run.adapter_fp32 = false;
-      run.bnb_saves_input = true;
+      apply_framework(Framework::litgpt, run);
     }
     const std::string hw = col(f, "hardware");
     if (const auto x = hw.find("x "); x != std::string::npos && icontains(r.method_text, "FSDP")) {

@@ -87,9 +87,12 @@ class LayerNorm(nn.LayerNorm):
 
 class _MatMul4Bit(torch.autograd.Function):
     """bitsandbytes MatMul4Bit (bitsandbytes/autograd/_functions.py): forward dequantizes the NF4
-    weight to the compute dtype, multiplies, and keeps `ctx.tensors = (A, B)` only in versions that
-    save the input (< 0.43: `save_input=True`); 0.43+ keeps `(None, B)`: a frozen 4-bit linear
-    saves no input. Backward dequantizes again for grad_A = grad @ W."""
+    weight to the compute dtype, multiplies, and keeps `ctx.tensors = (A, B)` in versions that
+    save the input (<= 0.43.1: `save_input=True`); 0.43.2+ keeps `(None, B)` (PR #1270): a frozen
+    4-bit linear saves no input. `ctx.tensors` is a plain attribute, not save_for_backward, so
+    autograd's release_variables() never frees it: A lives until the graph itself is dropped
+    (the end of backward here, since the step deletes `loss`). Backward dequantizes again for
+    grad_A = grad @ W."""
 
     @staticmethod
     def forward(ctx, a, packed, shape, dtype, save_input):
@@ -97,12 +100,13 @@ class _MatMul4Bit(torch.autograd.Function):
         out = F.linear(a, w)
         del w
         ctx.shape, ctx.dtype = shape, dtype
-        ctx.save_for_backward(packed, a if save_input else None)
+        ctx.save_for_backward(packed)
+        ctx.tensors = (a,) if save_input else (None,)
         return out
 
     @staticmethod
     def backward(ctx, grad):
-        packed, _ = ctx.saved_tensors
+        (packed,) = ctx.saved_tensors
         w = _dequant(packed, ctx.shape, ctx.dtype)
         return grad @ w, None, None, None, None
 

@@ -1,0 +1,35 @@
+#pragma once
+// Framework presets: the run fields a training framework decides for its users (loss path, LoRA
+// dropout and adapter dtype, how its loop and quantization plugin hold memory), each sourced from
+// that framework's code or shipped config at a named version (docs/estimator.md "Framework
+// presets"). A preset sets only what the framework decides; the user's flags win afterwards.
+
+#include <string_view>
+#include <vector>
+
+#include "base/result.hpp"
+#include "plan/estimator.hpp"
+
+namespace sparkops::plan {
+
+// Framework (estimator.hpp) lists only frameworks whose memory-relevant defaults were read from
+// their code; docs/estimator.md names the ones still missing.
+
+struct FrameworkPreset {
+  Framework id;
+  std::string_view name;     // the --framework value
+  std::string_view version;  // the release whose code the defaults come from
+  std::string_view summary;  // one line: what the preset sets, for `plan` output
+};
+
+const std::vector<FrameworkPreset>& framework_presets();
+const FrameworkPreset& framework_preset(Framework f);
+Result<Framework> parse_framework(std::string_view s);  // Error names --framework
+
+// The framework a DGX Spark user most often runs: Hugging Face transformers Trainer + PEFT.
+inline constexpr Framework kDefaultFramework = Framework::hf;
+
+// Sets the framework-decided fields of `run` for its method (call before applying user flags).
+void apply_framework(Framework f, RunConfig& run);
+
+}  // namespace sparkops::plan
