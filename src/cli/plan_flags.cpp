@@ -92,15 +92,15 @@ Result<bool> bnb_saves_input(std::string_view v) {
   for (const auto p : split(v, '.')) {
     const auto x = parse_u64(p);
     if (!x || n == 3)
-      return fail(Errc::invalid_argument,
-                  fmt::format("--bnb-version: \"{}\" is not a version like 0.43.1",
-                              quote_for_message(v)));
+      return fail(
+          Errc::invalid_argument,
+          fmt::format("--bnb-version: \"{}\" is not a version like 0.43.1", quote_for_message(v)));
     part[n++] = *x;
   }
   if (n < 2)
-    return fail(Errc::invalid_argument,
-                fmt::format("--bnb-version: \"{}\" is not a version like 0.43.1",
-                            quote_for_message(v)));
+    return fail(
+        Errc::invalid_argument,
+        fmt::format("--bnb-version: \"{}\" is not a version like 0.43.1", quote_for_message(v)));
   const auto key = part[0] * 1000000 + part[1] * 1000 + part[2];
   return key <= 43001;  // 0.43.1
 }

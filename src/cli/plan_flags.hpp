@@ -20,7 +20,7 @@ struct PlanFlags {
   bool tied = false;
   std::string method = "lora";
   std::string precision = "bf16";
-  std::string optim;  // empty: the preset's (torch AdamW unless the framework picks another)
+  std::string optim;         // empty: the preset's (torch AdamW unless the framework picks another)
   std::string batch = "1";   // "1" or a list "1,2,4" (fit matrix)
   std::string seq = "2048";  // "2048" or a list "1024,2048,4096"
   std::string grad_ckpt = "full";
@@ -28,12 +28,12 @@ struct PlanFlags {
   std::string lora_rank = "16";
   std::string lora_targets = "all-linear";
   bool kbit_prep = false;
-  bool chunked_loss = false;      // the older spelling of --loss chunked
-  std::string framework;          // empty: config plan.framework (cmd_plan), else hf
-  std::string loss;               // empty: the preset's
-  std::string lora_dropout;       // empty: the preset's
-  std::string adapter_dtype;      // fp32 | model; empty: the preset's
-  std::string bnb_version;        // bitsandbytes release; empty: the preset's
+  bool chunked_loss = false;  // the older spelling of --loss chunked
+  std::string framework;      // empty: config plan.framework (cmd_plan), else hf
+  std::string loss;           // empty: the preset's
+  std::string lora_dropout;   // empty: the preset's
+  std::string adapter_dtype;  // fp32 | model; empty: the preset's
+  std::string bnb_version;    // bitsandbytes release; empty: the preset's
   bool no_double_quant = false;
   std::string nodes = "1";
   std::string budget = "auto";  // GB (bare number = GiB, as `free -g`) or auto

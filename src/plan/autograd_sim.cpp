@@ -348,7 +348,8 @@ struct Builder {
     const unsigned ab = run.adapter_bytes;
     // LitGPT's LoRAQKVLinear adapts q, k and v of its fused projection from one
     // lora_dropout(x) (lora.py: F.linear(self.lora_dropout(x), self.lora_A)): one copy per input.
-    const bool shared = run.fused_qkv_lora && (name == "q_proj" || name == "k_proj" || name == "v_proj");
+    const bool shared =
+        run.fused_qkv_lora && (name == "q_proj" || name == "k_proj" || name == "v_proj");
     if (auto sd = shared_dropped.find(x); shared && sd != shared_dropped.end())
       return lora_tail(base, sd->second, out_el, experts, scale, *din, *dout);
     int xa = cast(x, ab);
@@ -799,8 +800,8 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   // Without checkpointing the layers above still hold their ctx-kept inputs (reentrant
   // recompute graphs are local to each layer's backward, so checkpointed runs do not).
   const double held_above = ckpt ? 0 : (L - 1) * mid_held + (head_held ? h_out : 0);
-  bwd = std::max(bwd, stem + bottom_saved + head_grad + norm_grad + all_layer_grads + first_peak +
-                          held_above);
+  bwd = std::max(
+      bwd, stem + bottom_saved + head_grad + norm_grad + all_layer_grads + first_peak + held_above);
   res.backward_peak_extra = bwd;
   (void)stem_prims;
   (void)first_params;

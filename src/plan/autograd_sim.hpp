@@ -50,7 +50,8 @@ struct SimRun {
   // with .to(A.dtype) (Lightning Fabric quantizes from fp16 and computes in bf16).
   unsigned dequant_copies = 1;
   bool fused_qkv_lora = false;  // q/k/v adapters share one dropout of x (LitGPT LoRAQKVLinear)
-  bool head_4bit = false;  // lm_head is a bitsandbytes 4-bit linear too (Fabric replaces every Linear)
+  bool head_4bit =
+      false;  // lm_head is a bitsandbytes 4-bit linear too (Fabric replaces every Linear)
 };
 
 struct SimResult {

@@ -265,9 +265,8 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
     const double nf4 =
         run.double_quant == DoubleQuant::on ? k.nf4_dq_bytes_per_param : k.nf4_bytes_per_param;
     const double kept = run.kbit_prep == KbitPrep::on ? 4.0 : 2.0;
-    const double head = d(p.lm_head) + (run.separate_head && p.lm_head == 0
-                                            ? d(a.vocab) * d(a.hidden)
-                                            : 0.0);
+    const double head =
+        d(p.lm_head) + (run.separate_head && p.lm_head == 0 ? d(a.vocab) * d(a.hidden) : 0.0);
     weights = d(p.linear) * nf4 + d(p.embedding + p.other) * kept +
               head * (run.quantize_head ? nf4 : kept);
   } else {
@@ -354,9 +353,9 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
   e.train_peak_allocated_bytes = to_bytes(peak);
   t.cuda_context = k.cuda_context_bytes;
   t.allocator_reserve = to_bytes(d(e.train_peak_allocated_bytes) * k.allocator_reserve_fraction);
-  e.train_peak_pool_bytes = sat_add(
-      sat_add(sat_add(e.train_peak_allocated_bytes, t.cuda_context), t.allocator_reserve),
-      e.paged_bytes);
+  e.train_peak_pool_bytes =
+      sat_add(sat_add(sat_add(e.train_peak_allocated_bytes, t.cuda_context), t.allocator_reserve),
+              e.paged_bytes);
 
   const std::uint64_t checkpoint = s.quant ? s.quant->weight_bytes : p.total * 2;
   e.largest_shard_bytes = shard.value_or(std::min(checkpoint, k.assumed_shard_bytes));

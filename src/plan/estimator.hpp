@@ -31,7 +31,7 @@ enum class Attn { flash, sdpa, eager };
 enum class LoraTargets { all_linear, attn, list };
 enum class KbitPrep { off, on };
 enum class LossKind { hf, chunked, fused };  // HF upcast CE | chunked (LitGPT) | fused linear-CE
-enum class Framework { hf, litgpt };          // presets: plan/frameworks.hpp
+enum class Framework { hf, litgpt };         // presets: plan/frameworks.hpp
 enum class DoubleQuant { on, off };
 
 std::string_view method_name(Method m);
@@ -120,7 +120,7 @@ struct Estimate {
   // Optimizer states bitsandbytes pages (cudaMallocManaged, tensors >= 1e5 elements): in the pool,
   // never in torch's allocator statistics.
   std::uint64_t paged_bytes = 0;
-  std::uint64_t load_peak_pool_bytes = 0;        // mmap'd shard + device copy (+ bf16 shard, QLoRA)
+  std::uint64_t load_peak_pool_bytes = 0;  // mmap'd shard + device copy (+ bf16 shard, QLoRA)
   std::uint64_t largest_shard_bytes = 0;
   std::uint64_t peak_pool_bytes() const;  // max(train, load)
 };

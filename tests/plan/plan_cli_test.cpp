@@ -198,8 +198,8 @@ TEST(PlanCli, FrameworkPresetIsPrintedAndUserFlagsWin) {
 
   // Flags given by the user override the preset's fields.
   const auto over = run_sparkops({"--root", root(), "plan", "Llama-3.1-8B", "--method", "qlora",
-                                  "--framework", "litgpt", "--loss", "fused", "--lora-dropout",
-                                  "0", "--bnb-version", "0.43.2", "--optim", "adamw", "--json"});
+                                  "--framework", "litgpt", "--loss", "fused", "--lora-dropout", "0",
+                                  "--bnb-version", "0.43.2", "--optim", "adamw", "--json"});
   ASSERT_EQ(over.exit_code, 0) << over.err;
   const auto o = nlohmann::json::parse(over.out);
   EXPECT_EQ(o["run"]["loss"], "fused");
@@ -207,8 +207,8 @@ TEST(PlanCli, FrameworkPresetIsPrintedAndUserFlagsWin) {
   EXPECT_EQ(o["run"]["bnb_saves_input"], false);
   EXPECT_EQ(o["run"]["optim"], "adamw");
 
-  const auto text = run_sparkops({"--root", root(), "plan", "Llama-3.1-8B", "--framework",
-                                  "litgpt", "--method", "qlora"});
+  const auto text = run_sparkops(
+      {"--root", root(), "plan", "Llama-3.1-8B", "--framework", "litgpt", "--method", "qlora"});
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("Preset   litgpt [litgpt 0.4"), std::string::npos) << text.out;
 }
