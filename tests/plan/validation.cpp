@@ -11,8 +11,6 @@
 
 namespace sparkops::plan::validation {
 
-namespace {
-
 // RFC 4180: commas inside double quotes, "" for a literal quote, no newlines inside fields here.
 std::vector<std::string> csv_fields(std::string_view line) {
   std::vector<std::string> out(1);
@@ -38,6 +36,8 @@ std::vector<std::string> csv_fields(std::string_view line) {
   }
   return out;
 }
+
+namespace {
 
 std::optional<std::uint64_t> count(std::string_view s) {
   std::string t(trim(s));

@@ -26,7 +26,20 @@ struct Row {
   double error = 0;                // estimate / measured - 1 (when measured is one number)
   bool estimated = false;          // shape and run could be built (also for excluded rows)
   std::optional<double> oom_above_bytes;  // "OOM (>~22)" rows: the card it did not fit on
+  // memory-measured-2.csv only:
+  std::string source;  // the publication the row comes from
+  std::string metric;  // allocated | reserved | pool (what the estimate was compared with)
+  std::string flags;   // the plan flags the row maps to
 };
+
+// RFC 4180 fields of one CSV line (no newlines inside fields in these files).
+std::vector<std::string> csv_fields(std::string_view line);
+
+// memory-measured-2.csv (its own header: metric and unit per row, framework, sharding, loss).
+std::vector<Row> evaluate_v2(const std::string& csv_text);
+
+// Per-source error table (median, worst, rows, flags) plus every row, for docs/estimator.md.
+std::string markdown_table_v2(const std::vector<Row>& rows);
 
 // Parses the CSV (RFC 4180 quoting) and estimates every row that is fully specified.
 std::vector<Row> evaluate(const std::string& csv_text);

@@ -1,0 +1,294 @@
+// memory-measured-2.csv: 180 measured peaks from other publications (ms-swift benchmark, Qwen's
+// profiling table, LitGPT's config hub, PEFT's FSDP/DeepSpeed guides, Unsloth, GaLore, BAdam).
+// Its header names the metric and unit of every row, the framework, loss path, sharding and
+// quantization; this maps each row to the plan flags a user would give and says which rows are
+// not fully specified, and why.
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "base/text.hpp"
+#include "models/catalogue.hpp"
+#include "plan/frameworks.hpp"
+#include "validation.hpp"
+
+namespace sparkops::plan::validation {
+
+namespace {
+
+std::optional<std::uint64_t> leading_count(std::string_view s) {
+  std::string t(trim(s));
+  std::size_t n = 0;
+  while (n < t.size() && t[n] >= '0' && t[n] <= '9') ++n;
+  if (n == 0) return std::nullopt;
+  return parse_u64(t.substr(0, n));
+}
+
+// LoRA target names of the row's model layout, in the module names the layer programs use.
+// Qwen (v1) names its fused qkv c_attn, its SwiGLU w1/w2 and both output maps c_proj; Baichuan
+// W_pack; GPT-NeoX/ChatGLM query_key_value: each adapts q, k and v at once.
+std::vector<std::string> map_targets(std::string_view text) {
+  std::vector<std::string> out;
+  auto add = [&](std::initializer_list<const char*> names) {
+    for (const char* n : names)
+      if (std::find(out.begin(), out.end(), n) == out.end()) out.emplace_back(n);
+  };
+  std::string list(text);
+  if (const auto p = list.find(" ("); p != std::string::npos) list = list.substr(0, p);
+  if (const auto p = list.find(" +"); p != std::string::npos) list = list.substr(0, p);
+  for (const auto part : split(list, ',')) {
+    const std::string t = to_lower(trim(part));
+    if (t == "c_attn" || t == "w_pack" || t == "query_key_value")
+      add({"q_proj", "k_proj", "v_proj"});
+    else if (t == "c_proj")
+      add({"o_proj", "down_proj"});
+    else if (t == "w1" || t == "w2")
+      add({t == "w1" ? "gate_proj" : "up_proj"});
+    else if (t == "q" || t == "q_proj")
+      add({"q_proj"});
+    else if (t == "k" || t == "k_proj")
+      add({"k_proj"});
+    else if (t == "v" || t == "v_proj")
+      add({"v_proj"});
+    else if (t == "o" || t == "o_proj" || t == "proj")
+      add({"o_proj"});
+    else if (t == "gate" || t == "gate_proj")
+      add({"gate_proj"});
+    else if (t == "up" || t == "up_proj")
+      add({"up_proj"});
+    else if (t == "down" || t == "down_proj")
+      add({"down_proj"});
+    else if (t == "mlp")
+      add({"gate_proj", "up_proj", "down_proj"});
+    else if (!t.empty())
+      add({"?"});  // a name no layer program has (lm_head, embeddings): not modelled
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Row> evaluate_v2(const std::string& csv_text) {
+  std::vector<Row> rows;
+  const auto lines = split_lines(csv_text);
+  if (lines.empty()) return rows;
+  const auto header = csv_fields(lines[0]);
+  for (std::size_t n = 1; n < lines.size(); ++n) {
+    if (trim(lines[n]).empty()) continue;
+    const auto f = csv_fields(lines[n]);
+    auto col = [&](std::string_view name) -> std::string {
+      for (std::size_t i = 0; i < header.size() && i < f.size(); ++i)
+        if (header[i] == name) return std::string(trim(f[i]));
+      return {};
+    };
+    Row r;
+    r.id = col("id");
+    r.model = col("model");
+    r.method_text = col("method");
+    r.source = col("source");
+    const std::string unit = col("peak_unit"), metric = col("metric"), method = col("method"),
+                      quant = to_lower(col("quant")), ckpt = to_lower(col("grad_ckpt")),
+                      framework = to_lower(col("framework")), targets = col("lora_targets"),
+                      sharding = to_lower(col("sharding")), optim = to_lower(col("optimizer"));
+    r.measured_text = col("peak_value") + " " + unit;
+    const auto peak = parse_double(col("peak_value"));
+    const auto hidden = leading_count(col("hidden")), layers = leading_count(col("layers")),
+               intermediate = leading_count(col("intermediate")),
+               vocab = leading_count(col("vocab")), batch = leading_count(col("micro_batch")),
+               seq = leading_count(col("seq_len")), gpus = leading_count(col("num_gpus"));
+    const std::string m = to_lower(method);
+    auto exclude = [&](std::string why) {
+      if (r.excluded_reason.empty()) r.excluded_reason = std::move(why);
+    };
+    if (!peak || *peak <= 0)
+      exclude(fmt::format("peak \"{}\" is not one number", col("peak_value")));
+    if (!hidden || !layers || !intermediate || !vocab) exclude("architecture incomplete");
+    if (!batch || !seq) exclude("batch or sequence length not stated");
+    if (unit != "GB" && unit != "GiB") exclude(fmt::format("unit \"{}\"", unit));
+    if (contains(m, "galore") || contains(m, "badam") || contains(m, "lisa"))
+      exclude("optimizer family (GaLore/BAdam/LISA) not modelled");
+    if (contains(m, "capacity")) exclude("capacity test (the largest context that fits)");
+    if (contains(m, "modules_to_save")) exclude("trainable embedding/lm_head (modules_to_save)");
+    if (contains(quant, "gptq") || contains(quant, "int8"))
+      exclude("GPTQ/int8 base: no storage model for it");
+    if (contains(ckpt, "offload")) exclude("offloaded checkpointing: what stays on the device");
+    if (contains(sharding, "offload") && !contains(sharding, "no offload") &&
+        !contains(sharding, "no cpu offload"))
+      exclude("parameter offload to the CPU");
+    if (contains(sharding, "zero") || contains(sharding, "fsdp")) {
+      if (gpus.value_or(1) > 1)
+        exclude("multi-GPU ZeRO/FSDP: per-framework sharding not modelled yet");
+      else
+        exclude("ZeRO on one GPU (DeepSpeed's own buffers not modelled)");
+    }
+    if (metric == "unknown") exclude("metric unknown (allocated, reserved or device?)");
+
+    RunConfig& run = r.run;
+    run.method = contains(m, "qlora")     ? Method::qlora
+                 : starts_with(m, "lora") ? Method::lora
+                                          : Method::full;
+    const bool litgpt = contains(framework, "litgpt") || contains(framework, "lit-gpt");
+    apply_framework(litgpt ? Framework::litgpt : Framework::hf, run);
+    const std::string prec = to_lower(col("base_precision"));
+    run.precision = starts_with(prec, "fp16") ? Precision::fp16
+                    : contains(prec, "mixed") ? Precision::mixed
+                                              : Precision::bf16;
+    if (run.precision == Precision::mixed && run.method != Method::full)
+      exclude("LoRA under bf16-mixed (fp32 base weights, autocast) not modelled");
+    if (contains(optim, "8bit")) run.optim = Optim::adamw8bit;
+    if (contains(optim, "paged")) run.optim = Optim::paged_adamw;
+    run.batch = batch.value_or(1);
+    run.seq = seq.value_or(1);
+    run.grad_ckpt = starts_with(ckpt, "no") ? GradCkpt::none : GradCkpt::full;
+    if (!starts_with(ckpt, "no") && !starts_with(ckpt, "yes"))
+      exclude(fmt::format("grad_ckpt \"{}\"", col("grad_ckpt")));
+    const std::string attn = to_lower(col("attn_impl"));
+    run.attn = contains(attn, "eager")  ? Attn::eager
+               : contains(attn, "sdpa") ? Attn::sdpa
+                                        : Attn::flash;
+    const std::string loss = to_lower(col("loss_impl"));
+    if (starts_with(loss, "chunked")) run.loss = LossKind::chunked;
+    if (starts_with(loss, "fused")) run.loss = LossKind::fused;
+    // The bitsandbytes release decides whether MatMul4Bit keeps its input (<= 0.43.1).
+    if (const auto b = to_lower(col("framework_version")).find("bitsandbytes ");
+        b != std::string::npos && run.method == Method::qlora) {
+      const std::string v = to_lower(col("framework_version")).substr(b + 13);
+      const auto minor = leading_count(v.substr(std::min(v.size(), v.find('.') + 1)));
+      if (starts_with(v, "0.") && minor) run.bnb_saves_input = *minor < 43;
+    }
+    if (contains(quant, "double")) run.double_quant = DoubleQuant::on;
+    if (quant == "bnb.nf4") run.double_quant = DoubleQuant::off;
+    if (run.method != Method::full) {
+      run.lora_rank = leading_count(col("lora_r")).value_or(8);
+      if (const auto p = parse_leading_double(col("lora_dropout"))) run.lora_dropout = p->value;
+      const std::string lt = to_lower(targets);
+      if (starts_with(lt, "all") || starts_with(lt, "q,k,v,proj,mlp,head")) {
+        run.lora_targets = LoraTargets::all_linear;
+        if (contains(lt, "head")) exclude("LoRA on lm_head not modelled");
+      } else if (lt.empty()) {
+        exclude("LoRA targets not stated");
+      } else {
+        run.lora_targets = LoraTargets::list;
+        run.lora_target_names = map_targets(targets);
+        if (std::find(run.lora_target_names.begin(), run.lora_target_names.end(), "?") !=
+            run.lora_target_names.end())
+          exclude(
+              fmt::format("LoRA target list \"{}\" names a module no layer program has", targets));
+      }
+    }
+    r.metric = metric == "allocated" ? "allocated" : metric == "reserved" ? "reserved" : "pool";
+
+    const std::string bare = std::string(split(r.model, '/').back());
+    if (const auto* e = models::find_in_catalogue(bare)) {
+      r.shape.name = e->name;
+      r.shape.arch = e->arch;
+      r.shape.params = count_params(e->arch);
+    } else if (hidden && layers && intermediate && vocab) {
+      models::ArchOverrides o;
+      o.hidden = hidden;
+      o.layers = layers;
+      o.intermediate = intermediate;
+      o.vocab = vocab;
+      o.heads = leading_count(col("heads")).value_or(*hidden / 128);
+      o.kv_heads = leading_count(col("kv_heads")).value_or(*o.heads);
+      o.tied = col("tied_emb") == "yes";
+      const double params_b = parse_double(col("params_B")).value_or(0);
+      auto shape =
+          models::shape_from_params(static_cast<std::uint64_t>(params_b * 1e9), o, nullptr);
+      if (!shape) {
+        exclude(shape.error().detail);
+      } else {
+        r.shape = *shape;
+        // Qwen (v1) and Qwen1.5: the Llama layout with q/k/v biases (modeling_qwen.py).
+        if (icontains(r.model, "qwen")) r.shape.arch.family = "qwen2";
+      }
+    }
+    if (r.shape.params.total == 0) exclude("model shape unknown");
+    if (r.excluded_reason.empty()) {
+      if (auto st = validate_run(run, r.shape); !st) exclude(st.error().detail);
+    }
+    r.flags =
+        fmt::format("--method {} --batch {} --seq {} --grad-ckpt {} --attn {} --loss {}{}",
+                    method_name(run.method), run.batch, run.seq, grad_ckpt_name(run.grad_ckpt),
+                    attn_name(run.attn), loss_name(run.loss), litgpt ? " --framework litgpt" : "");
+    if (r.shape.params.total > 0 && batch && seq) {
+      const Estimate e = estimate(r.shape, run);
+      const double allocated = static_cast<double>(e.train_peak_allocated_bytes);
+      r.pool_estimate_bytes = static_cast<double>(e.train_peak_pool_bytes);
+      r.estimate_bytes = r.metric == "allocated" ? allocated
+                         : r.metric == "reserved"
+                             ? allocated + static_cast<double>(e.terms.allocator_reserve)
+                             : r.pool_estimate_bytes;
+      r.estimated = true;
+      r.measured_bytes = peak.value_or(0) * (unit == "GiB" ? 1073741824.0 : 1e9);
+      if (r.measured_bytes > 0) r.error = r.estimate_bytes / r.measured_bytes - 1.0;
+      // Arithmetic consistency: what the run must hold before any activation (weights,
+      // gradients, optimizer states, as the row states them) above the measured peak.
+      const double floor =
+          static_cast<double>(e.terms.weights + e.terms.adapter + e.terms.gradients +
+                              e.terms.optimizer - std::min(e.paged_bytes, e.terms.optimizer));
+      if (r.measured_bytes > 0 && floor > r.measured_bytes)
+        exclude(
+            fmt::format("inconsistent as recorded: weights + gradients + optimizer states "
+                        "alone are {:.1f} GB",
+                        floor / 1e9));
+    }
+    r.fully_specified = r.excluded_reason.empty();
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+std::string markdown_table_v2(const std::vector<Row>& rows) {
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    if (v.empty()) return 0.0;
+    const std::size_t m = v.size() / 2;
+    return v.size() % 2 == 1 ? v[m] : (v[m - 1] + v[m]) / 2.0;
+  };
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const Row*>> by_source;
+  for (const auto& r : rows) {
+    if (!r.fully_specified) continue;
+    if (!by_source.count(r.source)) order.push_back(r.source);
+    by_source[r.source].push_back(&r);
+  }
+  std::string out =
+      "| source | rows | median \\|error\\| | worst | metric |\n|---|---|---|---|---|\n";
+  std::vector<double> all;
+  for (const auto& s : order) {
+    std::vector<double> errs;
+    const Row* worst = nullptr;
+    std::string metrics;
+    for (const Row* r : by_source[s]) {
+      errs.push_back(std::fabs(r->error));
+      all.push_back(std::fabs(r->error));
+      if (!worst || std::fabs(r->error) > std::fabs(worst->error)) worst = r;
+      if (!contains(metrics, r->metric)) metrics += (metrics.empty() ? "" : ", ") + r->metric;
+    }
+    out += fmt::format("| {} | {} | {:.1f}% | {:+.1f}% ({}) | {} |\n", s, errs.size(),
+                       median(errs) * 100.0, worst->error * 100.0, worst->id, metrics);
+  }
+  out += fmt::format(
+      "\n{} fully specified rows: median absolute error {:.1f}%, largest {:.1f}%.\n\n", all.size(),
+      median(all) * 100.0, all.empty() ? 0.0 : *std::max_element(all.begin(), all.end()) * 100.0);
+  out +=
+      "| id | model | flags | metric | measured | estimate | error "
+      "|\n|---|---|---|---|---|---|---|\n";
+  for (const auto& r : rows) {
+    if (!r.fully_specified) continue;
+    out += fmt::format("| {} | {} | `{}` | {} | {} | {:.2f} GB | {:+.1f}% |\n", r.id, r.model,
+                       r.flags, r.metric, r.measured_text, r.estimate_bytes / 1e9, r.error * 100.0);
+  }
+  std::map<std::string, std::vector<std::string>> why;
+  for (const auto& r : rows)
+    if (!r.fully_specified) why[r.excluded_reason].push_back(r.id);
+  out += "\nNot fully specified (not counted), by reason:\n\n";
+  for (const auto& [reason, ids] : why)
+    out += fmt::format("- {} ({}): {}\n", reason, ids.size(), fmt::join(ids, ", "));
+  return out;
+}
+
+}  // namespace sparkops::plan::validation
