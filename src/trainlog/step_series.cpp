@@ -120,6 +120,10 @@ std::vector<std::string> describe_notes(const ParseNotes& n) {
   if (n.dropped_markers)
     out.push_back(fmt::format("dropped {} marker(s) over the cap", n.dropped_markers));
   if (n.sidecar_mismatch) out.push_back("the .times sidecar does not cover the whole log");
+  if (n.truncated_document) {
+    out.push_back(
+        "document is cut off (still being written, or truncated): its complete entries were read");
+  }
   if (n.inferred_steps) {
     out.push_back(
         "the log prints no step numbers: steps are the loss lines numbered in order (one per "

@@ -105,6 +105,7 @@ struct ParseNotes {
   std::uint64_t dropped_markers = 0;    // markers beyond the cap
   bool sidecar_mismatch = false;        // the sidecar ended before the log or pointed past it
   bool inferred_steps = false;          // the log prints no step numbers: records are numbered
+  bool truncated_document = false;      // a JSON document cut off mid-write: its whole entries read
   std::uint64_t other_rank_lines = 0;   // lines of other ranks ("[rank1]:"), left out
 };
 

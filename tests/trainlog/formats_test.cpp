@@ -3,7 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "base/time_format.hpp"
+#include "support/test_support.hpp"
 #include "trainlog/parse_log.hpp"
 #include "trainlog/py_dict.hpp"
 #include "trainlog/sidecar.hpp"
@@ -114,6 +117,47 @@ TEST(Formats, TrainerStateLogHistory) {
   EXPECT_EQ(s.total_steps, 100);
   ASSERT_EQ(s.markers.size(), 1u);
   EXPECT_EQ(*s.markers[0].duration_seconds, 30.5);
+}
+
+// A real trainer_state.json (TRL SFT of TinyLlama, transformers' sort_keys/indent=2 layout; see
+// tests/fixtures/trainlog/README.md) cut in the middle of its 15th log_history entry, as a copy
+// taken while the Trainer rewrites the file at a save would be.
+TEST(Formats, TrainerStateCutOffMidEntryKeepsItsCompleteEntries) {
+  auto s = parse_log_file(test::fixture("trainlog/trainer_state_tinyllama_sft_cut_mid_entry.json"),
+                          ParseOptions{});
+  ASSERT_TRUE(s.has_value()) << s.error().detail;
+  EXPECT_EQ(s->format, LogFormat::trainer_state);
+  ASSERT_EQ(s->steps.size(), 13u);  // steps 15..195 every 15; the cut entry (step 210) is left out
+  EXPECT_EQ(s->steps.front().step, 15);
+  EXPECT_EQ(s->steps.back().step, 195);
+  ASSERT_TRUE(s->steps.front().loss);
+  EXPECT_DOUBLE_EQ(*s->steps.front().loss, 2.0762);
+  ASSERT_EQ(s->markers.size(), 1u);  // the eval entry at step 200
+  EXPECT_DOUBLE_EQ(*s->markers[0].duration_seconds, 311.107);
+  EXPECT_FALSE(s->total_steps);  // max_steps sorts after log_history: it was never written
+  const auto notes = describe_notes(s->notes);
+  EXPECT_TRUE(std::any_of(notes.begin(), notes.end(), [](const std::string& n) {
+    return n.rfind("document is cut off", 0) == 0;
+  }));
+}
+
+TEST(Formats, TrainerStateBrokenInTheMiddleIsStillRejected) {
+  // Not a cut-off: the error is before the end of the text, so nothing is salvaged.
+  const std::string json = R"({"log_history": [{"loss": 1.5, "step": 10}, {"loss": 1.4, "step": x}],
+    "max_steps": 100})";
+  const auto s = parse_log_text(json, ParseOptions{});
+  ASSERT_FALSE(s.has_value());
+  EXPECT_NE(s.error().detail.find("not valid JSON"), std::string::npos);
+}
+
+TEST(Formats, TrainerStateCutAfterLogHistoryKeepsMaxSteps) {
+  const std::string json = R"({"global_step": 20, "log_history": [
+    {"loss": 1.5, "step": 10}, {"loss": 1.4, "step": 20}], "logging_steps": 10, "max_steps": 100,
+    "num_input_tok)";
+  const auto s = parse(json);
+  ASSERT_EQ(s.steps.size(), 2u);
+  EXPECT_EQ(s.total_steps, 100);
+  EXPECT_DOUBLE_EQ(*s.steps[1].loss, 1.4);
 }
 
 TEST(Formats, RestartWhenTheStepCounterGoesBack) {
