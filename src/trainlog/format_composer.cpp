@@ -36,7 +36,7 @@ class ComposerParser final : public FormatParser {
           out.series().total_steps = *total;
         }
       }
-      block_ = Block{*n, std::nullopt, line.stamped, false};
+      block_ = Block{*n, std::nullopt, std::nullopt, line.stamped, false};
       return;
     }
     if (!block_) {
@@ -49,6 +49,8 @@ class ComposerParser final : public FormatParser {
       return;
     }
     if (starts_with(t, "Eval ")) block_->eval = true;
+    // ConsoleLogger: "\t Train loss/train/total: 7.1234"
+    if (const auto loss = number_after(t, "Train loss/train/total:")) block_->loss = loss;
     if (const auto v = number_after(t, "wall_clock/train:")) {
       block_->train_seconds = *v;
     } else if (const auto h = number_after(t, "time/train:"); h && !block_->train_seconds) {
@@ -65,6 +67,7 @@ class ComposerParser final : public FormatParser {
   struct Block {
     std::int64_t batch = 0;
     std::optional<double> train_seconds;
+    std::optional<double> loss;
     std::optional<SystemTime> stamped;
     bool eval = false;
   };
@@ -75,6 +78,7 @@ class ComposerParser final : public FormatParser {
     block_.reset();
     StepRecord r;
     r.step = b.batch;
+    r.loss = b.loss;
     if (b.train_seconds && last_seconds_ && last_batch_ && b.batch > *last_batch_ &&
         *b.train_seconds >= *last_seconds_) {
       r.seconds = (*b.train_seconds - *last_seconds_) / static_cast<double>(b.batch - *last_batch_);

@@ -67,6 +67,7 @@ class FairseqParser final : public FormatParser {
     const auto ups = metric(t, "ups");
     StepRecord r;
     r.step = step;
+    r.loss = metric(t, "loss");  // "loss=8.21" (simple) / "\"loss\": \"8.21\"" (json)
     if (wall && last_wall_ && last_step_ && step > *last_step_ && *wall >= *last_wall_) {
       r.seconds = (*wall - *last_wall_) / static_cast<double>(step - *last_step_);
       r.source = TimeSource::elapsed_delta;

@@ -55,6 +55,7 @@ class KerasParser final : public FormatParser {
     epoch_steps_ = *total;
     StepRecord r;
     r.step = offset_ + *n;
+    r.loss = number_after(rest, "- loss: ");  // progbar: " - loss: 0.0959 - val_loss: ..."
     if (const auto per = per_step_seconds(rest)) {
       r.seconds = *per;
       r.source = TimeSource::running_mean;

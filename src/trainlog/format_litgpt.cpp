@@ -56,6 +56,9 @@ class LitGptParser final : public FormatParser {
     r.optimizer_step = *step;
     r.seconds = *ms / 1000.0;
     r.source = TimeSource::printed;
+    // "iter 31 step 1: loss 1.9221, ..." (lit-gpt) / "... | loss train: 1.922, val: n/a | ..."
+    r.loss = number_after(t, "loss train:");
+    if (!r.loss) r.loss = number_after(t, ": loss ");
     if (ctx_.sidecar && line.stamped) {
       r.time = line.stamped;
       out.series().time_basis = TimeBasis::sidecar;

@@ -51,6 +51,7 @@ class LlamaCppParser final : public FormatParser {
     r.step = *iter;
     r.seconds = parse_dt(t);
     if (r.seconds && *r.seconds <= 0) r.seconds.reset();
+    r.loss = number_after(t, " loss=");
     if (ctx_.sidecar && line.stamped) {
       r.time = line.stamped;
       out.series().time_basis = TimeBasis::sidecar;

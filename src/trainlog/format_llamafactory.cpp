@@ -48,6 +48,7 @@ class LlamaFactoryParser final : public FormatParser {
     StepRecord r;
     r.step = step;
     r.elapsed_seconds = elapsed;
+    if (const auto& loss = j["loss"]; loss.is_number()) r.loss = loss.get<double>();
     if (elapsed) {
       const double base_elapsed = last_step_ && step > *last_step_ ? last_elapsed_ : 0.0;
       const std::int64_t base_step = last_step_ && step > *last_step_ ? *last_step_ : 0;

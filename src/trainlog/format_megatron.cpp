@@ -54,6 +54,8 @@ class MegatronParser final : public FormatParser {
     r.step = *iter;
     r.seconds = *ms / 1000.0;
     r.elapsed_seconds = cumulative_;
+    // training_log: "| lm loss: 2.345678E+00 |" (the mean over the log interval)
+    r.loss = number_after(t, "lm loss:");
     if (ctx_.sidecar && line.stamped) {
       r.time = line.stamped;
       out.series().time_basis = TimeBasis::sidecar;

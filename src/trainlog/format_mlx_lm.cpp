@@ -25,6 +25,7 @@ class MlxLmParser final : public FormatParser {
       StepRecord r;
       r.step = *iter;
       if (rate && *rate > 0) r.seconds = 1.0 / *rate;
+      r.loss = number_after(t, "Train loss ");
       if (ctx_.sidecar && line.stamped) {
         r.time = line.stamped;
         out.series().time_basis = TimeBasis::sidecar;

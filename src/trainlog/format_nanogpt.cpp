@@ -37,7 +37,8 @@ class NanoGptParser final : public FormatParser {
       const std::string_view unit = t.substr(time_at + 7);
       const std::size_t unit_at = unit.find_first_not_of("0123456789.");
       const bool ms = unit_at != npos && unit.substr(unit_at, 2) == "ms";
-      emit(*iter, ms ? *v / 1000.0 : *v, TimeSource::printed, line, out);
+      emit(*iter, ms ? *v / 1000.0 : *v, TimeSource::printed, number_after(t, ": loss "), line,
+           out);
       out.series().unit = ms ? "ms (time)" : "s (time)";
       return;
     }
@@ -61,7 +62,7 @@ class NanoGptParser final : public FormatParser {
         seconds = (*train_ms - last_train_ms_) / 1000.0 / static_cast<double>(*step - *last_step_);
       last_step_ = *step;
       last_train_ms_ = *train_ms;
-      emit(*step, seconds, TimeSource::elapsed_delta, line, out);
+      emit(*step, seconds, TimeSource::elapsed_delta, number_after(t, "train_loss:"), line, out);
       out.series().unit = "ms (train_time, cumulative)";
       return;
     }
@@ -82,10 +83,11 @@ class NanoGptParser final : public FormatParser {
   static constexpr auto npos = std::string_view::npos;
 
   void emit(std::int64_t step, std::optional<double> seconds, TimeSource source,
-            const LogLine& line, SeriesBuilder& out) {
+            std::optional<double> loss, const LogLine& line, SeriesBuilder& out) {
     StepRecord r;
     r.step = step;
     r.seconds = seconds;
+    r.loss = loss;
     r.source = seconds ? source : TimeSource::none;
     if (ctx_.sidecar && line.stamped) {
       r.time = line.stamped;

@@ -65,6 +65,19 @@ std::optional<std::int64_t> torchtune_step(std::string_view text) {
   return integer_after(text.substr(b, at - b), "");
 }
 
+// The training loss a bar prints: torchtune's description "1|45|Loss: 1.84", Lightning's postfix
+// "loss=2.1" / "train_loss=2.1" (self.log(..., prog_bar=True)), NeMo's "reduced_train_loss=2.1".
+std::optional<double> bar_loss(const TqdmUpdate& u) {
+  if (const auto v = number_after(u.desc, "|Loss: ")) return v;
+  for (const std::string_view key : {"reduced_train_loss=", "train_loss=", "loss="}) {
+    const auto at = u.postfix.find(key);
+    if (at == std::string_view::npos) continue;
+    if (key == "loss=" && at > 0 && u.postfix[at - 1] != ' ' && u.postfix[at - 1] != ',') continue;
+    if (const auto v = number_after(u.postfix.substr(at), key)) return v;
+  }
+  return std::nullopt;
+}
+
 // ms-swift's string-valued dicts: "'global_step/max_steps': '5/60'".
 std::optional<std::pair<std::int64_t, std::int64_t>> swift_global_step(std::string_view line) {
   const auto at = line.find("'global_step/max_steps': '");
@@ -117,7 +130,8 @@ class TqdmFamilyParser final : public FormatParser {
     if (format_ == LogFormat::torchtune && !had_update) {
       // "1|5|Loss: 1.23" with the bar itself lost (a log that kept only the description).
       if (const auto step = torchtune_step(line.text); step && *step > 0) {
-        add_fragment(*step, std::nullopt, line);
+        add_fragment(*step, std::nullopt, line, TimeSource::none,
+                     number_after(line.text, "|Loss: "));
       }
     }
     if (rest.empty()) return;
@@ -134,6 +148,8 @@ class TqdmFamilyParser final : public FormatParser {
   struct Raw {
     std::int64_t step = 0;
     std::optional<double> seconds;
+    std::optional<double> loss;
+    std::int64_t loss_step = 0;  // the step `loss` is for (torchtune's description names it)
     TimeSource source = TimeSource::none;
     double elapsed = 0;
     std::optional<SystemTime> stamped;
@@ -213,6 +229,11 @@ class TqdmFamilyParser final : public FormatParser {
     Raw r;
     r.step = step;
     r.seconds = seconds;
+    r.loss = bar_loss(u);
+    // torchtune updates the bar, then sets the description of the step just done: the render of
+    // a new n still shows the previous step's "E|S|Loss"; S says which step the loss is for.
+    const auto described = format_ == LogFormat::torchtune ? torchtune_step(u.desc) : std::nullopt;
+    r.loss_step = described ? *described : step;
     r.source = seconds ? source : TimeSource::none;
     r.elapsed = u.elapsed_seconds;
     r.stamped = line.stamped;
@@ -220,7 +241,11 @@ class TqdmFamilyParser final : public FormatParser {
     push_raw(bar, r);
   }
 
-  void push_raw(Bar& bar, const Raw& r) {
+  void push_raw(Bar& bar, Raw r) {
+    if (r.loss && !bar.updates.empty() && bar.updates.back().step == r.loss_step) {
+      bar.updates.back().loss = r.loss;  // the later render of a step carries its current loss
+    }
+    if (r.loss_step != r.step) r.loss.reset();
     if (!bar.updates.empty() && bar.updates.back().step == r.step) {
       if (!bar.updates.back().seconds) {
         bar.updates.back().seconds = r.seconds;
@@ -242,10 +267,12 @@ class TqdmFamilyParser final : public FormatParser {
   // Steps that carry no bar (torchtune descriptions, ms-swift dicts, numbered loss dicts): used
   // only when no training bar is found.
   void add_fragment(std::int64_t step, std::optional<double> seconds, const LogLine& line,
-                    TimeSource source = TimeSource::none) {
+                    TimeSource source = TimeSource::none, std::optional<double> loss = {}) {
     Raw r;
     r.step = step;
     r.seconds = seconds;
+    r.loss = loss;
+    r.loss_step = step;
     r.source = seconds ? source : TimeSource::none;
     r.stamped = line.stamped;
     r.offset = line.offset;
@@ -276,7 +303,16 @@ class TqdmFamilyParser final : public FormatParser {
         return;
       }
     }
-    if (!dict_value(dict_, "loss")) return;
+    const double* loss = dict_value(dict_, "loss");
+    if (!loss) return;
+    // HF's ProgressCallback writes the dict after the bar update of the step it logs: the loss
+    // belongs to the last update before it (matched by offset when the steps are replayed).
+    losses_.push_back({line.offset, *loss});
+    if (losses_.size() >= 2 * ctx_.max_steps) {
+      std::size_t o = 0;
+      for (std::size_t i = 1; i < losses_.size(); i += 2) losses_[o++] = losses_[i];
+      losses_.resize(o);
+    }
     // A training log dict. ms-swift names its step ("global_step/max_steps": "5/60") and prints its
     // cumulative mean "train_speed(s/it)"; plain Trainer dicts carry no step: they are numbered in
     // order (the k-th loss dict), which stands in only when the log has no training bar.
@@ -284,10 +320,11 @@ class TqdmFamilyParser final : public FormatParser {
       if (!total_from_dicts_) total_from_dicts_ = gs->second;
       const double* speed = dict_value(dict_, "train_speed(s/it)");
       add_fragment(gs->first, speed ? std::optional<double>(*speed) : std::nullopt, line,
-                   TimeSource::running_mean);
+                   TimeSource::running_mean, *loss);
       return;
     }
-    add_fragment(static_cast<std::int64_t>(++loss_dicts_), std::nullopt, line);
+    add_fragment(static_cast<std::int64_t>(++loss_dicts_), std::nullopt, line, TimeSource::none,
+                 *loss);
     numbered_dicts_ = true;
   }
 
@@ -305,6 +342,11 @@ class TqdmFamilyParser final : public FormatParser {
   std::optional<std::int64_t> total_from_dicts_;
   Bar fragments_;
   std::uint64_t loss_dicts_ = 0;
+  struct Loss {
+    std::uint64_t offset = 0;
+    double value = 0;
+  };
+  std::vector<Loss> losses_;  // HF dict losses by line offset, in log order
   bool numbered_dicts_ = false;
   std::string unit_;
 };
@@ -383,7 +425,9 @@ void TqdmFamilyParser::finish(SeriesBuilder& out) {
   std::size_t segment = 0;
   const Raw* prev = nullptr;
   bool marker_since_prev = false;
-  for (const Raw& r : bar.updates) {
+  std::size_t loss_i = 0;
+  for (std::size_t i = 0; i < bar.updates.size(); ++i) {
+    const Raw& r = bar.updates[i];
     while (m < pending_.size() && pending_[m].offset <= r.offset) {
       out.add_marker(std::move(pending_[m].marker));
       marker_since_prev = true;
@@ -406,6 +450,23 @@ void TqdmFamilyParser::finish(SeriesBuilder& out) {
     rec.step = r.step;
     rec.seconds = r.seconds;
     rec.source = r.source;
+    rec.loss = r.loss;
+    // A dict loss printed after this update and before the next one's line. tqdm.write (which
+    // ProgressCallback.on_log uses) redraws the bar after the dict, so a dict before the first
+    // update seen belongs to that update (a log whose earlier renders were cut or throttled).
+    const std::uint64_t next = i + 1 < bar.updates.size()
+                                   ? bar.updates[i + 1].offset
+                                   : std::numeric_limits<std::uint64_t>::max();
+    std::optional<double> earlier;
+    while (loss_i < losses_.size() && losses_[loss_i].offset < r.offset) {
+      earlier = losses_[loss_i].value;
+      ++loss_i;
+    }
+    if (!rec.loss && loss_i < losses_.size() && losses_[loss_i].offset < next) {
+      rec.loss = losses_[loss_i].value;
+    } else if (!rec.loss && i == 0) {
+      rec.loss = earlier;
+    }
     if (!from_fragments) rec.elapsed_seconds = r.elapsed;
     if (ctx_.sidecar && r.stamped) {
       rec.time = r.stamped;
