@@ -87,7 +87,8 @@ void FormatDetector::feed(std::string_view line) {
   if ((line.find("num_updates=") != std::string_view::npos &&
        (line.find("train_inner") != std::string_view::npos ||
         line.find("| epoch ") != std::string_view::npos)) ||
-      (starts_with(t, "{\"epoch\"") && line.find("\"num_updates\"") != std::string_view::npos))
+      (line.find("{\"epoch\": ") != std::string_view::npos &&
+       line.find("\"num_updates\"") != std::string_view::npos))
     ++fairseq_;
   if (ends_with(t, "]:") && t.find("[batch=") != std::string_view::npos) ++composer_;
   if (starts_with(t, "{\"") && t.find("\"current_steps\"") != std::string_view::npos)

@@ -5,8 +5,12 @@
 //   	 Train loss/train/total: 2.3021
 //   	 Train wall_clock/train: 12.3456
 //   	 Train time/train: 0.0034
-// Older releases prefix the epoch ("[epoch=1][batch=10/100]:"). The step is the header's batch
-// count. Seconds per batch: the difference of the SpeedMonitor's cumulative training wall clock
+// (log_to_console + _get_progress_string at commit 02c872e). When max_duration is in epochs the
+// header is "[epoch=2][batch=10/100]:" with the batch counted within the epoch: the step is then
+// (epoch - 1) x batches per epoch + batch; when it is in batches, "[batch=10/1000]:" counts from
+// the start. A header without metrics has no colon. Durations in tokens or samples
+// ("[token=1024/100000]") are not batches and give no steps. Seconds per batch: the difference of
+// the SpeedMonitor's cumulative training wall clock
 // ("wall_clock/train" in seconds, or "time/train" in hours) between two headers over the batches
 // between. Evaluation blocks ("Eval metrics/...") are markers.
 
@@ -26,15 +30,24 @@ class ComposerParser final : public FormatParser {
   void feed(const LogLine& line, SeriesBuilder& out) override {
     const std::string_view t = trim(line.text);
     const auto at = t.find("[batch=");
-    if (at != std::string_view::npos && ends_with(t, "]:")) {
+    if (at != std::string_view::npos && (ends_with(t, "]:") || ends_with(t, "]"))) {
       flush(out);
-      const auto n = integer_after(t.substr(at), "[batch=");
+      auto n = integer_after(t.substr(at), "[batch=");
       if (!n) return;
-      const auto slash = t.find('/', at);
-      if (slash != std::string_view::npos) {
-        if (const auto total = integer_after(t.substr(slash + 1), "")) {
-          out.series().total_steps = *total;
+      std::optional<std::int64_t> total;
+      if (const auto slash = t.find('/', at); slash != std::string_view::npos) {
+        total = integer_after(t.substr(slash + 1), "");
+      }
+      const auto epoch_at = t.find("[epoch=");
+      if (epoch_at != std::string_view::npos && epoch_at < at) {
+        const auto epoch = integer_after(t.substr(epoch_at), "[epoch=");
+        if (!epoch || *epoch < 1 || !total || *total <= 0) {
+          ++out.notes().malformed_records;
+          return;
         }
+        n = (*epoch - 1) * *total + *n;
+      } else if (total) {
+        out.series().total_steps = *total;
       }
       block_ = Block{*n, std::nullopt, std::nullopt, line.stamped, false};
       return;

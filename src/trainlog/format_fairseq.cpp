@@ -7,7 +7,7 @@
 // "num_updates": "100", ..., "wall": "40"}. num_updates counts optimizer updates. Seconds per
 // update: the difference of `wall` (seconds since start) over the updates between two lines when
 // the interval is known, else 1 / ups (the mean rate over the interval). Validation lines ("valid
-// on 'valid' subset") and "saved checkpoint ... (writing took 2.3 seconds)" are markers.
+// on 'valid' subset") and "Saved checkpoint ... (writing took 2.3 seconds)" are markers.
 
 #include "base/text.hpp"
 #include "trainlog/format_parser.hpp"
@@ -50,7 +50,10 @@ class FairseqParser final : public FormatParser {
       add(MarkerKind::eval, std::nullopt, t, line, out);
       return;
     }
-    if (t.find("saved checkpoint ") != std::string_view::npos) {
+    // checkpoint_utils.save_checkpoint: "Saved checkpoint {} (epoch {} @ {} updates, score {})
+    // (writing took {} seconds)"; the lower-case spelling is accepted too.
+    if (t.find("Saved checkpoint ") != std::string_view::npos ||
+        t.find("saved checkpoint ") != std::string_view::npos) {
       add(MarkerKind::checkpoint, number_after(t, "(writing took "), t, line, out);
       return;
     }

@@ -1,5 +1,6 @@
 #include "trainlog/log_text.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -19,6 +20,47 @@ bool is_name_char(char c) {
          c == '.';
 }
 
+// Metaflow's task prefix (metaflow/runtime.py Task.log: "[%s (pid %s)] " % (run/step/task, pid)),
+// which the CLI's logger prints after a "YYYY-MM-DD hh:mm:ss.mmm " stamp. Returns the length of
+// the bracket and its space, 0 when `s` does not start with one.
+std::size_t metaflow_task_length(std::string_view s) {
+  if (s.empty() || s[0] != '[') return 0;
+  const std::size_t close = s.find("] ");
+  if (close == std::string_view::npos || close > 160) return 0;
+  const std::string_view inner = s.substr(1, close - 1);
+  const auto pid = inner.rfind(" (pid ");
+  if (pid == std::string_view::npos || inner.back() != ')') return 0;
+  const std::string_view path = inner.substr(0, pid);
+  if (std::count(path.begin(), path.end(), '/') != 2 || path.find(' ') != std::string_view::npos)
+    return 0;
+  for (const char c : inner.substr(pid + 6, inner.size() - pid - 7)) {
+    if (!is_digit(c)) return 0;
+  }
+  return close + 2;
+}
+
+// `argo logs WORKFLOW` prints "<pod name>: <line>"; Argo names a workflow's pods
+// "<workflow>-<template>-<10-digit id>" (v3) or "<workflow>-<5-character suffix>" (v2): a DNS label
+// of lower-case letters, digits and '-', whose last segment is such an id.
+std::size_t argo_pod_length(std::string_view s) {
+  std::size_t p = 0;
+  while (p < s.size() && p < 253 &&
+         ((s[p] >= 'a' && s[p] <= 'z') || is_digit(s[p]) || s[p] == '-' || s[p] == '.')) {
+    ++p;
+  }
+  if (p == 0 || p + 1 >= s.size() || s[p] != ':' || s[p + 1] != ' ') return 0;
+  const std::string_view name = s.substr(0, p);
+  const auto dash = name.rfind('-');
+  if (dash == std::string_view::npos || dash == 0) return 0;
+  const std::string_view id = name.substr(dash + 1);
+  const bool digits = id.size() >= 9 && id.size() <= 10 &&
+                      std::all_of(id.begin(), id.end(), [](char c) { return is_digit(c); });
+  const bool suffix = id.size() == 5 &&
+                      std::any_of(id.begin(), id.end(), [](char c) { return is_digit(c); }) &&
+                      std::none_of(id.begin(), id.end(), [](char c) { return c == '.'; });
+  return digits || suffix ? p + 2 : 0;
+}
+
 // One prefix at the start of `s`; returns its length (0: none).
 std::size_t prefix_length(std::string_view s, std::optional<int>* rank) {
   if (s.empty()) return 0;
@@ -27,6 +69,8 @@ std::size_t prefix_length(std::string_view s, std::optional<int>* rank) {
     const auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
     if (rank && ec == std::errc{} && p != digits.data()) *rank = v;
   };
+  if (const auto n = metaflow_task_length(s)) return n;
+  if (const auto n = argo_pod_length(s)) return n;
   if (s[0] == '[') {
     const std::size_t close = s.find(']');
     if (close == std::string_view::npos || close > 64) return 0;
@@ -69,6 +113,12 @@ std::size_t prefix_length(std::string_view s, std::optional<int>* rank) {
     if (p <= 4 && p + 1 < s.size() && s[p] == ':' && s[p + 1] == ' ') {
       set_rank(s.substr(0, p));
       return p + 2;
+    }
+    // "2024-03-01 12:00:00.123 [run/step/task (pid N)] " (Metaflow): the stamp goes with it.
+    if (s.size() > 24 && s[4] == '-' && s[7] == '-' && s[10] == ' ' && s[13] == ':') {
+      const std::size_t sp = s.find(' ', 11);
+      if (sp != std::string_view::npos && sp <= 32 && metaflow_task_length(s.substr(sp + 1)) > 0)
+        return sp + 1;
     }
     // "2024-05-01T12:00:00.123456789Z " (RFC 3339 with a 'T', as collectors write it).
     if (s.size() > 20 && s[4] == '-' && s[7] == '-' && s[10] == 'T' && s[13] == ':') {
