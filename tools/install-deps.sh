@@ -7,7 +7,7 @@ build_pkgs=(cmake ninja-build g++ pkg-config libcli11-dev libfmt-dev nlohmann-js
   libtomlplusplus-dev libexpected-dev libcpp-httplib-dev libyaml-cpp-dev libssl-dev libcrypt-dev
   libncurses-dev libcurl4-openssl-dev)
 test_pkgs=(libgtest-dev libgmock-dev libbenchmark-dev chromium prometheus clang-14 libclang-rt-14-dev
-  python3-torch openssl tmux)
+  python3-torch openssl tmux zsh fish)
 # npm is needed at build time: the HTML report inlines uPlot from node_modules (see package.json).
 # A machine that already has node and npm (from any source) keeps them.
 if ! command -v npm >/dev/null 2>&1; then build_pkgs+=(nodejs npm); fi

@@ -11,6 +11,7 @@ namespace sparkops {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;    // the command ran and the answer is "no" / it failed
 inline constexpr int kExitBadInput = 2;   // bad flag, file or value: one line on stderr
+inline constexpr int kExitTight = 3;      // it fits, with less than the configured margin
 inline constexpr int kExitInternal = 70;  // a bug (EX_SOFTWARE)
 
 struct Console {

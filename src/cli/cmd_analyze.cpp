@@ -38,7 +38,6 @@ struct AnalyzeFlags {
   std::optional<double> slowdown_factor;
   std::optional<std::int64_t> sustain_steps;
   std::optional<std::int64_t> warmup_steps;
-  bool json = false;
 };
 
 void run_analyze(const AnalyzeFlags& f, AppContext& ctx) {
@@ -120,7 +119,7 @@ void run_analyze(const AnalyzeFlags& f, AppContext& ctx) {
       return;
     }
   }
-  if (f.json) {
+  if (ctx.json) {
     const auto j = report::analysis_to_json(f.log, *series, diagnosis, tp);
     fmt::print(ctx.out, "{}\n", dump_json(j, 2));
   } else {
@@ -147,7 +146,6 @@ void add_analyze_command(CLI::App& app, AppContext& ctx) {
          "--thermal", flags->thermal,
          "Thermal samples: nvidia-smi CSV, sparkops extended CSV or JSONL (see docs/csv-format.md)")
       ->type_name("FILE");
-  cmd->add_flag("--json", flags->json, "Print JSON instead of text");
   cmd->add_option("--html", flags->html, "Write a self-contained HTML report with charts")
       ->type_name("FILE");
   cmd->add_option("--start", flags->start,
@@ -171,7 +169,6 @@ void add_analyze_command(CLI::App& app, AppContext& ctx) {
       ->type_name("N");
   cmd->add_option("--warmup-steps", flags->warmup_steps, "Overrides analyze.warmup_steps")
       ->type_name("N");
-  add_colour_flag(cmd, ctx);
   cmd->callback([flags, &ctx] { run_analyze(*flags, ctx); });
 }
 

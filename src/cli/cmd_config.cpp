@@ -5,31 +5,63 @@
 #include "cli/commands.hpp"
 
 namespace sparkops::cli {
+namespace {
+
+// The value as its kind says (docs/json.md): numbers and integers as numbers, bools as bools,
+// sizes in bytes, durations in seconds; strings and paths as text. `text` keeps what was written.
+nlohmann::ordered_json typed_value(const Config& config, const ConfigKey& key) {
+  const std::string name(key.name);
+  if (key.kind == "number") return config.get_number(name);
+  if (key.kind == "integer") return config.get_integer(name);
+  if (key.kind == "bool") return config.get_bool(name);
+  if (key.kind == "bytes") return config.get_bytes(name);
+  if (key.kind == "duration") {
+    return std::chrono::duration<double>(config.get_duration(name)).count();
+  }
+  return config.get_string(name);
+}
+
+}  // namespace
 
 void add_config_command(CLI::App& app, AppContext& ctx) {
   auto* cmd = app.add_subcommand("config",
-                                 "Show every configuration value in effect and where it came from");
-  auto json = std::make_shared<bool>(false);
-  cmd->add_flag("--json", *json, "Print JSON");
-  cmd->callback([&ctx, json] {
-    if (*json) {
+                                 "Show every configuration value in effect and where it came from "
+                                 "(a bad file is shown beside the values, exit 2)");
+  cmd->callback([&ctx] {
+    if (ctx.json) {
       nlohmann::ordered_json doc = nlohmann::ordered_json::object();
+      doc["schema_version"] = 1;
+      nlohmann::ordered_json keys = nlohmann::ordered_json::object();
       for (const auto& key : config_keys()) {
         const auto& s = ctx.config.setting(key.name);
-        doc[std::string(key.name)] = {{"value", s.value}, {"source", s.source}, {"help", key.help}};
+        keys[std::string(key.name)] = {{"value", typed_value(ctx.config, key)},
+                                       {"text", s.value},
+                                       {"kind", key.kind},
+                                       {"source", s.source},
+                                       {"help", key.help}};
       }
+      doc["keys"] = std::move(keys);
+      nlohmann::ordered_json problems = nlohmann::ordered_json::array();
+      for (const auto& p : ctx.config_problems) problems.push_back(p.detail);
+      doc["problems"] = std::move(problems);
       fmt::print(ctx.out, "{}\n", dump_json(doc, 2));
-      return;
+    } else {
+      std::size_t width = 0;
+      for (const auto& key : config_keys()) width = std::max(width, key.name.size());
+      for (const auto& key : config_keys()) {
+        const auto& s = ctx.config.setting(key.name);
+        fmt::print(ctx.out, "{:<{}}  {:<8}  ({})\n", key.name, width, s.value, s.source);
+      }
+      fmt::print(ctx.out,
+                 "\nFiles, later wins: /etc/sparkops/config.toml, ~/.config/sparkops/config.toml, "
+                 "$SPARKOPS_CONFIG, --config FILE; flags win over all.\n");
     }
-    std::size_t width = 0;
-    for (const auto& key : config_keys()) width = std::max(width, key.name.size());
-    for (const auto& key : config_keys()) {
-      const auto& s = ctx.config.setting(key.name);
-      fmt::print(ctx.out, "{:<{}}  {:<8}  ({})\n", key.name, width, s.value, s.source);
+    // A file that did not load is left out whole (the values above do not include it); every
+    // other command refuses to run until it is fixed.
+    for (const auto& p : ctx.config_problems) {
+      print_error(ctx, fmt::format("{} (file not applied)", p.detail));
     }
-    fmt::print(ctx.out,
-               "\nFiles, later wins: /etc/sparkops/config.toml, ~/.config/sparkops/config.toml, "
-               "$SPARKOPS_CONFIG; flags win over all.\n");
+    if (!ctx.config_problems.empty()) ctx.exit_code = kExitBadInput;
   });
 }
 

@@ -23,7 +23,6 @@ namespace {
 struct FlushState {
   bool dry_run = false;
   bool force = false;
-  bool json = false;
   std::string state_path = ".sparkops/ladder.json";
 };
 
@@ -85,7 +84,7 @@ int run_flush(const FlushState& st, AppContext& ctx) {
       view.recorded_in = st.state_path;
     }
   }
-  if (st.json) {
+  if (ctx.json) {
     fmt::print(ctx.out, "{}\n", dump_json(flush_to_json(view), 2));
   } else {
     fmt::print(ctx.out, "{}", terminal_text(render_flush_text(view)));
@@ -106,7 +105,6 @@ void add_flush_command(CLI::App& app, AppContext& ctx) {
                   "Ladder state file to record step 1 in (when it exists)")
       ->capture_default_str()
       ->type_name("FILE");
-  cmd->add_flag("--json", st->json, "JSON output");
   cmd->callback([st, &ctx] { ctx.exit_code = run_flush(*st, ctx); });
 }
 

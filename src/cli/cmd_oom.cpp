@@ -31,7 +31,6 @@ struct OomState {
   std::string done;
   std::string result = "oom";
   bool force = false;
-  bool json = false;
   PlanFlags flags;
   CLI::App* cmd = nullptr;
 };
@@ -177,7 +176,9 @@ int run_oom(OomState& st, AppContext& ctx) {
     view.recorded = view.state.steps.back();
     changed = true;
   }
-  if (changed) {
+  // Classifying alone writes nothing: the state file changes only when the user acts on the
+  // ladder (--done) or names the file (--state).
+  if (changed && (done || given(st, "--state"))) {
     if (auto saved = save_ladder_state(st.state_path, view.state, ctx.output_trust); !saved) {
       print_error(ctx, saved.error().detail);
       return kExitFailure;
@@ -193,12 +194,14 @@ int run_oom(OomState& st, AppContext& ctx) {
   in.planned = *planned;
   in.pool = pool;
   view.advice = advise_oom(in);
-  if (st.json) {
+  if (ctx.json) {
     fmt::print(ctx.out, "{}\n", dump_json(oom_to_json(view), 2));
   } else {
     fmt::print(ctx.out, "{}",
                paint_lines(terminal_text(render_oom_text(view)), colour_enabled(ctx, ctx.out)));
   }
+  // A text with no out-of-memory failure in it: the answer is "no" (README "Exit codes").
+  if (view.report && !is_memory_failure(*view.report) && !done) return kExitFailure;
   return kExitOk;
 }
 
@@ -223,9 +226,7 @@ void add_oom_command(CLI::App& app, AppContext& ctx) {
       ->capture_default_str();
   cmd->add_flag("--force", st->force,
                 "Record --done STEP even though an earlier step was not tried");
-  cmd->add_flag("--json", st->json, "JSON output");
   add_plan_flags(cmd, st->flags);
-  add_colour_flag(cmd, ctx);
   cmd->callback([st, &ctx] { ctx.exit_code = run_oom(*st, ctx); });
 }
 

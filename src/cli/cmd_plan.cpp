@@ -31,7 +31,7 @@ int exit_code_for(plan::Verdict v) {
     case plan::Verdict::fits_after_flush:
       return kExitOk;
     case plan::Verdict::tight:
-      return 3;
+      return kExitTight;
     case plan::Verdict::wont_fit:
       return kExitFailure;
   }
@@ -40,14 +40,13 @@ int exit_code_for(plan::Verdict v) {
 
 struct PlanCommandState {
   PlanFlags flags;
-  bool json = false;
   bool list = false;
 };
 
 void run_plan(AppContext& ctx, const PlanCommandState& st) {
   if (st.list) {
     const auto& cat = models::catalogue();
-    if (st.json) {
+    if (ctx.json) {
       fmt::print(ctx.out, "{}\n", dump_json(catalogue_to_json(cat), 2));
     } else {
       fmt::print(
@@ -122,7 +121,7 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
         cells.push_back(c);
       }
     }
-    if (st.json) {
+    if (ctx.json) {
       fmt::print(ctx.out, "{}\n", dump_json(matrix_to_json(*result, cells), 2));
     } else {
       fmt::print(ctx.out, "{}",
@@ -132,7 +131,7 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
     ctx.exit_code = kExitOk;  // a matrix informs; gate a launch on a single combination
     return;
   }
-  if (st.json) {
+  if (ctx.json) {
     fmt::print(ctx.out, "{}\n", dump_json(plan_to_json(*result), 2));
   } else {
     fmt::print(ctx.out, "{}",
@@ -153,8 +152,6 @@ void add_plan_command(CLI::App& app, AppContext& ctx) {
       "fit, 2 bad input.");
   add_plan_flags(cmd, st->flags);
   cmd->add_flag("--list", st->list, "Print the model catalogue");
-  cmd->add_flag("--json", st->json, "Print JSON (every number in bytes)");
-  add_colour_flag(cmd, ctx);
   cmd->callback([&ctx, st] { run_plan(ctx, *st); });
 }
 

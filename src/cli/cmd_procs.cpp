@@ -25,18 +25,16 @@ namespace sparkops::cli {
 namespace {
 
 struct ProcsFlags {
-  bool json = false;
   std::string need;
   bool plan = false;
   PlanFlags plan_flags;
   std::string gpu_apps;
-  GpuFlags gpu;
 };
 
 // GPU processes: from a captured `nvidia-smi --query-compute-apps` file, else from the live GPU
 // when /proc is the live one. A captured tree (--root) with no file gets no GPU figures: this
 // machine's GPU says nothing about that one's processes.
-Result<std::vector<GpuProcess>> gpu_processes(const ProcsFlags& flags, const Config& config,
+Result<std::vector<GpuProcess>> gpu_processes(const ProcsFlags& flags, const AppContext& ctx,
                                               const HostRoot& root,
                                               std::optional<std::uint64_t>& device_total,
                                               std::string& note) {
@@ -56,7 +54,7 @@ Result<std::vector<GpuProcess>> gpu_processes(const ProcsFlags& flags, const Con
         "not read: --root names a captured tree (give its nvidia-smi output with --gpu-apps FILE)";
     return std::vector<GpuProcess>{};
   }
-  auto source = open_gpu_from_flags(flags.gpu, config);
+  auto source = open_gpu_from_flags(ctx.gpu, ctx.config);
   if (!source) return tl::unexpected(source.error());
   if ((*source)->state() != GpuState::ok) {
     note = fmt::format("{}: {}", gpu_state_name((*source)->state()), (*source)->state_detail());
@@ -114,7 +112,7 @@ void run_procs(const ProcsFlags& flags, AppContext& ctx) {
   if (pool) report.pool = *pool;
 
   std::optional<std::uint64_t> device_total;
-  auto gpu = gpu_processes(flags, ctx.config, root, device_total, report.gpu_note);
+  auto gpu = gpu_processes(flags, ctx, root, device_total, report.gpu_note);
   if (!gpu) return bad(gpu.error().detail);
 
   ScanOptions options;
@@ -139,18 +137,27 @@ void run_procs(const ProcsFlags& flags, AppContext& ctx) {
     report.verdict = coexistence_verdict(report.scan, need.value_or(0), *report.pool, co);
   }
 
-  if (flags.json) {
+  if (ctx.json) {
     fmt::print(ctx.out, "{}\n", dump_json(procs_to_json(report), 2));
   } else {
     fmt::print(
         ctx.out, "{}",
         paint_lines(terminal_text(render_procs_table(report)), colour_enabled(ctx, ctx.out)));
   }
+  // README "Exit codes": 1 something must stop first or it cannot fit, 3 tight (as `plan`).
   ctx.exit_code = kExitOk;
-  if (need && report.verdict &&
-      (report.verdict->kind == VerdictKind::stop_first ||
-       report.verdict->kind == VerdictKind::does_not_fit)) {
-    ctx.exit_code = kExitFailure;
+  if (need && report.verdict) {
+    switch (report.verdict->kind) {
+      case VerdictKind::coexists:
+        break;
+      case VerdictKind::tight:
+        ctx.exit_code = kExitTight;
+        break;
+      case VerdictKind::stop_first:
+      case VerdictKind::does_not_fit:
+        ctx.exit_code = kExitFailure;
+        break;
+    }
   }
   if (need && !report.verdict) {
     print_error(ctx, pool ? "cannot compute the pool from /proc/meminfo" : pool.error().detail);
@@ -166,12 +173,10 @@ void add_procs_command(CLI::App& app, AppContext& ctx) {
                                  "caps, claims and actual use, "
                                  "the one-heavy-job rule, and whether a run can start beside them");
   auto flags = std::make_shared<ProcsFlags>();
-  cmd->add_flag("--json", flags->json,
-                "Print the workloads and the verdict as JSON (bytes, seconds)");
   cmd->add_option(
          "--need", flags->need,
          "Memory the new run needs: GB (bare number = GiB, as free -g), e.g. 4, 40G, 60GiB. "
-         "Exit 1 when something must be stopped first or it cannot fit")
+         "Exit 1 when something must be stopped first or it cannot fit, 3 when it is tight")
       ->type_name("SIZE");
   cmd->add_flag(
       "--plan", flags->plan,
@@ -182,8 +187,6 @@ void add_procs_command(CLI::App& app, AppContext& ctx) {
          "Per-process GPU memory from a file of `nvidia-smi --query-compute-apps=gpu_uuid,pid,"
          "process_name,used_memory --format=csv,noheader` instead of the live GPU")
       ->type_name("FILE");
-  add_gpu_flags(cmd, flags->gpu);
-  add_colour_flag(cmd, ctx);
   cmd->callback([&ctx, flags] { run_procs(*flags, ctx); });
 }
 

@@ -20,8 +20,6 @@ struct SampleFlags {
   std::string events;
   std::uint64_t count = 0;
   std::string duration;
-  bool json = false;
-  GpuFlags gpu;
 };
 
 void run_sample_command(AppContext& ctx, const SampleFlags& flags) {
@@ -54,9 +52,9 @@ void run_sample_command(AppContext& ctx, const SampleFlags& flags) {
       return bad(fmt::format("--duration {}: {}", flags.duration, duration.error().detail));
     options.limits.duration = *duration;
   }
-  if (flags.json && options.out == "-")
+  if (ctx.json && options.out == "-")
     return bad("--json prints a summary on stdout: give --out FILE");
-  options.json = flags.json;
+  options.json = ctx.json;
   options.detector = detector_from_config(ctx.config);
   const auto fsync_every = ctx.config.get_integer("sample.fsync_every");
   const auto buffer_rows = ctx.config.get_integer("sample.memory_buffer_rows");
@@ -67,7 +65,7 @@ void run_sample_command(AppContext& ctx, const SampleFlags& flags) {
   options.appender.memory_buffer_rows = static_cast<std::size_t>(buffer_rows);
   options.appender.trust = ctx.output_trust;
 
-  auto gpu = open_gpu_from_flags(flags.gpu, ctx.config);
+  auto gpu = open_gpu_from_flags(ctx.gpu, ctx.config);
   if (!gpu) return bad(gpu.error().detail);
 
   SampleSignalFlags signal_flags;
@@ -102,8 +100,6 @@ void add_sample_command(CLI::App& app, AppContext& ctx) {
   auto* duration = cmd->add_option("--duration", flags->duration, "Stop after this long: 90s, 2h")
                        ->type_name("DURATION");
   count->excludes(duration);
-  cmd->add_flag("--json", flags->json, "Print a JSON summary on stdout at exit");
-  add_gpu_flags(cmd, flags->gpu);
   cmd->callback([&ctx, flags] { run_sample_command(ctx, *flags); });
 }
 

@@ -45,7 +45,6 @@ struct ServeFlags {
   std::string max_workloads;
   bool dcgm_compat = false;
   std::string web_config;
-  GpuFlags gpu;
 };
 
 struct ServePlan {
@@ -160,7 +159,7 @@ void run_serve(const ServeFlags& flags, AppContext& ctx) {
     if (auto warning = readable_by_others(flags.token_file))
       print_error(ctx, "warning: --token " + *warning);
   }
-  auto gpu = open_gpu_from_flags(flags.gpu, ctx.config);
+  auto gpu = open_gpu_from_flags(ctx.gpu, ctx.config);
   if (!gpu) {
     print_error(ctx, gpu.error().detail);
     ctx.exit_code = kExitBadInput;
@@ -314,7 +313,6 @@ void add_serve_command(CLI::App& app, AppContext& ctx) {
                 "Also export the GPU figures under dcgm-exporter's names and labels "
                 "(DCGM_FI_DEV_GPU_TEMP, DCGM_FI_DEV_FB_FREE, ...; docs/metrics.md), so DCGM "
                 "dashboards work on a GB10");
-  add_gpu_flags(cmd, flags->gpu);
   cmd->callback([&ctx, flags] { run_serve(*flags, ctx); });
 }
 

@@ -17,9 +17,7 @@ namespace sparkops::cli {
 namespace {
 
 struct StatusFlags {
-  bool json = false;
   std::string overhead;
-  GpuFlags gpu;
 };
 
 void run_status(const StatusFlags& flags, AppContext& ctx) {
@@ -35,7 +33,7 @@ void run_status(const StatusFlags& flags, AppContext& ctx) {
       return;
     }
   }
-  auto gpu = open_gpu_from_flags(flags.gpu, ctx.config);
+  auto gpu = open_gpu_from_flags(ctx.gpu, ctx.config);
   if (!gpu) {
     print_error(ctx, gpu.error().detail);
     ctx.exit_code = kExitBadInput;
@@ -47,7 +45,7 @@ void run_status(const StatusFlags& flags, AppContext& ctx) {
   options.ticks_per_second = clock_ticks_per_second(root);
   SystemClock clock;
   const StatusReport report = collect_status(root, **gpu, clock, options);
-  if (flags.json) {
+  if (ctx.json) {
     fmt::print(ctx.out, "{}\n", dump_json(status_to_json(report), 2));
   } else {
     fmt::print(ctx.out, "{}",
@@ -65,13 +63,10 @@ void add_status_command(CLI::App& app, AppContext& ctx) {
       "One screen: the pool (free now, available, reclaimable, budget), the GPU, thermals, "
       "pressure and what else is running");
   auto flags = std::make_shared<StatusFlags>();
-  cmd->add_flag("--json", flags->json, "Print the status document as JSON (bytes, Celsius, watts)");
   cmd->add_option("--overhead", flags->overhead,
                   "OS/driver overhead subtracted from available to make the budget (default 4GiB; "
                   "config pool.overhead)")
       ->type_name("SIZE");
-  add_gpu_flags(cmd, flags->gpu);
-  add_colour_flag(cmd, ctx);
   cmd->callback([&ctx, flags] { run_status(*flags, ctx); });
 }
 

@@ -27,7 +27,6 @@ struct TopFlags {
   std::string interval = "1s";
   bool once = false;
   std::size_t width = 0;
-  GpuFlags gpu;
 };
 
 // Unicode glyphs when the user's locale encodes UTF-8 (LC_CTYPE from the environment).
@@ -102,7 +101,7 @@ void run_top(const TopFlags& flags, AppContext& ctx) {
     ctx.exit_code = kExitBadInput;
     return;
   }
-  auto gpu = open_gpu_from_flags(flags.gpu, ctx.config);
+  auto gpu = open_gpu_from_flags(ctx.gpu, ctx.config);
   if (!gpu) {
     print_error(ctx, gpu.error().detail);
     ctx.exit_code = kExitBadInput;
@@ -174,8 +173,6 @@ void add_top_command(CLI::App& app, AppContext& ctx) {
   cmd->add_option("--width", flags->width,
                   "Columns of the --once frame (default: the terminal's, else 80)")
       ->type_name("N");
-  add_gpu_flags(cmd, flags->gpu);
-  add_colour_flag(cmd, ctx);
   cmd->callback([&ctx, flags] { run_top(*flags, ctx); });
 }
 

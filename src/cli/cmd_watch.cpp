@@ -40,8 +40,6 @@ struct WatchFlags {
   bool no_preflight = false;
   bool kill_orphans = false;
   bool force = false;
-  bool json = false;
-  GpuFlags gpu;
   PlanFlags plan;
 };
 
@@ -133,7 +131,7 @@ void run_watch(AppContext& ctx, const WatchFlags& f) {
   };
   auto options = options_from_flags(ctx, f);
   if (!options) return bad(options.error().detail);
-  auto gpu = open_gpu_from_flags(f.gpu, ctx.config);
+  auto gpu = open_gpu_from_flags(ctx.gpu, ctx.config);
   if (!gpu) return bad(gpu.error().detail);
   std::optional<plan::PlanResult> plan;
   if (plan_requested(f)) {
@@ -187,7 +185,7 @@ void run_watch(AppContext& ctx, const WatchFlags& f) {
   in.pool = pool_options_from_config(ctx.config);
   in.anchor_file = user_anchor_file();
   in.ladder_state = f.ladder_state;
-  in.json = f.json;
+  in.json = ctx.json;
   finish_watch(ctx, root, in);
   ctx.exit_code = outcome->exit_code;
 }
@@ -220,9 +218,6 @@ void add_watch_command(CLI::App& app, AppContext& ctx) {
   cmd->add_flag("--no-preflight", flags->no_preflight,
                 "Skip the status summary, plan and warnings before launch");
   cmd->add_flag("--force", flags->force, "Launch even when the plan says the run won't fit");
-  cmd->add_flag("--json", flags->json,
-                "Print the summary as JSON (on stderr: stdout is the job's)");
-  add_gpu_flags(cmd, flags->gpu);
   add_plan_flags(cmd, flags->plan);
   // MODEL is a positional in `plan`; here positionals are the command, so the model is --model.
   if (auto* model = cmd->get_option_no_throw("MODEL")) cmd->remove_option(model);

@@ -18,5 +18,7 @@ void add_oom_command(CLI::App& app, AppContext& ctx);
 void add_flush_command(CLI::App& app, AppContext& ctx);
 void add_watch_command(CLI::App& app, AppContext& ctx);
 void add_top_command(CLI::App& app, AppContext& ctx);
+void add_help_command(CLI::App& app, AppContext& ctx);
+void add_completion_command(CLI::App& app, AppContext& ctx);
 
 }  // namespace sparkops::cli

@@ -8,25 +8,20 @@
 
 namespace sparkops::cli {
 
-void add_gpu_flags(CLI::App* cmd, GpuFlags& flags) {
-  cmd->add_option("--gpu", flags.backend,
-                  "GPU source: auto (NVML, then nvidia-smi), nvml, nvidia-smi, none")
-      ->check(CLI::IsMember({"auto", "nvml", "nvidia-smi", "none"}))
-      ->type_name("SOURCE");
-}
-
 Result<std::unique_ptr<GpuSource>> open_gpu_from_flags(const GpuFlags& flags,
                                                        const Config& config) {
   GpuOpenOptions options = gpu_open_options_from_environment();
   // 1 ms .. 10 min, checked where the value was set (config/config_bounds.cpp).
   options.call_timeout =
       std::chrono::duration_cast<std::chrono::milliseconds>(config.get_duration("gpu.timeout"));
-  const auto choice = parse_gpu_backend_choice(flags.backend);
-  if (!choice) {
-    return fail(Errc::invalid_argument,
-                fmt::format("--gpu {}: expected auto, nvml, nvidia-smi or none", flags.backend));
+  if (!flags.backend.empty()) {  // the flag wins over SPARKOPS_GPU_BACKEND
+    const auto choice = parse_gpu_backend_choice(flags.backend);
+    if (!choice) {
+      return fail(Errc::invalid_argument,
+                  fmt::format("--gpu {}: expected auto, nvml, nvidia-smi or none", flags.backend));
+    }
+    options.choice = *choice;
   }
-  options.choice = *choice;
   return open_gpu_source(options);
 }
 

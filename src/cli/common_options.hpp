@@ -8,22 +8,16 @@
 #include <CLI/CLI.hpp>
 
 #include "base/result.hpp"
+#include "cli/app_context.hpp"
 #include "cli/domain_options.hpp"
 #include "gpu/gpu_source.hpp"
 #include "host/host_root.hpp"
 
 namespace sparkops::cli {
 
-struct GpuFlags {
-  std::string backend = "auto";  // auto | nvml | nvidia-smi | none
-};
-
-// Adds `--gpu auto|nvml|nvidia-smi|none`.
-void add_gpu_flags(CLI::App* cmd, GpuFlags& flags);
-
-// Opens the GPU source the flags ask for (NVML path from SPARKOPS_NVML_LIB, nvidia-smi from PATH),
-// every call under the gpu.timeout watchdog. Only an unknown --gpu value is an error; a missing GPU
-// is a source in state no_library.
+// Opens the GPU source the flags ask for (--gpu, else SPARKOPS_GPU_BACKEND, else auto; NVML path
+// from SPARKOPS_NVML_LIB, nvidia-smi from PATH), every call under the gpu.timeout watchdog. Only an
+// unknown --gpu value is an error; a missing GPU is a source in state no_library.
 Result<std::unique_ptr<GpuSource>> open_gpu_from_flags(const GpuFlags& flags, const Config& config);
 
 // USER_HZ for /proc/PID/stat start times: sysconf on the live machine, 100 (the Linux value on

@@ -1,41 +1,29 @@
 #include "cli/run.hpp"
 
+#include <memory>
+
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include "base/version.hpp"
 #include "cli/app_context.hpp"
 #include "cli/commands.hpp"
+#include "cli/global_options.hpp"
+#include "cli/help_format.hpp"
 
 namespace sparkops::cli {
 
 int run(int argc, char** argv) {
   AppContext ctx;
-  auto config = load_config(config_paths_from_environment());
-  if (!config) {
-    print_error(ctx, config.error().detail);
-    return kExitBadInput;
-  }
-  ctx.config = std::move(*config);
-
   CLI::App app{
       "sparkops: memory, thermal and workload truth for unified-memory GPU machines (DGX Spark / "
       "GB10 first).\nRun `sparkops status` for the one-screen answer.",
       "sparkops"};
+  // Set before the subcommands are added: they inherit the formatter and the option defaults.
+  app.formatter(std::make_shared<HelpFormatter>());
   app.set_version_flag("--version", std::string(kVersion));
   app.option_defaults()->always_capture_default();
-  app.add_option("--root", ctx.root_flag,
-                 "Read /proc, /sys and /dev under DIR instead of / (also SPARKOPS_ROOT)")
-      ->envname("SPARKOPS_ROOT")
-      ->check(
-          CLI::ExistingDirectory)  // a mistyped root is bad input (exit 2), not an empty machine
-      ->type_name("DIR");
-  app.add_flag_function(
-      "--trust-output-path", [&ctx](std::int64_t) { ctx.output_trust = OutputTrust::trusted; },
-      "Write output files even through a symlinked directory or into a directory other users can "
-      "write to (refused by default: see docs/reliability.md)");
-  app.add_flag("--no-color", ctx.no_color,
-               "No colour even on a terminal (also off for pipes and when NO_COLOR is set)");
+  add_global_options(app, ctx);
   app.require_subcommand(1);
 
   add_status_command(app, ctx);
@@ -49,6 +37,22 @@ int run(int argc, char** argv) {
   add_flush_command(app, ctx);
   add_watch_command(app, ctx);
   add_top_command(app, ctx);
+  add_help_command(app, ctx);
+  add_completion_command(app, ctx);
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    add_global_options(*sub, ctx);
+  }
+  add_examples(app);
+
+  // Runs after parsing and --help/--version, before the command: the configuration is loaded only
+  // for a command that runs, so a typo in a config file never blocks --help or --version.
+  app.parse_complete_callback([&] {
+    const auto subs = app.get_subcommands();
+    const std::string name = subs.empty() ? std::string() : subs.front()->get_name();
+    if (const int code = finish_global_options(ctx, name); code != kExitOk) {
+      throw CLI::RuntimeError(code);
+    }
+  });
 
   try {
     app.parse(argc, argv);
@@ -58,13 +62,15 @@ int run(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const CLI::RuntimeError& e) {
+    return e.get_exit_code();  // finish_global_options printed the reason
   } catch (const CLI::ParseError& e) {
     // CLI11 reports a mistyped subcommand as "A subcommand is required"; name the word instead.
     const auto* first = argc > 1 ? argv[1] : nullptr;
     if (app.get_subcommands().empty() && first != nullptr && first[0] != '-') {
-      print_error(ctx, fmt::format("unknown subcommand '{}' (see `sparkops --help`)", first));
+      print_error(ctx, fmt::format("unknown subcommand '{}' (see `sparkops help`)", first));
     } else {
-      print_error(ctx, fmt::format("{} (see `sparkops --help`)", e.what()));
+      print_error(ctx, fmt::format("{} (see `sparkops help`)", e.what()));
     }
     return kExitBadInput;
   }

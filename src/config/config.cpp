@@ -200,20 +200,29 @@ ConfigPaths config_paths_from_environment() {
   return paths;
 }
 
-Result<Config> load_config(const ConfigPaths& paths) {
+Config load_config_layers(const ConfigPaths& paths, std::vector<Error>& problems) {
   Config config;
-  const auto layer = [&](const std::string& path, bool required) -> Status {
-    if (path.empty()) return {};
+  const auto layer = [&](const std::string& path, bool required) {
+    if (path.empty()) return;
     auto text = read_file(path, 1024 * 1024);
     if (!text) {
-      if (!required && text.error().code == Errc::not_found) return {};
-      return tl::unexpected(text.error());
+      if (!required && text.error().code == Errc::not_found) return;
+      problems.push_back(text.error());
+      return;
     }
-    return config.apply_toml(*text, path);
+    // apply_toml leaves the configuration unchanged when the document has any error.
+    if (auto st = config.apply_toml(*text, path); !st) problems.push_back(st.error());
   };
-  if (auto st = layer(paths.system_file, false); !st) return tl::unexpected(st.error());
-  if (auto st = layer(paths.user_file, false); !st) return tl::unexpected(st.error());
-  if (auto st = layer(paths.explicit_file, true); !st) return tl::unexpected(st.error());
+  layer(paths.system_file, false);
+  layer(paths.user_file, false);
+  layer(paths.explicit_file, true);
+  return config;
+}
+
+Result<Config> load_config(const ConfigPaths& paths) {
+  std::vector<Error> problems;
+  Config config = load_config_layers(paths, problems);
+  if (!problems.empty()) return tl::unexpected(problems.front());
   return config;
 }
 

@@ -71,5 +71,9 @@ ConfigPaths config_paths_from_environment();
 // Loads every layer that exists. Missing system/user files are skipped; a missing SPARKOPS_CONFIG
 // file, unreadable or malformed file is an Error.
 Result<Config> load_config(const ConfigPaths& paths);
+// Every layer that loads, in order; a layer that does not (missing SPARKOPS_CONFIG, unreadable,
+// malformed, unknown key or bad value) is left out whole and its error appended to `problems`.
+// `sparkops config` uses it to show the values in effect beside the bad key.
+Config load_config_layers(const ConfigPaths& paths, std::vector<Error>& problems);
 
 }  // namespace sparkops

@@ -44,10 +44,12 @@ Result<PoolView> compute_pool(const Meminfo& m, const std::optional<CgroupMemory
 
 Result<PoolView> read_pool(const HostRoot& root, const PoolOptions& options) {
   auto meminfo = read_meminfo(root);
-  if (!meminfo) return tl::unexpected(meminfo.error());
+  if (!meminfo) return fail(Errc::io, meminfo.error().detail);
   auto cgroup = read_cgroup_memory(root);
   const std::optional<CgroupMemory> limits = cgroup ? *cgroup : std::nullopt;
-  return compute_pool(*meminfo, limits, options);
+  auto pool = compute_pool(*meminfo, limits, options);
+  if (!pool) return fail(Errc::io, pool.error().detail);
+  return pool;
 }
 
 }  // namespace sparkops

@@ -38,7 +38,9 @@ Result<PoolView> compute_pool(const Meminfo& meminfo, const std::optional<Cgroup
                               const PoolOptions& options);
 
 // The machine's pool: /proc/meminfo and the memory cgroup under `root` (an unreadable cgroup is
-// no limit), through compute_pool. The one reading every command's budget comes from.
+// no limit), through compute_pool. The one reading every command's budget comes from. Every
+// failure is Errc::io: the machine could not be read (exit 1, README "Exit codes"), whatever was
+// wrong with the file, never bad input from the user.
 Result<PoolView> read_pool(const HostRoot& root, const PoolOptions& options);
 
 }  // namespace sparkops

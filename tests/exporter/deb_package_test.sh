@@ -22,7 +22,9 @@ deb=$(ls "$work"/sparkops_*_amd64.deb 2>/dev/null | head -1 || true)
 contents=$(dpkg-deb -c "$deb")
 for path in ./usr/bin/sparkops ./usr/lib/systemd/system/sparkops-exporter.service \
   ./usr/lib/systemd/system/sparkops-sample@.service ./usr/share/sparkops/grafana/sparkops-dashboard.json \
-  ./usr/share/sparkops/prometheus/sparkops-scrape.yml ./usr/share/sparkops/prometheus/sparkops-rules.yml; do
+  ./usr/share/sparkops/prometheus/sparkops-scrape.yml ./usr/share/sparkops/prometheus/sparkops-rules.yml \
+  ./usr/share/man/man1/sparkops.1 ./usr/share/bash-completion/completions/sparkops \
+  ./usr/share/zsh/vendor-completions/_sparkops ./usr/share/fish/vendor_completions.d/sparkops.fish; do
   grep -q " $path\$" <<<"$contents" || { echo "missing $path in $deb"; echo "$contents"; exit 1; }
 done
 depends=$(dpkg-deb -f "$deb" Depends)
