@@ -262,5 +262,27 @@ TEST(Completion, ZshAndFishScriptsParse) {
   EXPECT_NE(zsh.find("'--method[full | lora | qlora"), std::string::npos);
 }
 
+// README "Exit codes": one table for every command.
+TEST(ExitCodes, TightIsThreeAndAnUnreadableMachineIsOne) {
+  const auto tight =
+      test::run_sparkops({"procs", "--root", root("gb10-idle"), "--need", "105", "--gpu", "none"});
+  EXPECT_EQ(tight.exit_code, 3) << tight.out;
+  EXPECT_NE(tight.out.find("tight"), std::string::npos) << tight.out;
+  const auto fits =
+      test::run_sparkops({"procs", "--root", root("gb10-idle"), "--need", "100", "--gpu", "none"});
+  EXPECT_EQ(fits.exit_code, 0) << fits.out;
+  // A malformed /proc/meminfo is the machine not being readable (1), not bad input (2).
+  const test::TempDir dir;
+  test::write_text(dir / "proc/meminfo", "garbage\n");
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"plan", "Llama-3.1-8B"},
+        std::vector<std::string>{"procs", "--need", "4"}, std::vector<std::string>{"status"}}) {
+    std::vector<std::string> full = args;
+    full.insert(full.end(), {"--root", dir.path().string(), "--gpu", "none"});
+    const auto r = test::run_sparkops(full);
+    EXPECT_EQ(r.exit_code, 1) << args[0] << ": " << r.err;
+  }
+}
+
 }  // namespace
 }  // namespace sparkops

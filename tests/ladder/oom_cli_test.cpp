@@ -89,7 +89,7 @@ TEST(OomCli, NotOomLeavesTheLadderAlone) {
       {"--root", s.root(), "oom", "--log",
        test::fixture("oom/not_oom/hf_trainer_qlora_qwen3-8b_rtx5000ada_nohup.log").string(),
        "--state", s.state(), "--json"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(r.exit_code, 1) << r.err;  // no out-of-memory failure: the answer is "no"
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["kind"], "not_oom");
   EXPECT_TRUE(j["next_step"].is_null());
@@ -105,7 +105,7 @@ TEST(OomCli, Xid31FaultIsReportedButTheLadderDoesNotApply) {
                      "oom.txt")
            .string(),
        "--state", s.state(), "--json"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(r.exit_code, 1) << r.err;  // no out-of-memory failure: the answer is "no"
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["kind"], "driver");
   EXPECT_EQ(j["phase"], "load");
@@ -124,7 +124,7 @@ TEST(OomCli, NearMissAndItsPhaseEvidenceAreShown) {
                      "ignore.txt")
            .string(),
        "--state", s.state()});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(r.exit_code, 1) << r.err;  // no out-of-memory failure: the answer is "no"
   EXPECT_NE(r.out.find("Failure: not_oom\n  near miss: NvMap error 12"), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("phase load\n  phase evidence: \"During startup you may see:\""),
@@ -227,6 +227,31 @@ TEST(FlushCli, FlushWritesThreeUnderTheRootAndRecordsStepOne) {
   const auto status = nlohmann::json::parse(
       run_sparkops({"--root", s.root(), "oom", "--state", s.state(), "--json"}).out);
   EXPECT_EQ(status["ladder_step"], "1");
+}
+
+}  // namespace
+}  // namespace sparkops
+
+namespace sparkops {
+namespace {
+
+// Classifying an OOM never writes the ladder state as a side effect (it used to create
+// ./.sparkops/ladder.json in whatever directory the user stood in): only --done or --state does.
+TEST(OomCli, ClassifyingAloneWritesNoLadderState) {
+  const test::TempDir dir;
+  test::write_text(dir / "root/proc/meminfo", meminfo_text(41943040, 62914560));
+  const std::string log = test::fixture(
+                              "oom/corpus/"
+                              "hf_from_pretrained_load_oom_during_checkpoint_shards_gemma3.txt")
+                              .string();
+  const auto r =
+      test::run_process({"/bin/sh", "-c",
+                         "cd '" + dir.path().string() + "' && exec '" + test::sparkops_binary() +
+                             "' --root '" + (dir / "root").string() + "' oom --log '" + log + "'"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("cuda_allocator"), std::string::npos) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(dir / ".sparkops"))
+      << "state written without --done/--state";
 }
 
 }  // namespace
