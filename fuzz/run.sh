@@ -16,7 +16,8 @@ shared=${SPARKOPS_SHARED_CORPUS:-$repo/../shared/corpus}
 
 all_targets=(meminfo psi vmstat hwmon_value proc_cmdline proc_status smi_csv smi_table smi_q
              safetensors_header config_json gguf_header quantization_config trainlog_detect
-             trainlog_format trainer_state thermal_csv oom_text toml_config writers web_config)
+             trainlog_format trainer_state thermal_csv oom_text toml_config writers web_config
+             estimator)
 targets=("${all_targets[@]}")
 [[ $# -gt 0 ]] && targets=("$@")
 
@@ -46,7 +47,7 @@ seed_files() {
     smi_table) find "$fx/nvidia-smi" -name 'nvidia-smi-default-*' -type f ;;
     smi_q) find "$fx/nvidia-smi" -name 'nvidia-smi-q-*' -type f ;;
     safetensors_header) find "$fx" -name '*.safetensors' -size -64k -type f ;;
-    config_json | quantization_config) find "$fx" -name 'config.json' -type f ;;
+    config_json | quantization_config | estimator) find "$fx" -name 'config.json' -type f ;;
     gguf_header) find "$fx" -name '*.gguf' -size -64k -type f ;;
     trainlog_detect | trainlog_format) find "$fx/logs" -type f ;;
     trainer_state) find "$fx" -name '*trainer_state*.json' -type f ;;

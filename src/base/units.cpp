@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "base/checked_cast.hpp"
 #include "base/text.hpp"
 
 namespace sparkops {
@@ -90,9 +91,10 @@ Result<std::chrono::nanoseconds> parse_duration(std::string_view text) {
   else
     return bad("unknown unit");
   const double ns = lead->value * seconds_per_unit * 1e9;
+  if (std::isnan(ns)) return bad("not a number");
   if (ns > 9e18) return bad("too long");
   if (ns < 1e6) return bad("shorter than 1 ms");
-  return std::chrono::nanoseconds(static_cast<std::int64_t>(std::llround(ns)));
+  return std::chrono::nanoseconds(saturating_round<std::int64_t>(ns));
 }
 
 std::string format_bytes(std::uint64_t bytes) {

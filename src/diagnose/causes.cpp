@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "base/checked_cast.hpp"
 #include "base/units.hpp"
 #include "gpu/throttle_reasons.hpp"
 
@@ -88,8 +89,7 @@ void put(Evidence& e, std::string key, std::optional<double> v) {
 void attribute_cause(Slowdown& sd, const Window& window, std::optional<Window> baseline,
                      const ThermalLog& thermal, const DiagnoseOptions& o) {
   const double interval = sample_interval_seconds(thermal);
-  const auto pad =
-      std::chrono::duration_cast<SystemTime::duration>(std::chrono::duration<double>(interval));
+  const auto pad = std::chrono::nanoseconds(saturating_round<std::int64_t>(interval * 1e9));
   Samples w = in_window(thermal, window.from, window.to);
   if (w.empty()) w = in_window(thermal, window.from - pad, window.to + pad);
   Samples b;

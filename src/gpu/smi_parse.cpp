@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "base/checked_cast.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 
@@ -107,20 +108,18 @@ bool looks_like_header(const std::vector<std::string_view>& cells) {
 }
 
 std::optional<std::uint32_t> as_u32(const std::optional<double>& v) {
-  if (!v || *v < 0 || *v > std::numeric_limits<std::uint32_t>::max()) return std::nullopt;
-  return static_cast<std::uint32_t>(std::llround(*v));
+  if (!v || *v < 0) return std::nullopt;
+  return checked_round<std::uint32_t>(*v);
 }
 
 std::optional<std::uint64_t> scaled_u64(const std::optional<double>& v, double factor) {
   if (!v || *v < 0) return std::nullopt;
-  const double scaled = std::round(*v * factor);
-  if (scaled >= 1.8e19) return std::nullopt;
-  return static_cast<std::uint64_t>(scaled);
+  return checked_round<std::uint64_t>(*v * factor);
 }
 
 std::optional<std::int64_t> millicelsius(const std::optional<double>& v) {
   if (!v) return std::nullopt;
-  return static_cast<std::int64_t>(std::llround(*v * 1000.0));
+  return checked_round<std::int64_t>(*v * 1000.0);
 }
 
 // "P0" .. "P15"

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "base/checked_cast.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "gpu/smi_parse.hpp"
@@ -15,17 +16,17 @@ namespace {
 
 std::optional<std::int64_t> to_millicelsius(std::optional<double> v) {
   if (!v) return std::nullopt;
-  return static_cast<std::int64_t>(std::llround(*v * 1000.0));
+  return checked_round<std::int64_t>(*v * 1000.0);
 }
 
 std::optional<std::uint64_t> to_scaled(std::optional<double> v, double factor) {
-  if (!v || *v < 0 || *v * factor >= 1.8e19) return std::nullopt;
-  return static_cast<std::uint64_t>(std::llround(*v * factor));
+  if (!v || *v < 0) return std::nullopt;
+  return checked_round<std::uint64_t>(*v * factor);
 }
 
 std::optional<std::uint32_t> to_u32(std::optional<double> v) {
-  if (!v || *v < 0 || *v > 4.0e9) return std::nullopt;
-  return static_cast<std::uint32_t>(std::llround(*v));
+  if (!v || *v < 0) return std::nullopt;
+  return checked_round<std::uint32_t>(*v);
 }
 
 std::optional<std::uint32_t> pstate_of(std::string_view s) {
@@ -210,7 +211,9 @@ std::uint64_t reason_bit(std::string_view key) {
 std::optional<std::chrono::nanoseconds> micros(std::string_view v) {
   const auto n = smi_number(v);  // "903158 us"
   if (!n || *n < 0) return std::nullopt;
-  return std::chrono::nanoseconds(static_cast<std::int64_t>(std::llround(*n * 1000.0)));
+  const auto ns = checked_round<std::int64_t>(*n * 1000.0);
+  if (!ns) return std::nullopt;
+  return std::chrono::nanoseconds(*ns);
 }
 
 // What one GPU section accumulates before it becomes figures.

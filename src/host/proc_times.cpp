@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "base/checked_cast.hpp"
 #include "base/text.hpp"
 
 namespace sparkops {
@@ -15,7 +16,12 @@ Result<std::chrono::milliseconds> parse_proc_uptime(std::string_view text) {
     return fail(Errc::malformed,
                 fmt::format("/proc/uptime {}: expected seconds", quote_for_message(text)));
   }
-  return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(*seconds * 1000.0)));
+  const auto ms = checked_round<std::int64_t>(*seconds * 1000.0);
+  if (!ms) {
+    return fail(Errc::malformed,
+                fmt::format("/proc/uptime {}: seconds out of range", quote_for_message(text)));
+  }
+  return std::chrono::milliseconds(*ms);
 }
 
 Result<std::int64_t> parse_proc_stat_btime(std::string_view text) {

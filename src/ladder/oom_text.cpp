@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "base/checked_cast.hpp"
 #include "base/utf8.hpp"
 
 namespace sparkops::oomtext {
@@ -57,8 +58,8 @@ constexpr Unit kUnits[] = {
 
 std::optional<std::uint64_t> to_bytes(double value, double multiplier) {
   const double bytes = value * multiplier;
-  if (!(bytes >= 0.0) || bytes > 1.8e19) return std::nullopt;
-  return static_cast<std::uint64_t>(std::llround(bytes));
+  if (!(bytes >= 0.0)) return std::nullopt;
+  return checked_round<std::uint64_t>(bytes);
 }
 
 std::optional<double> parse_number(std::string_view s) {

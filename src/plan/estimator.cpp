@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "base/checked_cast.hpp"
 #include "plan/autograd_sim.hpp"
 
 namespace sparkops::plan {
@@ -285,7 +286,7 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
   }
 
   const double trainable = peft ? d(lora_params(a, run)) : total;
-  e.trainable_params = static_cast<std::uint64_t>(trainable);
+  e.trainable_params = saturating_round<std::uint64_t>(trainable);
   // PEFT keeps adapters in fp32; full fine-tuning trains the model's own dtype.
   const double train_dtype = peft ? (run.adapter_fp32 ? 4.0 : dense_bytes) : dense_bytes;
   if (peft) t.adapter = to_bytes(trainable * train_dtype / nodes);

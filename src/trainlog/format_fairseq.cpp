@@ -65,7 +65,11 @@ class FairseqParser final : public FormatParser {
       if (const auto kind = detect_marker(t)) add(*kind, std::nullopt, t, line, out);
       return;
     }
-    const auto step = static_cast<std::int64_t>(*updates);
+    // num_updates is a count: a whole number in [0, 2^53], else the line is not a step (a float
+    // cast of 1e300 was undefined behaviour).
+    const auto exact = exact_integer(*updates);
+    if (!exact || *exact < 0) return;
+    const std::int64_t step = *exact;
     const auto wall = metric(t, "wall");
     const auto ups = metric(t, "ups");
     StepRecord r;

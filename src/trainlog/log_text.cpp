@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "base/checked_cast.hpp"
 #include "base/text.hpp"
 #include "base/time_format.hpp"
 
@@ -223,8 +224,12 @@ std::optional<std::int64_t> integer_after(std::string_view line, std::string_vie
 }
 
 SystemTime add_seconds(SystemTime t, double seconds) {
-  return t +
-         std::chrono::duration_cast<SystemTime::duration>(std::chrono::duration<double>(seconds));
+  // Seconds from a log are untrusted: no float-to-integer overflow in chrono and no int64 overflow
+  // of the sum. 100 years (3.16e9 s) either way is past any run, and t + 100 years stays far inside
+  // the +-292 years of int64 nanoseconds around 1970.
+  constexpr double kMaxSeconds = 100 * 365.25 * 86400;
+  const double s = std::clamp(seconds, -kMaxSeconds, kMaxSeconds);
+  return t + std::chrono::nanoseconds(saturating_round<std::int64_t>(s * 1e9));
 }
 
 double seconds_between(SystemTime from, SystemTime to) {

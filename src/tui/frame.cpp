@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 
+#include "base/checked_cast.hpp"
 #include "base/utf8.hpp"
 
 namespace sparkops::tui {
@@ -107,7 +108,7 @@ std::string sparkline(const std::vector<std::optional<double>>& values, double l
     }
     double f = hi > lo ? (*v - lo) / (hi - lo) : 0.0;
     f = std::clamp(f, 0.0, 1.0);
-    const auto level = static_cast<std::size_t>(std::lround(f * 7.0));
+    const auto level = saturating_round<std::size_t>(f * 7.0);  // NaN (a NaN reading) is 0
     out += set[level];
   }
   return out;

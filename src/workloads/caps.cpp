@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "base/checked_cast.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 
@@ -226,8 +227,7 @@ std::optional<std::uint64_t> parse_vllm_bytes(std::string_view text) {
   else
     return std::nullopt;
   const double bytes = lead->value * mult;
-  if (bytes > 1.8e19) return std::nullopt;
-  return static_cast<std::uint64_t>(std::llround(bytes));
+  return checked_round<std::uint64_t>(bytes);
 }
 
 CapInfo parse_cap(const Classification& kind, const std::vector<std::string>& argv,
@@ -272,8 +272,7 @@ CapInfo parse_cap(const Classification& kind, const std::vector<std::string>& ar
 std::optional<std::uint64_t> cap_claim_bytes(const CapInfo& cap, std::uint64_t device_total_bytes) {
   if (cap.kv_cache_bytes) return cap.kv_cache_bytes;
   if (!cap.fraction || device_total_bytes == 0) return std::nullopt;
-  return static_cast<std::uint64_t>(
-      std::llround(*cap.fraction * static_cast<double>(device_total_bytes)));
+  return checked_round<std::uint64_t>(*cap.fraction * static_cast<double>(device_total_bytes));
 }
 
 const std::vector<std::string_view>& cap_env_prefixes() {

@@ -9,8 +9,11 @@
 #include "base/units.hpp"
 #include "config/config.hpp"
 #include "config/config_bounds.hpp"
+#include "host/proc_times.hpp"
 #include "support/test_support.hpp"
 #include "trainlog/format_trainer_state.hpp"
+#include "trainlog/parse_log.hpp"
+#include "workloads/caps.hpp"
 
 namespace sparkops {
 namespace {
@@ -49,6 +52,47 @@ TEST(Numbers, ExactIntegerRefusesWhatNoInt64Holds) {
   EXPECT_FALSE(exact_integer(std::numeric_limits<double>::infinity()));
   EXPECT_FALSE(exact_integer(std::numeric_limits<double>::quiet_NaN()));
   EXPECT_FALSE(exact_integer(2.5));
+}
+
+// fairseq's num_updates went through static_cast<int64_t>(double): 1e300 is undefined behaviour
+// (float-cast-overflow aborts the asan-ubsan build). A count that fits no integer is not a step.
+TEST(Numbers, FairseqUpdateCountThatFitsNoIntegerIsNotAStep) {
+  const std::string log =
+      "2021-03-01 12:00:00 | INFO | train_inner | epoch 001:    100 / 1000 loss=8.21, ups=2.71, "
+      "num_updates=100, wall=40\n"
+      "2021-03-01 12:00:36 | INFO | train_inner | epoch 001:    200 / 1000 loss=8.01, ups=2.71, "
+      "num_updates=1e300, wall=76\n"
+      "2021-03-01 12:01:12 | INFO | train_inner | epoch 001:    300 / 1000 loss=7.90, ups=2.71, "
+      "num_updates=300, wall=112\n";
+  trainlog::ParseOptions options;
+  options.format = trainlog::LogFormat::fairseq;
+  options.use_mtime = false;
+  const auto series = trainlog::parse_log_text(log, options);
+  ASSERT_TRUE(series) << series.error().detail;
+  ASSERT_EQ(series->steps.size(), 2U);
+  EXPECT_EQ(series->steps[0].step, 100);
+  EXPECT_EQ(series->steps[1].step, 300);
+}
+
+// /proc/uptime of a captured root with an absurd value: one error, no float-to-integer overflow.
+TEST(Numbers, UptimePastAnyIntegerIsMalformed) {
+  EXPECT_FALSE(parse_proc_uptime("1e300 5.0\n"));
+  EXPECT_TRUE(parse_proc_uptime("12345.67 5.0\n"));
+}
+
+// A serving process's own command line (`--gpu-memory-utilization 1e300`) is anyone's text.
+TEST(Numbers, AbsurdCapFractionClaimsNothing) {
+  CapInfo cap;
+  cap.fraction = 1e300;
+  EXPECT_FALSE(cap_claim_bytes(cap, 128ULL << 30));
+  cap.fraction = 0.5;
+  EXPECT_EQ(cap_claim_bytes(cap, 128ULL << 30), 64ULL << 30);
+}
+
+TEST(Numbers, DurationsThatAreNotNumbersAreRefused) {
+  EXPECT_FALSE(parse_duration("nan"));
+  EXPECT_FALSE(parse_duration("nans"));
+  EXPECT_FALSE(parse_duration("1e300s"));
 }
 
 // Sizes between 2^63 and 2^64 went through llround, which overflows long long there.

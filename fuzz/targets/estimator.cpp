@@ -1,0 +1,38 @@
+// libFuzzer target: the estimator's arithmetic on any shape a config.json can describe. The input
+// is the config.json itself (so the fixture configs are seeds as they are); its length and middle
+// byte pick the run (method, precision, batch, seq, rank, nodes, checkpointing). A config that
+// parses and passes check_plausible is estimated, and every term must come out without undefined
+// behaviour (UBSan: float-cast-overflow, signed overflow) and with a peak no smaller than the
+// weights it holds.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+#include "models/model_shape.hpp"
+#include "plan/estimator.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size == 0) return 0;
+  const auto a = static_cast<std::uint8_t>(size * 131 % 251), b = data[size / 2];
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  auto arch = sparkops::models::parse_config_json(text, "config.json");
+  if (!arch) return 0;
+  sparkops::models::ModelShape shape;
+  shape.name = "fuzz";
+  shape.arch = *arch;
+  shape.params = sparkops::models::count_params(shape.arch);
+  using namespace sparkops::plan;
+  RunConfig run;
+  run.method = static_cast<Method>(a % 3);
+  run.precision = static_cast<Precision>((a >> 2) % 4);
+  run.batch = std::uint64_t{1} << (b % 8);
+  run.seq = std::uint64_t{128} << ((b >> 3) % 8);
+  run.lora_rank = std::uint64_t{4} << ((a >> 3) % 6);
+  run.nodes = 1 + ((a >> 6) % 2);
+  run.grad_ckpt = (b >> 6) % 2 == 0 ? GradCkpt::full : GradCkpt::none;
+  if (!validate_run(run, shape)) return 0;
+  const Estimate e = estimate(shape, run);
+  if (e.peak_pool_bytes() < e.terms.weights) std::abort();
+  return 0;
+}
