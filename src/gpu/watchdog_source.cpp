@@ -139,6 +139,7 @@ class WatchdogGpuSource final : public GpuSource {
  private:
   // Posts `job` and waits for it at most the timeout. True when it finished (view_ adopted).
   bool post(std::unique_lock<std::mutex>& lock, Job job, std::string_view what) {
+    const auto posted_at = SteadyClock::now();  // the call is out from here, not from the timeout
     shared_->pending = job;
     const std::uint64_t id = ++shared_->posted;
     shared_->cv.notify_all();
@@ -148,7 +149,7 @@ class WatchdogGpuSource final : public GpuSource {
       adopt();
       return true;
     }
-    out_since_ = SteadyClock::now();
+    out_since_ = posted_at;
     out_what_ = std::string(what);
     still_out();
     return false;
