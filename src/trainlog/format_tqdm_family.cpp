@@ -36,24 +36,6 @@ constexpr double kElapsedResolution = 1.0;
 constexpr double kMaxResolutionError = 0.01;
 constexpr double kMinDeltaInterval = kElapsedResolution / kMaxResolutionError;
 
-// "Total optimization steps = 1,755" (transformers Trainer banner).
-std::optional<std::int64_t> banner_total(std::string_view line) {
-  const auto at = line.find("Total optimization steps =");
-  if (at == std::string_view::npos) return std::nullopt;
-  std::int64_t v = 0;
-  bool any = false;
-  for (std::size_t p = at + 26; p < line.size(); ++p) {
-    const char c = line[p];
-    if (c == ' ' && !any) continue;
-    if (c == ',') continue;
-    if (c < '0' || c > '9') break;
-    v = v * 10 + (c - '0');
-    any = true;
-    if (v > (std::int64_t{1} << 50)) return std::nullopt;
-  }
-  return any ? std::optional<std::int64_t>(v) : std::nullopt;
-}
-
 // torchtune's bar description "1|45|Loss: 1.84": the step (global_step) between the bars.
 std::optional<std::int64_t> torchtune_step(std::string_view text) {
   const auto at = text.find("|Loss: ");
@@ -96,7 +78,7 @@ class TqdmFamilyParser final : public FormatParser {
   TqdmFamilyParser(LogFormat format, const ParseContext& ctx) : format_(format), ctx_(ctx) {}
 
   void feed(const LogLine& line, SeriesBuilder& out) override {
-    if (!banner_total_) banner_total_ = banner_total(line.text);
+    if (!banner_total_) banner_total_ = trainer_banner_total(line.text);
     scan_tqdm(line.text, scratch_);
     std::size_t rest_begin = 0;
     bool had_update = false;
@@ -361,16 +343,10 @@ void TqdmFamilyParser::finish(SeriesBuilder& out) {
       continue;
     }
     const Bar& b = bars_[main];
-    const bool a_banner = banner_total_ && a.total == banner_total_;
-    const bool b_banner = banner_total_ && b.total == banner_total_;
-    if (a_banner != b_banner) {
-      if (a_banner) main = i;
-      continue;
-    }
-    const auto count_a = a.advances * a.stride;
-    const auto count_b = b.advances * b.stride;
-    if (count_a > count_b || (count_a == count_b && a.total.value_or(0) > b.total.value_or(0)))
+    if (prefer_training_bar({a.total, a.advances * a.stride}, {b.total, b.advances * b.stride},
+                            banner_total_)) {
       main = i;
+    }
   }
   bool from_fragments = false;
   if (main == kNoBar && !fragments_.updates.empty()) {

@@ -17,13 +17,6 @@ bool is_tqdm_family(LogFormat f) {
          f == LogFormat::lightning || f == LogFormat::torchtune;
 }
 
-// The evaluation bars the tqdm-family parser also leaves out of the step series.
-bool is_eval_desc(std::string_view desc) {
-  return starts_with(desc, "Validation") || starts_with(desc, "Evaluat") ||
-         starts_with(desc, "Testing") || starts_with(desc, "Predicting") ||
-         starts_with(desc, "Sanity Checking");
-}
-
 }  // namespace
 
 LiveTracker::LiveTracker(LiveTrackerOptions options) : options_(options) {}
@@ -102,18 +95,33 @@ void LiveTracker::parse(std::string_view record, std::uint64_t offset, SystemTim
 
 void LiveTracker::live_tqdm(std::string_view record, SystemTime arrival,
                             std::vector<LiveStep>& out) {
+  if (!banner_total_) banner_total_ = trainer_banner_total(record);
   scan_tqdm(record, scratch_);
   for (const TqdmUpdate& u : scratch_) {
-    if (is_eval_desc(u.desc) || u.n <= 0) continue;
-    BarTrack& bar = bars_[u.total.value_or(-1)];
-    ++bar.updates;
-    bool main = true;  // the bar with the most updates so far is the training bar
-    for (const auto& [total, other] : bars_) {
-      if (&other != &bar && other.updates > bar.updates) main = false;
+    // The same classification as analyze (tqdm_scan.hpp classify_bar): start-up and data bars
+    // ("Loading weights", "Map", "Tokenizing") and evaluation bars are never live steps.
+    if (classify_bar(u.desc) != BarRole::candidate || u.n <= 0) continue;
+    const std::optional<std::int64_t> total = u.total;
+    BarTrack& bar = bars_[total.value_or(-1)];
+    bar.total = total;
+    const bool restarted = u.n + 1 < bar.last_step;  // a new epoch's bar, a nested loop
+    const bool advanced = u.n > bar.last_step || restarted;
+    if (u.n > bar.max_n) {
+      ++bar.advances;
+      bar.max_n = u.n;
+    } else if (restarted) {
+      bar.max_n = u.n;
     }
-    const bool advanced = u.n > bar.last_step || u.n + 1 < bar.last_step;  // a restart goes back
     if (!advanced) continue;
     bar.last_step = u.n;
+    // The training bar so far, by analyze's chooser (tqdm_scan.hpp prefer_training_bar).
+    bool main = true;
+    for (const auto& [key, other] : bars_) {
+      if (&other != &bar && prefer_training_bar({other.total, other.advances},
+                                                {bar.total, bar.advances}, banner_total_)) {
+        main = false;
+      }
+    }
     if (main) out.push_back(LiveStep{u.n, u.seconds_per_it, arrival});
   }
 }

@@ -83,12 +83,16 @@ class LiveTracker {
   std::unique_ptr<SeriesBuilder> builder_;
   std::unique_ptr<FormatParser> parser_;
   std::size_t emitted_ = 0;  // builder steps already reported (non-tqdm formats)
-  // tqdm family: per bar total, the last step reported and how many updates it had.
+  // tqdm family: per candidate bar (classify_bar), its total, the last step reported, the highest
+  // step since it last restarted and how often it reached a new one (prefer_training_bar).
   struct BarTrack {
+    std::optional<std::int64_t> total;
     std::int64_t last_step = 0;
-    std::uint64_t updates = 0;
+    std::int64_t max_n = -1;
+    std::uint64_t advances = 0;
   };
-  std::map<std::int64_t, BarTrack> bars_;  // key: total (-1 when the bar has none)
+  std::map<std::int64_t, BarTrack> bars_;     // key: total (-1 when the bar has none)
+  std::optional<std::int64_t> banner_total_;  // "Total optimization steps = N"
   std::vector<TqdmUpdate> scratch_;
 };
 

@@ -180,4 +180,30 @@ BarRole classify_bar(std::string_view desc) {
   return BarRole::candidate;
 }
 
+std::optional<std::int64_t> trainer_banner_total(std::string_view line) {
+  const auto at = line.find("Total optimization steps =");
+  if (at == std::string_view::npos) return std::nullopt;
+  std::int64_t v = 0;
+  bool any = false;
+  for (std::size_t p = at + 26; p < line.size(); ++p) {
+    const char c = line[p];
+    if (c == ' ' && !any) continue;
+    if (c == ',') continue;
+    if (c < '0' || c > '9') break;
+    v = v * 10 + (c - '0');
+    any = true;
+    if (v > (std::int64_t{1} << 50)) return std::nullopt;
+  }
+  return any ? std::optional<std::int64_t>(v) : std::nullopt;
+}
+
+bool prefer_training_bar(const BarStanding& a, const BarStanding& b,
+                         std::optional<std::int64_t> banner_total) {
+  const bool a_banner = banner_total && a.total == banner_total;
+  const bool b_banner = banner_total && b.total == banner_total;
+  if (a_banner != b_banner) return a_banner;
+  if (a.advances != b.advances) return a.advances > b.advances;
+  return a.total.value_or(0) > b.total.value_or(0);
+}
+
 }  // namespace sparkops::trainlog

@@ -38,4 +38,18 @@ void scan_tqdm(std::string_view line, std::vector<TqdmUpdate>& out);
 enum class BarRole { candidate, eval, other };
 BarRole classify_bar(std::string_view desc);
 
+// The step count of the transformers Trainer banner "Total optimization steps = 1,755".
+std::optional<std::int64_t> trainer_banner_total(std::string_view line);
+
+// Which of two candidate bars is the training bar, for analyze and watch alike: the one whose
+// total is the Trainer banner's step count, else the one that reached a new step more often (HF's
+// undescribed evaluation bar, nested inside training, restarts from 0 every time), else the larger
+// total. `advances` counts the updates that went beyond every earlier step of that bar.
+struct BarStanding {
+  std::optional<std::int64_t> total;
+  std::uint64_t advances = 0;
+};
+bool prefer_training_bar(const BarStanding& a, const BarStanding& b,
+                         std::optional<std::int64_t> banner_total);
+
 }  // namespace sparkops::trainlog

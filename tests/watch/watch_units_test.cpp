@@ -39,6 +39,62 @@ TEST(LiveTracker, TqdmStepsAreReportedAsTheyArriveWithTheirRate) {
   EXPECT_EQ(series->time_basis, trainlog::TimeBasis::sidecar);
 }
 
+// A run whose busiest bars are start-up and data work: weights loading, a datasets Map, a
+// tokenizer pass, each with more updates than the training bar. None is a live step; the live
+// steps are the training bar's, as analyze picks it (tqdm_scan.hpp classify_bar).
+TEST(LiveTracker, LoadingAndMapBarsAreNeverLiveSteps) {
+  trainlog::LiveTracker t;
+  std::vector<trainlog::LiveStep> out;
+  std::uint64_t offset = 0;
+  const auto feed = [&](const std::string& rec) {
+    t.feed(rec, offset, kT0, out);
+    offset += rec.size() + 1;
+  };
+  for (int i = 1; i <= 40; ++i) {
+    feed(fmt::format("Loading weights: {:3d}%|#  | {}/473 [00:{:02d}<00:10, 40.00it/s]", i / 5, i,
+                     i % 60));
+  }
+  for (int i = 1; i <= 40; ++i) {
+    feed(fmt::format("Map: {:3d}%|#  | {}/10000 [00:{:02d}<00:20, 500.00 examples/s]", i / 4,
+                     i * 250, i % 60));
+    feed(fmt::format("Tokenizing: {:3d}%|#  | {}/10000 [00:{:02d}<00:20, 500.00it/s]", i / 4,
+                     i * 250, i % 60));
+  }
+  for (int i = 1; i <= 25; ++i) {
+    feed(fmt::format("  {}%|#  | {}/500 [00:{:02d}<10:00,  1.20s/it]", i / 5, i, i));
+  }
+  ASSERT_TRUE(t.format());
+  ASSERT_EQ(out.size(), 25U);
+  for (const auto& s : out) EXPECT_LE(s.step, 25);
+  EXPECT_DOUBLE_EQ(*out.back().seconds, 1.2);
+  const auto series = t.finish();
+  ASSERT_TRUE(series);
+  ASSERT_EQ(series->steps.size(), 25U);  // analyze's answer on the same text
+  EXPECT_EQ(series->steps.back().step, 25);
+}
+
+// HF Trainer's nested evaluation bar has no description either; the banner's step count says
+// which undescribed bar is training, live as offline.
+TEST(LiveTracker, TheTrainerBannerPicksTheTrainingBarLive) {
+  trainlog::LiveTracker t;
+  std::vector<trainlog::LiveStep> out;
+  std::uint64_t offset = 0;
+  const auto feed = [&](const std::string& rec) {
+    t.feed(rec, offset, kT0, out);
+    offset += rec.size() + 1;
+  };
+  feed("***** Running training *****");
+  feed("  Total optimization steps = 50");
+  feed("  2%|#  | 1/50 [00:02<01:40,  2.00s/it]");
+  for (int i = 1; i <= 30; ++i)
+    feed(fmt::format("  {}%|#  | {}/200 [00:0{}<00:10, 20.00it/s]", i / 2, i, i % 10));
+  feed("  4%|#  | 2/50 [00:04<01:36,  2.00s/it]");
+  ASSERT_TRUE(t.format());
+  ASSERT_FALSE(out.empty());
+  for (const auto& s : out) EXPECT_LE(s.step, 2) << "an evaluation-bar position became a step";
+  EXPECT_EQ(out.back().step, 2);
+}
+
 TEST(LiveTracker, MegatronStepsComeFromTheParser) {
   trainlog::LiveTracker t;
   std::vector<trainlog::LiveStep> out;
