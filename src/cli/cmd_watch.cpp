@@ -22,6 +22,7 @@
 #include "cli/watch_signals.hpp"
 #include "sampling/sample_run.hpp"
 #include "status/status_report.hpp"
+#include "watch/run_folder.hpp"
 #include "watch/watch_finish.hpp"
 #include "watch/watch_session.hpp"
 #include "watch/watch_summary.hpp"
@@ -40,6 +41,7 @@ struct WatchFlags {
   bool no_preflight = false;
   bool kill_orphans = false;
   bool force = false;
+  bool no_pty = false;
   PlanFlags plan;
 };
 
@@ -81,6 +83,7 @@ bool preflight(AppContext& ctx, const WatchFlags& f, GpuSource& gpu,
 Result<WatchOptions> options_from_flags(AppContext& ctx, const WatchFlags& f) {
   WatchOptions o;
   o.command = f.command;
+  o.pty = !f.no_pty;
   if (o.command.empty())
     return fail(Errc::invalid_argument, "no command given: sparkops watch [options] -- CMD ...");
   if (f.interval.empty()) {
@@ -142,6 +145,12 @@ void run_watch(AppContext& ctx, const WatchFlags& f) {
   if (!f.no_preflight && !preflight(ctx, f, **gpu, plan)) {
     ctx.exit_code = kExitFailure;
     return;
+  }
+  if (f.dir.empty()) {  // the default folder: one per run, even two in the same second
+    auto fresh = create_fresh_run_folder(options->dir);
+    if (!fresh) return bad(fresh.error().detail);
+    options->dir = *fresh;
+    if (f.log.empty()) options->log = options->dir / "train.log";
   }
   std::error_code ec;
   std::filesystem::create_directories(options->dir, ec);
@@ -218,6 +227,10 @@ void add_watch_command(CLI::App& app, AppContext& ctx) {
   cmd->add_flag("--no-preflight", flags->no_preflight,
                 "Skip the status summary, plan and warnings before launch");
   cmd->add_flag("--force", flags->force, "Launch even when the plan says the run won't fit");
+  cmd->add_flag(
+      "--no-pty", flags->no_pty,
+      "Give the job pipes instead of pseudo-terminals (by default its stdout and stderr "
+      "are terminals of the real size, so print loops stream line by line and tqdm draws)");
   add_plan_flags(cmd, flags->plan);
   // MODEL is a positional in `plan`; here positionals are the command, so the model is --model.
   if (auto* model = cmd->get_option_no_throw("MODEL")) cmd->remove_option(model);

@@ -9,13 +9,17 @@ namespace sparkops::cli {
 namespace {
 
 WatchSignalFlags* g_flags = nullptr;  // the one handler target (signal handlers take no argument)
-constexpr std::array<int, 5> kSignals{SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE};
+constexpr std::array<int, 6> kSignals{SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE, SIGWINCH};
 std::array<struct sigaction, kSignals.size()> g_previous{};
 
 extern "C" void on_watch_signal(int sig) {
   if (g_flags == nullptr) return;
   if (sig == SIGCHLD) {
     g_flags->child.store(true);
+    return;
+  }
+  if (sig == SIGWINCH) {
+    g_flags->winch.store(true);
     return;
   }
   g_flags->last_signal.store(sig);

@@ -1,7 +1,8 @@
 #pragma once
 // Signal handling for `sparkops watch` (docs/design.md §5: signals live only in cli/). SIGINT,
 // SIGTERM and SIGHUP are counted (the loop forwards the first to the job's process group and kills
-// the group on the second); SIGCHLD only wakes the loop; SIGPIPE is ignored (a closed terminal must
+// the group on the second); SIGCHLD only wakes the loop; SIGWINCH marks a resize (the loop gives
+// the job's ptys the new size); SIGPIPE is ignored (a closed terminal must
 // not kill the watcher while the job runs). Handlers only store into atomics and are installed
 // without SA_RESTART, so a poll() in progress returns at once.
 

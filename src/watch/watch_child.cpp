@@ -1,8 +1,10 @@
 #include "watch/watch_child.hpp"
 
 #include <fcntl.h>
+#include <pty.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -41,19 +43,70 @@ void close_fd(int& fd) {
   ::_exit(127);
 }
 
+// A pseudo-terminal as {master, slave} in the layout pipe2 uses ({read end, write end}), both
+// close-on-exec (the child dup2s the slave, which clears the flag on the copy), output
+// post-processing off so the job's bytes pass unchanged.
+bool open_pty(int fds[2], const winsize& size) {
+  int master = -1, slave = -1;
+  winsize ws = size;
+  if (::openpty(&master, &slave, nullptr, nullptr, &ws) != 0) return false;
+  termios t{};
+  if (::tcgetattr(slave, &t) == 0) {
+    t.c_oflag &= ~static_cast<tcflag_t>(OPOST);  // no \n -> \r\n: byte-identical output
+    (void)::tcsetattr(slave, TCSANOW, &t);
+  }
+  for (int fd : {master, slave}) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+  fds[0] = master;
+  fds[1] = slave;
+  return true;
+}
+
 }  // namespace
 
-Result<ChildProcess> spawn_child(const std::vector<std::string>& argv) {
+std::optional<winsize> own_terminal_size() {
+  for (int fd : {STDOUT_FILENO, STDERR_FILENO, STDIN_FILENO}) {
+    winsize ws{};
+    if (::isatty(fd) == 1 && ::ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws;
+  }
+  return std::nullopt;
+}
+
+void resize_job_terminal(const ChildProcess& child, const winsize& size) {
+  if (!child.pty) return;
+  for (int fd : {child.out_fd, child.err_fd}) {
+    if (fd >= 0) (void)::ioctl(fd, TIOCSWINSZ, &size);
+  }
+  signal_job(child, SIGWINCH);
+}
+
+Result<ChildProcess> spawn_child(const std::vector<std::string>& argv, ChildOutput output,
+                                 const std::optional<winsize>& size) {
   if (argv.empty())
     return fail(Errc::invalid_argument, "no command given (sparkops watch [options] -- CMD ...)");
   int out[2] = {-1, -1}, err[2] = {-1, -1}, status[2] = {-1, -1};
-  if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0 ||
-      ::pipe2(status, O_CLOEXEC) != 0) {
-    const int e = errno;
+  const auto close_all = [&] {
     for (int* p : {out, err, status}) {
       close_fd(p[0]);
       close_fd(p[1]);
     }
+  };
+  const bool pty = output == ChildOutput::pty;
+  if (pty) {
+    winsize ws{};
+    ws.ws_row = 24;
+    ws.ws_col = 80;
+    if (size) ws = *size;
+    if (!open_pty(out, ws) || !open_pty(err, ws)) {
+      const int e = errno;
+      close_all();
+      return fail(Errc::unsupported,
+                  fmt::format("cannot open a pseudo-terminal: {}", std::strerror(e)));
+    }
+  }
+  if ((!pty && (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0)) ||
+      ::pipe2(status, O_CLOEXEC) != 0) {
+    const int e = errno;
+    close_all();
     return fail(Errc::io, fmt::format("cannot create pipes: {}", std::strerror(e)));
   }
   std::vector<std::string> copy = argv;
@@ -93,7 +146,7 @@ Result<ChildProcess> spawn_child(const std::vector<std::string>& argv) {
     return fail(code, fmt::format("{}: {}", argv[0], std::strerror(exec_errno)));
   }
   for (int fd : {out[0], err[0]}) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
-  return ChildProcess{pid, out[0], err[0]};
+  return ChildProcess{pid, out[0], err[0], pty};
 }
 
 int exit_code_from_wait_status(int status) {

@@ -205,6 +205,9 @@ void Session::handle_orphans(pid_t self, pid_t own_pgrp, pid_t job_pgrp) {
 }
 
 void Session::handle_signals(const ChildProcess& child) {
+  if (flags_.winch.exchange(false) && child.pty) {
+    if (const auto size = own_terminal_size()) resize_job_terminal(child, *size);
+  }
   const int count = flags_.stop_count.load();
   if (count == handled_signals_) return;
   handled_signals_ = count;
@@ -234,7 +237,13 @@ Result<WatchOutcome> Session::run() {
     print_error(io_, fmt::format("{}: processes the job leaves behind may go unreported",
                                  reaper.error().detail));
   }
-  auto child = spawn_child(options_.command);
+  const ChildOutput output = options_.pty ? ChildOutput::pty : ChildOutput::pipes;
+  auto child = spawn_child(options_.command, output, own_terminal_size());
+  if (!child && output == ChildOutput::pty && child.error().code == Errc::unsupported) {
+    print_error(io_, fmt::format("{}; the job's output goes through pipes (as with --no-pty)",
+                                 child.error().detail));
+    child = spawn_child(options_.command, ChildOutput::pipes);
+  }
   if (!child) return tl::unexpected(child.error());
   out_.pid = child->pid;
   int fds[2] = {child->out_fd, child->err_fd};

@@ -32,10 +32,15 @@ struct WatchSignalFlags {
   std::atomic<int> stop_count{0};
   std::atomic<int> last_signal{0};
   std::atomic<bool> child{false};
+  std::atomic<bool> winch{
+      false};  // SIGWINCH: the terminal was resized (passed on to the job's pty)
 };
 
 struct WatchOptions {
   std::vector<std::string> command;
+  // The job's stdout/stderr on pseudo-terminals (watch_child.hpp); false = pipes (--no-pty). When
+  // no pty can be opened the job runs on pipes and a note says so.
+  bool pty = true;
   std::filesystem::path dir;  // run folder: thermal.log, events.log
   std::filesystem::path log;  // the job's output (sidecar: <log>.times)
   std::chrono::nanoseconds interval{std::chrono::seconds{30}};

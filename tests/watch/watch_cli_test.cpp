@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <thread>
@@ -118,8 +119,11 @@ nlohmann::json summary(const test::TempDir& dir) {
 TEST(WatchCli, CorpusOutputPassesThroughByteForByteAndIntoTheLog) {
   test::TempDir dir;
   const auto log = test::fixture("watch/hf_trainer_head.log");
-  Watch w({"--dir", "run", "--interval", "0.2", "--no-preflight", "--", script("emit_file.sh"),
-           log.string()},
+  // --no-pty: on pipes the log keeps the order the two streams were written in. On ptys (the
+  // default) each stream's bytes are still exact, but the kernel hands pty output over
+  // asynchronously, so where the streams meet in the log is the scheduler's (WatchPty tests).
+  Watch w({"--dir", "run", "--interval", "0.2", "--no-preflight", "--no-pty", "--",
+           script("emit_file.sh"), log.string()},
           dir);
   ASSERT_EQ(w.wait(), 0) << w.err();
   EXPECT_EQ(w.out(), test::slurp(log));
@@ -404,6 +408,91 @@ TEST(WatchCli, HundredMegabytesPassThroughByteForByte) {
   };
   EXPECT_TRUE(same(dir / "stdout"));
   EXPECT_TRUE(same(dir / "run/train.log"));
+}
+
+// The job runs on pseudo-terminals by default: both streams are terminals, and the bytes pass
+// unchanged (no \n -> \r\n); --no-pty keeps the pipes.
+TEST(WatchPty, JobSeesTerminalsAndItsBytesPassUnchanged) {
+  const std::string job =
+      "test -t 1 && echo tty-out; test -t 2 && echo tty-err >&2; printf 'a\\nb\\r\\nc'; exit 7";
+  {
+    test::TempDir dir;
+    Watch w({"--dir", "run", "--no-preflight", "--", "/bin/sh", "-c", job}, dir);
+    EXPECT_EQ(w.wait(), 7) << w.err();
+    EXPECT_EQ(w.out(), "tty-out\na\nb\r\nc");
+    EXPECT_NE(w.err().find("tty-err\n"), std::string::npos) << w.err();
+    // Both streams in the log; their interleaving is the scheduler's, as with pipes.
+    const std::string log = test::slurp(dir / "run/train.log");
+    EXPECT_NE(log.find("a\nb\r\nc"), std::string::npos) << log;
+    EXPECT_NE(log.find("tty-err\n"), std::string::npos) << log;
+    EXPECT_EQ(log.size(), std::string("tty-out\ntty-err\na\nb\r\nc").size()) << log;
+  }
+  {
+    test::TempDir dir;
+    Watch w({"--dir", "run", "--no-preflight", "--no-pty", "--", "/bin/sh", "-c", job}, dir);
+    EXPECT_EQ(w.wait(), 7) << w.err();
+    EXPECT_EQ(w.out(), "a\nb\r\nc");
+    EXPECT_EQ(w.err().find("\ntty-err\n"), std::string::npos) << w.err();  // the summary quotes it
+  }
+}
+
+// A plain Python print loop (block-buffered into a pipe) reaches the log line by line.
+TEST(WatchPty, PrintLoopStreamsLineByLine) {
+  if (!std::filesystem::exists("/usr/bin/python3")) GTEST_SKIP() << "no /usr/bin/python3";
+  test::TempDir dir;
+  Watch w({"--dir", "run", "--no-preflight", "--", "/usr/bin/env", "-u", "PYTHONUNBUFFERED",
+           "/usr/bin/python3", script("print_loop.py"), "run/train.log"},
+          dir);
+  EXPECT_EQ(w.wait(), 0) << w.out() << w.err();
+  EXPECT_EQ(w.out(), "ready\nstreamed\n");
+}
+
+// The job's ptys have the real terminal's size, and a resize reaches the job as SIGWINCH with the
+// new size. sparkops runs under script(1), which gives it a terminal whose size stty sets.
+TEST(WatchPty, JobSeesTheTerminalSizeAndItsChanges) {
+  if (!std::filesystem::exists("/usr/bin/python3") || !std::filesystem::exists("/usr/bin/script"))
+    GTEST_SKIP() << "needs /usr/bin/python3 and script(1)";
+  test::TempDir dir;
+  const std::string cmd =
+      // `;` not `&&`: the `&` below must background sparkops alone (a backgrounded list gets
+      // /dev/null as stdin, which stty needs to be the terminal).
+      "cd '" + dir.path().string() + "'; stty cols 100 rows 30; '" + test::sparkops_binary() +
+      "' --root '" + test::fixture("roots/gb10-idle").string() +
+      "' --gpu none watch --no-preflight --dir run -- /usr/bin/python3 '" + script("winch.py") +
+      "' ready 2>err.txt & pid=$!; n=0; while [ ! -e '" + (dir / "ready").string() +
+      "' ] && [ $n -lt 1500 ]; do sleep 0.02; n=$((n+1)); done; stty cols 140 rows 50; "
+      "kill -WINCH $pid; wait $pid";
+  const auto r = test::run_process({"/usr/bin/script", "-qec", cmd, "/dev/null"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << test::slurp(dir / "err.txt");
+  const std::string log = test::slurp(dir / "run/train.log");
+  EXPECT_NE(log.find("start 100x30\n"), std::string::npos) << log;
+  EXPECT_NE(log.find("resized 140x50\n"), std::string::npos) << log;
+}
+
+// Two runs started together in one folder never share a run folder (the default name has a
+// one-second resolution).
+TEST(WatchCli, TwoRunsInTheSameSecondGetTwoFolders) {
+  test::TempDir dir;
+  Watch a({"--no-preflight", "--", "/bin/sh", "-c", "echo one"}, dir);
+  test::TempDir dir_b;  // its own stdout/stderr files, the same working folder below
+  std::vector<std::string> args{"--root", test::fixture("roots/gb10-idle").string(),
+                                "--gpu",  "none",
+                                "watch",  "--no-preflight",
+                                "--",     "/bin/sh",
+                                "-c",     "echo two"};
+  std::string cmd = "cd '" + dir.path().string() + "' && exec '" + test::sparkops_binary() + "'";
+  for (const auto& x : args) cmd += " '" + x + "'";
+  const auto b = test::run_process({"/bin/sh", "-c", cmd});
+  EXPECT_EQ(a.wait(), 0) << a.err();
+  EXPECT_EQ(b.exit_code, 0) << b.err;
+  std::vector<std::string> logs;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+    if (e.path().filename().string().rfind("sparkops-run-", 0) != 0) continue;
+    EXPECT_TRUE(std::filesystem::exists(e.path() / "summary.json")) << e.path();
+    logs.push_back(test::slurp(e.path() / "train.log"));
+  }
+  std::sort(logs.begin(), logs.end());
+  EXPECT_EQ(logs, (std::vector<std::string>{"one\n", "two\n"}));
 }
 
 }  // namespace

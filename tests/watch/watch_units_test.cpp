@@ -2,6 +2,7 @@
 // the sidecar written beside the log, memory pressure events, the summary and the anchor.
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -12,6 +13,8 @@
 #include "trainlog/live_tracker.hpp"
 #include "trainlog/parse_log.hpp"
 #include "trainlog/sidecar.hpp"
+#include "watch/run_folder.hpp"
+#include "watch/watch_child.hpp"
 #include "watch/watch_events.hpp"
 #include "watch/watch_output.hpp"
 #include "watch/watch_summary.hpp"
@@ -301,6 +304,46 @@ TEST(WatchSummary, TextNamesExitDurationStepsAndMemory) {
   v.plan_peak_bytes = 25ULL << 30;
   test::expect_golden("golden/watch/summary.txt", render_watch_summary_text(v));
   test::expect_golden("golden/watch/summary.json", watch_summary_json(v).dump(2) + "\n");
+}
+
+TEST(RunFolder, ASecondRunOfTheSameSecondGetsTheNextName) {
+  const test::TempDir dir;
+  const auto base = dir / "sparkops-run-20261201T120000Z";
+  auto first = create_fresh_run_folder(base);
+  auto second = create_fresh_run_folder(base);
+  auto third = create_fresh_run_folder(base);
+  ASSERT_TRUE(first && second && third);
+  EXPECT_EQ(*first, base);
+  EXPECT_EQ(second->string(), base.string() + "-2");
+  EXPECT_EQ(third->string(), base.string() + "-3");
+  EXPECT_TRUE(std::filesystem::is_directory(*third));
+  const auto missing_parent = create_fresh_run_folder(dir / "no/such/parent/run");
+  ASSERT_FALSE(missing_parent);
+  EXPECT_NE(missing_parent.error().detail.find("no/such/parent/run"), std::string::npos);
+}
+
+// The pty child: both streams are terminals of the size asked for, output unchanged.
+TEST(ChildPty, StreamsAreTerminalsOfTheGivenSize) {
+  winsize ws{};
+  ws.ws_col = 111;
+  ws.ws_row = 33;
+  auto child = spawn_child({"/bin/sh", "-c", "stty size <&1; stty size <&2 >&2; printf 'x\\n'"},
+                           ChildOutput::pty, ws);
+  ASSERT_TRUE(child) << child.error().detail;
+  EXPECT_TRUE(child->pty);
+  std::string out, err;
+  for (auto [fd, text] : {std::pair{child->out_fd, &out}, std::pair{child->err_fd, &err}}) {
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    char buf[256];
+    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;)
+      text->append(buf, static_cast<std::size_t>(n));
+    ::close(fd);
+  }
+  int status = 0;
+  ::waitpid(child->pid, &status, 0);
+  EXPECT_EQ(exit_code_from_wait_status(status), 0);
+  EXPECT_EQ(out, "33 111\nx\n");
+  EXPECT_EQ(err, "33 111\n");
 }
 
 }  // namespace
