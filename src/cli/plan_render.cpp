@@ -120,6 +120,10 @@ std::string render_plan_text(const plan::PlanResult& r) {
   }
   out += fmt::format("{:<30}{:>12}  (torch.cuda.max_memory_allocated)\n",
                      "Training peak, allocated", format_gib(e.train_peak_allocated_bytes));
+  out += fmt::format(
+      "{:<30}{:>12}  (max_memory_reserved: allocated x 1.15; measured range {}-{} GiB)\n",
+      "Training peak, reserved", format_gib(e.train_peak_reserved_bytes),
+      format_gib(e.reserved_low_bytes), format_gib(e.reserved_high_bytes));
   out += fmt::format("{:<30}{:>12}  (+ context and allocator reserve)\n", "Training peak, pool",
                      format_gib(e.train_peak_pool_bytes));
   out += fmt::format(
@@ -171,6 +175,8 @@ json plan_to_json(const plan::PlanResult& r) {
   j["run"] = run_json(r.run);
   j["terms"] = terms_json(e.terms);
   j["train_peak_allocated_bytes"] = e.train_peak_allocated_bytes;
+  j["train_peak_reserved_bytes"] = e.train_peak_reserved_bytes;
+  j["train_peak_reserved_range_bytes"] = {e.reserved_low_bytes, e.reserved_high_bytes};
   j["train_peak_pool_bytes"] = e.train_peak_pool_bytes;
   j["load_peak_pool_bytes"] = e.load_peak_pool_bytes;
   j["largest_shard_bytes"] = e.largest_shard_bytes;

@@ -354,6 +354,10 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
   e.train_peak_allocated_bytes = to_bytes(peak);
   t.cuda_context = k.cuda_context_bytes;
   t.allocator_reserve = to_bytes(d(e.train_peak_allocated_bytes) * k.allocator_reserve_fraction);
+  e.train_peak_reserved_bytes = sat_add(e.train_peak_allocated_bytes, t.allocator_reserve);
+  e.reserved_low_bytes = to_bytes(d(e.train_peak_allocated_bytes) * (1 + k.allocator_reserve_low));
+  e.reserved_high_bytes =
+      to_bytes(d(e.train_peak_allocated_bytes) * (1 + k.allocator_reserve_high));
   e.train_peak_pool_bytes =
       sat_add(sat_add(sat_add(e.train_peak_allocated_bytes, t.cuda_context), t.allocator_reserve),
               e.paged_bytes);

@@ -90,7 +90,12 @@ struct EstimatorConstants {
   double nf4_bytes_per_param = 0.5625;            // bitsandbytes NF4, block 64, fp32 absmax
   double nf4_dq_bytes_per_param = 0.5159;         // with double quantization
   std::uint64_t cuda_context_bytes = 1ULL << 30;  // context + cuBLAS/cuDNN workspaces
-  double allocator_reserve_fraction = 0.15;       // reserved/allocated - 1
+  // reserved/allocated - 1 of the CUDA caching allocator: docs/domain.md's measured 1.1-1.4
+  // (segments are cached, never returned: the high-water mark of a fragmented mix; its rules are
+  // not simulated yet, so the figure carries that measured range).
+  double allocator_reserve_fraction = 0.15;
+  double allocator_reserve_low = 0.10;
+  double allocator_reserve_high = 0.40;
   std::uint64_t assumed_shard_bytes = 5ULL * 1000 * 1000 * 1000;  // save_pretrained default
 };
 const EstimatorConstants& estimator_constants();
@@ -116,7 +121,10 @@ struct Estimate {
   std::uint64_t trainable_params = 0;
   Terms terms;
   std::uint64_t train_peak_allocated_bytes = 0;  // what torch.cuda.max_memory_allocated shows
-  std::uint64_t train_peak_pool_bytes = 0;       // + context + allocator reserve + paged
+  std::uint64_t train_peak_reserved_bytes = 0;   // torch.cuda.max_memory_reserved: + reserve
+  std::uint64_t reserved_low_bytes = 0;          // the reserve's measured range (constants)
+  std::uint64_t reserved_high_bytes = 0;
+  std::uint64_t train_peak_pool_bytes = 0;  // + context + allocator reserve + paged
   // Optimizer states bitsandbytes pages (cudaMallocManaged, tensors >= 1e5 elements): in the pool,
   // never in torch's allocator statistics.
   std::uint64_t paged_bytes = 0;

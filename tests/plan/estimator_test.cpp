@@ -265,6 +265,14 @@ TEST(Estimator, PagedOptimizerStatesCountInThePoolNotInAllocated) {
                                          e.terms.allocator_reserve + e.paged_bytes);
 }
 
+// reserved is its own figure: allocated plus the nominal reserve, inside the measured range.
+TEST(Estimator, ReservedIsAllocatedPlusTheReserveWithinItsRange) {
+  const auto e = estimate(shape("Llama-3.1-8B"), RunConfig{});
+  EXPECT_EQ(e.train_peak_reserved_bytes, e.train_peak_allocated_bytes + e.terms.allocator_reserve);
+  EXPECT_LT(e.reserved_low_bytes, e.train_peak_reserved_bytes);
+  EXPECT_GT(e.reserved_high_bytes, e.train_peak_reserved_bytes);
+}
+
 // Fabric quantizes every nn.Linear, the lm_head too: the head's bytes go from bf16 to NF4.
 TEST(Estimator, QuantizedHeadAndUntiedHeadChangeTheWeights) {
   const auto s = shape("Llama-2-7B");

@@ -19,7 +19,8 @@ TEST(PlanCli, JsonCarriesEveryRequiredKey) {
   const auto j = nlohmann::json::parse(r.out);
   for (const char* key : {"params", "trainable_params", "terms", "train_peak_allocated_bytes",
                           "train_peak_pool_bytes", "load_peak_pool_bytes", "budget_bytes",
-                          "verdict", "anchor", "advice"}) {
+                          "train_peak_reserved_bytes", "train_peak_reserved_range_bytes", "verdict",
+                          "anchor", "advice"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   EXPECT_EQ(j["params"], 8'030'261'248u);

@@ -217,10 +217,9 @@ std::vector<Row> evaluate_v2(const std::string& csv_text) {
       const Estimate e = estimate(r.shape, run);
       const double allocated = static_cast<double>(e.train_peak_allocated_bytes);
       r.pool_estimate_bytes = static_cast<double>(e.train_peak_pool_bytes);
-      r.estimate_bytes = r.metric == "allocated" ? allocated
-                         : r.metric == "reserved"
-                             ? allocated + static_cast<double>(e.terms.allocator_reserve)
-                             : r.pool_estimate_bytes;
+      r.estimate_bytes = r.metric == "allocated"  ? allocated
+                         : r.metric == "reserved" ? static_cast<double>(e.train_peak_reserved_bytes)
+                                                  : r.pool_estimate_bytes;
       r.estimated = true;
       r.measured_bytes = peak.value_or(0) * (unit == "GiB" ? 1073741824.0 : 1e9);
       if (r.measured_bytes > 0) r.error = r.estimate_bytes / r.measured_bytes - 1.0;
