@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 
@@ -561,6 +562,92 @@ std::string_view family_for(std::string_view model_type, bool* known) {
   return "llama";
 }
 
+// The graphs of one step (stem, a middle layer, layer 0, the final norm): per-token sizes, so
+// they depend on the model's dimensions and the run's structure but not on the token count
+// (except eager attention, whose scores scale with the sequence). Built once per such key and
+// cached: the bisecting advice and the fit matrix re-plan the same shape at many batch sizes.
+struct StepGraphs {
+  Graph stem;
+  std::set<int> stem_saved;
+  bool has_rope = false;
+  bool x_rg = false;
+  std::pair<Graph, int> mid, first;
+  Graph fg;
+};
+
+std::string graph_key(const Family& f, const SimRun& run, const Dims& d, unsigned db) {
+  std::string k = fmt::format(
+      "{}|{} {} {} {} {} {} {} {}|{} {} {} {} {}|{} {} {} {} {} {} {} {}", f.name, d.h, d.hd,
+      d.heads, d.kvh, d.i, d.k, d.E, run.attn == AttnKernel::eager ? d.s : 0.0,
+      static_cast<int>(run.method), db, run.adapter_bytes, d.r, run.lora_dropout > 0,
+      run.all_linear, static_cast<int>(run.attn), static_cast<int>(run.ckpt), run.bnb_saves_input,
+      run.dropout_off, run.fused_qkv_lora, run.dequant_copies, run.targets.size());
+  for (const auto& t : run.targets) k += "|" + t;
+  return k;
+}
+
+Result<std::shared_ptr<const StepGraphs>> step_graphs(const Family& f, const SimRun& run,
+                                                      const Dims& d, unsigned db) {
+  static std::mutex mu;
+  static std::map<std::string, std::shared_ptr<const StepGraphs>> cache;
+  const std::string key = graph_key(f, run, d, db);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  const bool full = run.method == TrainMethod::full;
+  const bool ckpt = run.ckpt == Checkpointing::per_layer;
+  auto out = std::make_shared<StepGraphs>();
+  // Stem: embedding (+ scale, + positions, dropout) and the shared rotary cos/sin, causal mask.
+  Graph& g = out->stem;
+  Builder bld{f, run, d, g, db};
+  int x = g.fresh(d.h, db, full || ckpt);  // enable_input_require_grads under checkpointing
+  if (f.embed_scale) x = bld.op({x}, d.h, db, {});
+  if (f.learned_positions) {
+    x = bld.add({x});
+    x = bld.dropout(x);
+  }
+  if (f.rotary_fraction > 0) {
+    bld.cos = g.fresh(d.hd * f.rotary_fraction, db, false);
+    bld.sin = g.fresh(d.hd * f.rotary_fraction, db, false);
+  }
+  if (run.attn == AttnKernel::eager) bld.mask = g.fresh(d.s, db, false);
+  out->stem_saved = g.saved;
+  out->has_rope = bld.cos >= 0;
+
+  // One layer, built on a stand-in input that requires grad as layer l > 0 inputs do; layer 0
+  // differs only when its input does not require grad (LoRA without checkpointing), built apart.
+  auto build_layer = [&](bool input_rg) -> Result<std::pair<Graph, int>> {
+    Graph lg;
+    Builder lb{f, run, d, lg, db};
+    int in = lg.fresh(d.h, db, input_rg);
+    if (bld.cos >= 0) {
+      lb.cos = lg.fresh(d.hd * f.rotary_fraction, db, false);
+      lb.sin = lg.fresh(d.hd * f.rotary_fraction, db, false);
+    }
+    auto layer_out = lb.layer(in);
+    if (!layer_out) return tl::unexpected(layer_out.error());
+    return std::make_pair(std::move(lg), *layer_out);
+  };
+  const bool x_rg = g.tensors[x].rg;
+  auto mid = build_layer(true);
+  if (!mid) return tl::unexpected(mid.error());
+  auto first = build_layer(x_rg);
+  if (!first) return tl::unexpected(first.error());
+  out->x_rg = x_rg;
+  out->mid = std::move(*mid);
+  out->first = std::move(*first);
+  Builder fb{f, run, d, out->fg, db};
+  int last = out->fg.fresh(d.h, db, true);
+  if (f.norm == "layernorm")
+    fb.layernorm(last);
+  else
+    fb.rmsnorm(last, 1, f.norm == "gemma_rmsnorm");
+  std::lock_guard<std::mutex> lock(mu);
+  if (cache.size() > 256) cache.clear();  // bounded: a long-running caller plans many shapes
+  return cache.emplace(key, std::move(out)).first->second;
+}
+
 Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   const auto& fs = families();
   if (!fs.error.empty()) return fail(Errc::malformed, fs.error);
@@ -586,57 +673,29 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   const bool ckpt = run.ckpt == Checkpointing::per_layer;
   res.inputs = 16 * T;
 
-  // Stem: embedding (+ scale, + positions, dropout) and the shared rotary cos/sin, causal mask.
-  Graph g;
-  Builder bld{f, run, d, g, db};
-  int x = g.fresh(d.h, db, full || ckpt);  // enable_input_require_grads under checkpointing
-  if (f.embed_scale) x = bld.op({x}, d.h, db, {});
-  if (f.learned_positions) {
-    x = bld.add({x});
-    x = bld.dropout(x);
-  }
-  const std::size_t stem_prims = g.prims.size();
-  if (f.rotary_fraction > 0) {
-    bld.cos = g.fresh(d.hd * f.rotary_fraction, db, false);
-    bld.sin = g.fresh(d.hd * f.rotary_fraction, db, false);
-  }
-  if (run.attn == AttnKernel::eager) bld.mask = g.fresh(d.s, db, false);
-  const std::set<int> stem_saved = g.saved;
-
-  // One layer, built on a stand-in input that requires grad as layer l > 0 inputs do; layer 0
-  // differs only when its input does not require grad (LoRA without checkpointing), built apart.
-  auto build_layer = [&](bool input_rg) -> Result<std::pair<Graph, int>> {
-    Graph lg;
-    Builder lb{f, run, d, lg, db};
-    int in = lg.fresh(d.h, db, input_rg);
-    if (bld.cos >= 0) {
-      lb.cos = lg.fresh(d.hd * f.rotary_fraction, db, false);
-      lb.sin = lg.fresh(d.hd * f.rotary_fraction, db, false);
-    }
-    auto out = lb.layer(in);
-    if (!out) return tl::unexpected(out.error());
-    return std::make_pair(std::move(lg), *out);
-  };
-  const bool x_rg = g.tensors[x].rg;
-  auto mid = build_layer(true);
-  if (!mid) return tl::unexpected(mid.error());
-  auto first = build_layer(x_rg);
-  if (!first) return tl::unexpected(first.error());
+  auto built = step_graphs(f, run, d, db);
+  if (!built) return tl::unexpected(built.error());
+  const StepGraphs& G = **built;
+  const Graph& g = G.stem;
+  const std::set<int>& stem_saved = G.stem_saved;
+  const bool has_rope = G.has_rope;
+  const auto* mid = &G.mid;
+  const auto* first = &G.first;
   // Saved per layer, split into: its own tensors, its input (storage 0), the shared cos/sin.
   auto own_saved = [&](const Graph& lg) {
     std::set<int> own;
     for (int s : lg.saved)
-      if (s > 2 || (s > 0 && bld.cos < 0)) own.insert(s);
+      if (s > 2 || (s > 0 && !has_rope)) own.insert(s);
     return own;
   };
-  auto uses_rope = [&](const Graph& lg) { return bld.cos >= 0 && lg.saved.count(1) > 0; };
+  auto uses_rope = [&](const Graph& lg) { return has_rope && lg.saved.count(1) > 0; };
   const double L = static_cast<double>(a.layers);
   const double mid_own = saved_bytes(mid->first, own_saved(mid->first), T);
   const double first_own = saved_bytes(first->first, own_saved(first->first), T);
   const double layer_in = d.h * db * T;
   const bool mid_saves_in = mid->first.saved.count(0) > 0;
   const bool first_saves_in = first->first.saved.count(0) > 0;
-  const double rope_bytes = bld.cos >= 0 ? 2 * d.hd * f.rotary_fraction * db * T : 0;
+  const double rope_bytes = has_rope ? 2 * d.hd * f.rotary_fraction * db * T : 0;
   const double mask_bytes = run.attn == AttnKernel::eager ? d.s * db * T : 0;
   // Inputs bitsandbytes keeps as ctx attributes: live until the graph is dropped.
   const double mid_held = saved_bytes(mid->first, mid->first.held, T);
@@ -646,13 +705,7 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   const double head_dequant =
       qlora && run.head_4bit ? d.V * d.h * db * std::max(1u, run.dequant_copies) : 0;
 
-  // Final norm on the last layer's output.
-  Graph fg;
-  Builder fb{f, run, d, fg, db};
-  int last = fg.fresh(d.h, db, true);
-  int hfin =
-      f.norm == "layernorm" ? fb.layernorm(last) : fb.rmsnorm(last, 1, f.norm == "gemma_rmsnorm");
-  (void)hfin;
+  const Graph& fg = G.fg;
   const double final_own = saved_bytes(
       fg,
       [&] {
@@ -803,7 +856,6 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   bwd = std::max(
       bwd, stem + bottom_saved + head_grad + norm_grad + all_layer_grads + first_peak + held_above);
   res.backward_peak_extra = bwd;
-  (void)stem_prims;
   (void)first_params;
   return res;
 }
