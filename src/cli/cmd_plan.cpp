@@ -15,6 +15,7 @@
 #include "cli/domain_options.hpp"
 #include "cli/plan_flags.hpp"
 #include "cli/plan_render.hpp"
+#include "cli/serve_plan.hpp"
 #include "models/catalogue.hpp"
 #include "models/http_client.hpp"
 #include "plan/frameworks.hpp"
@@ -43,6 +44,88 @@ struct PlanCommandState {
   bool list = false;
 };
 
+plan::PlanEnvironment online_environment(AppContext& ctx, const models::HttpClient* curl,
+                                         std::vector<std::string>* notes) {
+  plan::PlanEnvironment env = plan_environment(ctx.host_root(), ctx.config, notes);
+  const auto var = [](const char* name) {
+    const char* v = std::getenv(name);
+    return v == nullptr ? std::string() : std::string(v);
+  };
+  env.hub = models::hub_access_from_env({var("HF_ENDPOINT"), var("HF_TOKEN"), var("HF_TOKEN_PATH"),
+                                         var("HF_HOME"), var("HOME"), var("HF_HUB_OFFLINE")});
+  env.hub.client = curl;
+  return env;
+}
+
+int beside_exit_code(VerdictKind k) {
+  switch (k) {
+    case VerdictKind::coexists:
+      return kExitOk;
+    case VerdictKind::tight:
+      return 3;
+    case VerdictKind::stop_first:
+    case VerdictKind::does_not_fit:
+      return kExitFailure;
+  }
+  return kExitFailure;
+}
+
+// The --beside / --beside-running verdict for a new job (docs/serving.md "Beside").
+Result<std::optional<std::pair<serving::BesideVerdict, std::vector<serving::PlannedJob>>>>
+beside_for(const PlanFlags& flags, const plan::PlanEnvironment& env, const ServingContext& sc,
+           const serving::NewJob& job, const Config& config, std::vector<std::string>& notes) {
+  using Out = std::optional<std::pair<serving::BesideVerdict, std::vector<serving::PlannedJob>>>;
+  if (flags.beside.empty() && !flags.beside_running) return Out();
+  if (!sc.pool)
+    return fail(Errc::invalid_argument, "--beside: needs the live pool (--budget auto)");
+  auto jobs = beside_jobs(flags, env, sc, notes);
+  if (!jobs) return tl::unexpected(jobs.error());
+  std::optional<WorkloadScan> running;
+  if (flags.beside_running) {
+    auto scan = scan_workloads(env.root, {}, sc.scan);
+    if (!scan) return tl::unexpected(scan.error());
+    running = std::move(*scan);
+  }
+  CoexistenceOptions co;
+  co.tight_margin_bytes = config.get_bytes("procs.tight_margin");
+  auto v =
+      serving::beside_verdict(running ? &*running : nullptr, *jobs, job, *sc.pool, sc.scan, co);
+  return Out(std::pair{std::move(v), std::move(*jobs)});
+}
+
+void run_serve_plan(AppContext& ctx, const PlanCommandState& st) {
+  const auto curl = models::make_curl_client();
+  std::vector<std::string> notes;
+  const plan::PlanEnvironment env = online_environment(ctx, curl.get(), &notes);
+  const auto bad = [&](const Error& e) {
+    print_error(ctx, e.detail);
+    ctx.exit_code = e.code == Errc::io ? kExitFailure : kExitBadInput;
+  };
+  auto sc = serving_context(st.flags, env, ctx.config);
+  if (!sc) return bad(sc.error());
+  auto sp = serving_plan_from_flags(st.flags, env, *sc);
+  if (!sp) return bad(sp.error());
+  const auto job = serving::new_serving_job(
+      fmt::format("{} {}", serving::serve_engine_title(sp->args.engine), sp->model_name), *sp,
+      sc->scan);
+  auto beside = beside_for(st.flags, env, *sc, job, ctx.config, notes);
+  if (!beside) return bad(beside.error());
+  for (auto& n : notes) sp->notes.push_back(std::move(n));
+  if (ctx.json) {
+    auto j = serving_to_json(*sp);
+    if (*beside) j["beside"] = beside_to_json((*beside)->first, (*beside)->second);
+    fmt::print(ctx.out, "{}\n", dump_json(j, 2));
+  } else {
+    std::string text = render_serving_text(*sp);
+    if (*beside) text += render_beside_text((*beside)->first, (*beside)->second);
+    fmt::print(ctx.out, "{}", paint_lines(terminal_text(text), colour_enabled(ctx, ctx.out)));
+  }
+  ctx.exit_code = exit_code_for(sp->verdict);
+  if (*beside)
+    ctx.exit_code = std::max(ctx.exit_code, beside_exit_code((*beside)->first.verdict.kind));
+  if (sp->kv_shortfall_bytes > 0) ctx.exit_code = kExitFailure;
+}
+
 void run_plan(AppContext& ctx, const PlanCommandState& st) {
   if (st.list) {
     const auto& cat = models::catalogue();
@@ -53,6 +136,12 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
           ctx.out, "{}",
           paint_lines(terminal_text(render_catalogue_text(cat)), colour_enabled(ctx, ctx.out)));
     }
+    return;
+  }
+  if (!st.flags.serve.empty()) return run_serve_plan(ctx, st);
+  if (!st.flags.serve_args.empty() || !st.flags.engine_words.empty()) {
+    print_error(ctx, "engine flags (--serve-args or words after --) need --serve ENGINE");
+    ctx.exit_code = kExitBadInput;
     return;
   }
   PlanFlags flags = st.flags;
@@ -75,17 +164,10 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
   auto batches = parse_count_list(st.flags.batch, "--batch");
 
   std::vector<std::string> anchor_notes;
-  plan::PlanEnvironment env = plan_environment(ctx.host_root(), ctx.config, &anchor_notes);
   // plan is the one command that may go online (for an ORG/NAME neither local nor cached);
   // libcurl is loaded only if that happens.
   const auto curl = models::make_curl_client();
-  const auto var = [](const char* name) {
-    const char* v = std::getenv(name);
-    return v == nullptr ? std::string() : std::string(v);
-  };
-  env.hub = models::hub_access_from_env({var("HF_ENDPOINT"), var("HF_TOKEN"), var("HF_TOKEN_PATH"),
-                                         var("HF_HOME"), var("HOME"), var("HF_HUB_OFFLINE")});
-  env.hub.client = curl.get();
+  plan::PlanEnvironment env = online_environment(ctx, curl.get(), &anchor_notes);
   auto result = plan::make_plan(*input, env);
   if (!result) {
     print_error(ctx, result.error().detail);
@@ -93,7 +175,25 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
     return;
   }
   for (auto& n : anchor_notes) result->notes.push_back(std::move(n));
-  if (result->pool) {
+  std::optional<std::pair<serving::BesideVerdict, std::vector<serving::PlannedJob>>> beside;
+  if (!st.flags.beside.empty() || st.flags.beside_running) {
+    auto sc = serving_context(st.flags, env, ctx.config);
+    if (!sc) {
+      print_error(ctx, sc.error().detail);
+      ctx.exit_code = kExitBadInput;
+      return;
+    }
+    const auto job = serving::new_training_job(
+        fmt::format("{} {}", result->model.shape.name, plan::method_name(result->run.method)),
+        result->estimate.peak_pool_bytes(), sc->scan);
+    auto b = beside_for(st.flags, env, *sc, job, ctx.config, result->notes);
+    if (!b) {
+      print_error(ctx, b.error().detail);
+      ctx.exit_code = kExitBadInput;
+      return;
+    }
+    beside = std::move(*b);
+  } else if (result->pool) {
     // The one-heavy-job rule, as `procs --plan` answers it (host-side figures: plan opens no GPU).
     // Shown only when something runs: on a quiet pool the plan's own verdict says it all.
     ScanOptions scan_options;
@@ -132,12 +232,16 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
     return;
   }
   if (ctx.json) {
-    fmt::print(ctx.out, "{}\n", dump_json(plan_to_json(*result), 2));
+    auto j = plan_to_json(*result);
+    if (beside) j["beside"] = beside_to_json(beside->first, beside->second);
+    fmt::print(ctx.out, "{}\n", dump_json(j, 2));
   } else {
-    fmt::print(ctx.out, "{}",
-               paint_lines(terminal_text(render_plan_text(*result)), colour_enabled(ctx, ctx.out)));
+    std::string text = render_plan_text(*result);
+    if (beside) text += render_beside_text(beside->first, beside->second);
+    fmt::print(ctx.out, "{}", paint_lines(terminal_text(text), colour_enabled(ctx, ctx.out)));
   }
   ctx.exit_code = exit_code_for(result->verdict);
+  if (beside) ctx.exit_code = std::max(ctx.exit_code, beside_exit_code(beside->first.verdict.kind));
 }
 
 }  // namespace
@@ -148,9 +252,14 @@ void add_plan_command(CLI::App& app, AppContext& ctx) {
       "plan",
       "Will it fit? Memory worksheet for a model/method/batch/packing against the pool.\n"
       "Defaults are the common DGX Spark run: bf16 LoRA r16 all-linear, AdamW, batch 1, seq 2048,\n"
-      "gradient checkpointing, SDPA. Exit: 0 fits (or fits after a cache flush), 3 tight, 1 won't\n"
-      "fit, 2 bad input.");
+      "gradient checkpointing, SDPA. --serve ENGINE plans an inference server instead (the\n"
+      "engine's flags after --); --beside CMD / --beside-running judge the job beside others (one\n"
+      "heavy job at a time). Exit: 0 fits (or fits after a cache flush), 3 tight, 1 won't fit or\n"
+      "stop another job first, 2 bad input.");
   add_plan_flags(cmd, st->flags);
+  cmd->add_option("ENGINE_ARGS", st->flags.engine_words,
+                  "With --serve: the engine's own flags after `--` (plan MODEL --serve vllm -- "
+                  "--max-model-len 32768 --gpu-memory-utilization 0.5)");
   cmd->add_flag("--list", st->list, "Print the model catalogue");
   cmd->callback([&ctx, st] { run_plan(ctx, *st); });
 }

@@ -14,6 +14,7 @@
 #include "cli/common_options.hpp"
 #include "cli/plan_flags.hpp"
 #include "cli/procs_render.hpp"
+#include "cli/serve_plan.hpp"
 #include "gpu/smi_parse.hpp"
 #include "host/meminfo.hpp"
 #include "plan/anchors.hpp"
@@ -72,9 +73,17 @@ Result<std::vector<GpuProcess>> gpu_processes(const ProcsFlags& flags, const App
   return gpu_processes_of(*snaps);
 }
 
-// The need of --plan: the planned run's peak in the pool.
+// The need of --plan: the planned run's peak in the pool (or the planned server's footprint).
 Result<std::uint64_t> planned_need(const ProcsFlags& flags, const AppContext& ctx,
                                    const HostRoot& root) {
+  if (!flags.plan_flags.serve.empty()) {
+    const auto env = plan_environment(root, ctx.config);
+    auto sc = serving_context(flags.plan_flags, env, ctx.config);
+    if (!sc) return tl::unexpected(sc.error());
+    auto sp = serving_plan_from_flags(flags.plan_flags, env, *sc);
+    if (!sp) return tl::unexpected(sp.error());
+    return sp->footprint_bytes;
+  }
   auto input = plan_input_from_flags(flags.plan_flags);
   if (!input) return tl::unexpected(input.error());
   auto result = plan::make_plan(*input, plan_environment(root, ctx.config));
@@ -136,13 +145,39 @@ void run_procs(const ProcsFlags& flags, AppContext& ctx) {
     co.tight_margin_bytes = ctx.config.get_bytes("procs.tight_margin");
     report.verdict = coexistence_verdict(report.scan, need.value_or(0), *report.pool, co);
   }
+  // --plan ... --beside CMD: the planned job beside what runs and the commands given, with the
+  // same verdict `plan --beside-running` gives (serving/beside.hpp).
+  std::optional<std::pair<serving::BesideVerdict, std::vector<serving::PlannedJob>>> beside;
+  if (flags.plan && !flags.plan_flags.beside.empty() && report.pool) {
+    plan::PlanEnvironment env = plan_environment(root, ctx.config);
+    env.pool = report.pool;
+    auto sc = serving_context(flags.plan_flags, env, ctx.config);
+    if (!sc) return bad(fmt::format("--beside: {}", sc.error().detail));
+    sc->scan = options;
+    std::vector<std::string> notes;
+    auto jobs = beside_jobs(flags.plan_flags, env, *sc, notes);
+    if (!jobs) return bad(jobs.error().detail);
+    serving::NewJob job = serving::new_training_job("the planned run", need.value_or(0), options);
+    if (!flags.plan_flags.serve.empty()) {
+      auto sp = serving_plan_from_flags(flags.plan_flags, env, *sc);
+      if (!sp) return bad(sp.error().detail);
+      job = serving::new_serving_job("the planned server", *sp, options);
+    }
+    CoexistenceOptions co;
+    co.tight_margin_bytes = ctx.config.get_bytes("procs.tight_margin");
+    auto v = serving::beside_verdict(&report.scan, *jobs, job, *report.pool, options, co);
+    report.verdict = v.verdict;
+    beside = std::pair{std::move(v), std::move(*jobs)};
+  }
 
   if (ctx.json) {
-    fmt::print(ctx.out, "{}\n", dump_json(procs_to_json(report), 2));
+    auto j = procs_to_json(report);
+    if (beside) j["beside"] = beside_to_json(beside->first, beside->second);
+    fmt::print(ctx.out, "{}\n", dump_json(j, 2));
   } else {
-    fmt::print(
-        ctx.out, "{}",
-        paint_lines(terminal_text(render_procs_table(report)), colour_enabled(ctx, ctx.out)));
+    std::string text = render_procs_table(report);
+    if (beside) text += render_beside_text(beside->first, beside->second);
+    fmt::print(ctx.out, "{}", paint_lines(terminal_text(text), colour_enabled(ctx, ctx.out)));
   }
   // README "Exit codes": 1 something must stop first or it cannot fit, 3 tight (as `plan`).
   ctx.exit_code = kExitOk;

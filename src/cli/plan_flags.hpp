@@ -38,6 +38,14 @@ struct PlanFlags {
   std::string nodes = "1";
   std::string budget = "auto";  // GB (bare number = GiB, as `free -g`) or auto
   std::string overhead;         // empty = config pool.overhead
+  // Serving (docs/serving.md): --serve ENGINE with the engine's own flags in --serve-args (or,
+  // for `plan`, after `--`), and the jobs to judge the plan beside.
+  std::string serve;                      // vllm | sglang | ollama | llamacpp | trtllm
+  std::string serve_args;                 // "--max-model-len 32768 --gpu-memory-utilization 0.5"
+  std::vector<std::string> engine_words;  // `plan ... --serve vllm -- --max-model-len 32768`
+  std::vector<std::string> beside;        // command lines, as the user would run them
+  bool beside_running = false;            // judge against what `procs` sees now
+  std::string device_total;               // what CUDA reports as the device total
 };
 
 // Registers the flags on `cmd` (MODEL positional included) with their defaults in --help.

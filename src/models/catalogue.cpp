@@ -68,6 +68,15 @@ Result<std::vector<CatalogueEntry>> parse_catalogue(std::string_view text) {
     a.experts_per_token = e.value("experts_per_token", std::uint64_t{0});
     a.router_bias = e.value("router_bias", false);
     a.extra_params = e.value("extra_params", std::uint64_t{0});
+    a.sliding_window = e.value("sliding_window", std::uint64_t{0});
+    a.sliding_layers = e.value("sliding_layers", std::uint64_t{0});
+    a.kv_lora_rank = e.value("kv_lora_rank", std::uint64_t{0});
+    a.qk_rope_head_dim = e.value("qk_rope_head_dim", std::uint64_t{0});
+    a.max_context = e.value("max_context", std::uint64_t{0});
+    if (a.sliding_layers > a.layers || (a.sliding_window == 0) != (a.sliding_layers == 0)) {
+      return fail(Errc::malformed,
+                  fmt::format("catalogue: {}: sliding_window/sliding_layers disagree", c.name));
+    }
     out.push_back(std::move(c));
   }
   return out;

@@ -89,8 +89,24 @@ Result<GgufModel> gguf_model(GgufFile file, std::string_view source) {
     return fail(Errc::malformed,
                 fmt::format("{}: inconsistent GGUF attention/expert counts", source));
   }
-  if (auto ok = check_plausible(a, source); !ok) return tl::unexpected(ok.error());
   m.context_length = file.uint_value(p + "context_length");
+  a.max_context = m.context_length.value_or(0);
+  // The cache layout llama.cpp builds (src/llama-model.cpp load_hparams, b6xxx): MLA keeps the
+  // latent ({arch}.attention.kv_lora_rank + the RoPE key width); set_swa_pattern(2) for Gemma-2
+  // and gpt-oss (even layers slide), (6) for Gemma-3 (all but every 6th layer slide).
+  a.kv_lora_rank = file.uint_value(p + "attention.kv_lora_rank").value_or(0);
+  if (a.kv_lora_rank > 0)
+    a.qk_rope_head_dim = file.uint_value(p + "rope.dimension_count").value_or(0);
+  if (const auto w = file.uint_value(p + "attention.sliding_window"); w && *w > 0) {
+    std::uint64_t sliding = 0;
+    if (a.family == "gemma2" || a.family == "gpt_oss") sliding = (a.layers + 1) / 2;
+    if (a.family == "gemma3") sliding = a.layers - a.layers / 6;
+    if (sliding > 0) {
+      a.sliding_window = *w;
+      a.sliding_layers = sliding;
+    }
+  }
+  if (auto ok = check_plausible(a, source); !ok) return tl::unexpected(ok.error());
 
   Quantization q;
   q.method = QuantMethod::gguf;

@@ -113,6 +113,10 @@ Status check_plausible(const Architecture& a, std::string_view what) {
       {"vocab_size", {a.vocab, 1ULL << 24}},
       {"num_experts", {a.experts, 1ULL << 16}},
       {"extra_params", {a.extra_params, 1ULL << 44}},
+      {"sliding_window", {a.sliding_window, 1ULL << 32}},
+      {"kv_lora_rank", {a.kv_lora_rank, 1ULL << 20}},
+      {"qk_rope_head_dim", {a.qk_rope_head_dim, 1ULL << 16}},
+      {"max_position_embeddings", {a.max_context, 1ULL << 32}},
   };
   for (const auto& [name, vb] : fields) {
     if (vb.first > vb.second) {
@@ -177,6 +181,40 @@ std::optional<std::uint64_t> get_u64(const json& j, const char* key) {
 bool get_bool(const json& j, const char* key, bool fallback) {
   const auto it = j.find(key);
   return it != j.end() && it->is_boolean() ? it->get<bool>() : fallback;
+}
+
+// Sliding-window layers, MLA and the context length, as the modeling code decides them:
+//   layer_types ["sliding_attention", "full_attention", ...] (transformers >= 4.53 configs: Gemma,
+//   gpt-oss, Qwen3-Next) names each layer; without it, Gemma-2 alternates (even layers slide),
+//   Gemma-3 slides all but every sliding_window_pattern-th layer, Qwen2 slides only with
+//   use_sliding_window, and any other family with a sliding_window slides every layer (Mistral
+//   v0.1, Phi-3). MLA: kv_lora_rank and qk_rope_head_dim (DeepSeek-V2/V3, Kimi-K2).
+void read_cache_layout(const json& j, Architecture& a) {
+  a.max_context = get_u64(j, "max_position_embeddings").value_or(0);
+  a.kv_lora_rank = get_u64(j, "kv_lora_rank").value_or(0);
+  if (a.kv_lora_rank > 0) a.qk_rope_head_dim = get_u64(j, "qk_rope_head_dim").value_or(0);
+  const auto window = get_u64(j, "sliding_window");
+  if (!window || *window == 0) return;
+  std::uint64_t sliding = 0;
+  if (const auto it = j.find("layer_types"); it != j.end() && it->is_array() && !it->empty()) {
+    // One entry per layer; a shorter list (abbreviated configs) is read as a repeating pattern.
+    for (std::uint64_t i = 0; i < a.layers; ++i) {
+      const auto& t = (*it)[static_cast<std::size_t>(i % it->size())];
+      if (t.is_string() && t.get<std::string>() == "sliding_attention") ++sliding;
+    }
+  } else if (a.family == "gemma2") {
+    sliding = (a.layers + 1) / 2;
+  } else if (a.family.rfind("gemma3", 0) == 0) {
+    const auto pattern = get_u64(j, "sliding_window_pattern").value_or(6);
+    sliding = pattern > 0 ? a.layers - a.layers / pattern : 0;
+  } else if (a.family.rfind("qwen", 0) == 0 && !get_bool(j, "use_sliding_window", false)) {
+    sliding = 0;
+  } else {
+    sliding = a.layers;
+  }
+  if (sliding == 0 || sliding > a.layers) return;
+  a.sliding_window = *window;
+  a.sliding_layers = sliding;
 }
 
 }  // namespace
@@ -260,6 +298,7 @@ Result<Architecture> parse_config_json(std::string_view text, std::string_view s
   if (a.head_dim == 0 || a.kv_heads > a.heads) {
     return fail(Errc::malformed, fmt::format("{}: inconsistent heads/head_dim", source));
   }
+  read_cache_layout(j, a);
   if (auto ok = check_plausible(a, source); !ok) return tl::unexpected(ok.error());
   return a;
 }

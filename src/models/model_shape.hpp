@@ -40,6 +40,14 @@ struct Architecture {
   std::uint64_t experts_per_token = 0;
   bool router_bias = false;
   std::uint64_t extra_params = 0;  // e.g. a vision tower, counted in total, kept 16-bit
+  // The attention cache's layout (serving: KV cache per token, docs/serving.md). A sliding-window
+  // layer keeps at most `sliding_window` tokens per sequence; an MLA layer (DeepSeek-V2/V3) caches
+  // one compressed latent of kv_lora_rank + qk_rope_head_dim values per token instead of K and V.
+  std::uint64_t sliding_window = 0;    // tokens; 0 = every layer attends the whole context
+  std::uint64_t sliding_layers = 0;    // how many of `layers` use the window
+  std::uint64_t kv_lora_rank = 0;      // MLA latent width; 0 = not MLA
+  std::uint64_t qk_rope_head_dim = 0;  // MLA: the RoPE key part cached beside the latent
+  std::uint64_t max_context = 0;       // max_position_embeddings; 0 = not stated
 };
 
 // Parameter counts, all exact integers. total = embedding + lm_head + linear + other.

@@ -23,7 +23,11 @@ StopAdvice advice_for(const Workload& w) {
 std::string stop_list(const std::vector<StopAdvice>& stop) {
   std::vector<std::string> parts;
   parts.reserve(stop.size());
-  for (const auto& s : stop) parts.push_back(fmt::format("{} ({}, {})", s.pid, s.label, s.reason));
+  for (const auto& s : stop) {
+    // PID 0: a workload planned with `plan --beside`, not yet running.
+    parts.push_back(s.pid == 0 ? fmt::format("the planned {} ({})", s.label, s.reason)
+                               : fmt::format("{} ({}, {})", s.pid, s.label, s.reason));
+  }
   return fmt::format("{}", fmt::join(parts, ", then "));
 }
 

@@ -116,7 +116,9 @@ WorkloadProcess read_member(const HostRoot& root, const Entry& e, const ScanOpti
   return p;
 }
 
-void judge(Workload& w, const ScanOptions& options) {
+}  // namespace
+
+void judge_workload(Workload& w, const ScanOptions& options) {
   const auto& rules = options.rules;
   const std::uint64_t total = options.device_total_bytes;
   const std::uint64_t effective = w.reserved_bytes();
@@ -147,8 +149,6 @@ void judge(Workload& w, const ScanOptions& options) {
                                             : "orphan (API server gone), " + w.heavy_reason;
   }
 }
-
-}  // namespace
 
 std::uint64_t Workload::reserved_bytes() const {
   return std::max(claim_bytes.value_or(0), actual_bytes);
@@ -244,7 +244,7 @@ Result<WorkloadScan> scan_workloads(const HostRoot& root,
       w.gpu_bytes += p.gpu_bytes.value_or(0);
     }
     w.actual_bytes = w.pss_bytes + w.gpu_bytes;
-    judge(w, options);
+    judge_workload(w, options);
   }
 
   for (const auto& g : gpu_processes) {

@@ -108,6 +108,10 @@ Result<WorkloadScan> scan_workloads(const HostRoot& root,
                                     const std::vector<GpuProcess>& gpu_processes,
                                     const ScanOptions& options);
 
+// Decides `heavy`, `heavy_reason` and `orphan` from the workload's claim, actual bytes and cap
+// (the scan calls it for every workload; `plan --beside` for the workloads it plans).
+void judge_workload(Workload& w, const ScanOptions& options);
+
 // True when any trainer (launcher, worker or single process) is running: `flush` refuses then.
 bool trainer_running(const WorkloadScan& scan);
 

@@ -1,0 +1,94 @@
+// The skill's own examples of the one-heavy-job rule (docs/serving.md "Beside").
+#include <gtest/gtest.h>
+
+#include "base/units.hpp"
+#include "models/catalogue.hpp"
+#include "plan/estimator.hpp"
+#include "serving/beside.hpp"
+
+namespace sparkops::serving {
+namespace {
+
+PoolView gb10_pool() {
+  PoolView p;
+  p.total_bytes = 130663738490ULL;  // what CUDA reports on GB10 (121.69 GiB)
+  p.available_bytes = 116ULL << 30;
+  p.effective_available_bytes = p.available_bytes;
+  p.free_now_bytes = 110ULL << 30;
+  p.overhead_bytes = 4ULL << 30;
+  p.budget_bytes = p.available_bytes - p.overhead_bytes;
+  return p;
+}
+
+ScanOptions options() {
+  ScanOptions o;
+  o.device_total_bytes = gb10_pool().total_bytes;
+  return o;
+}
+
+std::uint64_t qlora_70b_need() {
+  const auto* e = models::find_in_catalogue("Llama-3.1-70B");
+  models::ModelShape s;
+  s.name = e->name;
+  s.arch = e->arch;
+  s.params = models::count_params(e->arch);
+  plan::RunConfig run;
+  run.method = plan::Method::qlora;
+  return plan::estimate(s, run).peak_pool_bytes();
+}
+
+TEST(Beside, SmallLoraCoexistsWithVllmAtHalf) {
+  auto vllm = planned_job("vllm serve Qwen/Qwen3-32B --gpu-memory-utilization 0.5", std::nullopt,
+                          options());
+  ASSERT_TRUE(vllm.has_value()) << vllm.error().detail;
+  EXPECT_FALSE(vllm->workload.heavy);
+  EXPECT_EQ(vllm->workload.cap.state, CapState::capped);
+  const auto job = new_training_job("8B LoRA", 3500ULL << 20, options());  // < 4 GB
+  EXPECT_FALSE(job.workload.heavy);
+  const auto v = beside_verdict(nullptr, {*vllm}, job, gb10_pool(), options());
+  EXPECT_EQ(v.verdict.kind, VerdictKind::coexists) << v.summary;
+  EXPECT_TRUE(v.heavy.empty());
+}
+
+TEST(Beside, UncappedVllmAndA70bQloraDoNot) {
+  auto vllm = planned_job("vllm serve Qwen/Qwen3-32B", std::nullopt, options());
+  ASSERT_TRUE(vllm.has_value());
+  EXPECT_TRUE(vllm->workload.heavy);  // default 0.9 of the device: near capacity, uncapped
+  const std::uint64_t need = qlora_70b_need();
+  EXPECT_GT(need, 30ULL << 30);
+  const auto job = new_training_job("Llama-3.1-70B qlora", need, options());
+  EXPECT_TRUE(job.workload.heavy);
+  const auto v = beside_verdict(nullptr, {*vllm}, job, gb10_pool(), options());
+  EXPECT_EQ(v.verdict.kind, VerdictKind::stop_first) << v.summary;
+  ASSERT_EQ(v.heavy.size(), 2u);  // the new job and vLLM: one heavy job at a time
+  ASSERT_FALSE(v.cap_first.empty());
+  // The cap that would make it fit: below near capacity and leaving the need beside it.
+  const auto& flag = v.cap_first.front().flag;
+  ASSERT_FALSE(flag.empty()) << v.cap_first.front().why;
+  const double f = std::stod(flag.substr(flag.rfind(' ') + 1));
+  EXPECT_LT(f, 0.7);
+  EXPECT_LE(f * static_cast<double>(gb10_pool().total_bytes) + static_cast<double>(need),
+            static_cast<double>(gb10_pool().total_bytes - gb10_pool().overhead_bytes));
+  // Capped there, the same combination coexists (or is tight).
+  auto capped = planned_job("vllm serve Qwen/Qwen3-32B " + flag, std::nullopt, options());
+  ASSERT_TRUE(capped.has_value());
+  const auto again = beside_verdict(nullptr, {*capped}, job, gb10_pool(), options());
+  EXPECT_TRUE(again.verdict.kind == VerdictKind::coexists ||
+              again.verdict.kind == VerdictKind::tight)
+      << again.summary;
+}
+
+TEST(Beside, CommandsGoThroughTheProcsClassifier) {
+  auto bad = planned_job("make -j8", std::nullopt, options());
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().detail.find("make -j8"), std::string::npos);
+  auto empty = planned_job("   ", std::nullopt, options());
+  ASSERT_FALSE(empty.has_value());
+  auto ollama = planned_job("OLLAMA_MAX_LOADED_MODELS=1 ollama serve", std::nullopt, options());
+  ASSERT_TRUE(ollama.has_value());
+  EXPECT_EQ(ollama->workload.kind.engine, Engine::ollama);
+  EXPECT_TRUE(ollama->workload.heavy);  // no byte cap and no size: heavy until sized
+}
+
+}  // namespace
+}  // namespace sparkops::serving
