@@ -51,7 +51,8 @@ ProgramSpec program_spec(const CLI::App& app) {
     c.footer = sub->get_footer();
     c.options = options_of(*sub, false);
     for (const CLI::Option* opt : sub->get_options()) {
-      if (!opt->get_positional()) continue;
+      // The first positional is the one completed (plan's ENGINE_ARGS follow `--`).
+      if (!opt->get_positional() || !c.positional.empty()) continue;
       c.positional = opt->get_name();
       c.positional_description = option_description(*opt);
     }
