@@ -171,14 +171,14 @@ void OomClassifier::handle(const Pending& p) {
     case oomsig::Role::eval_marker:
     case oomsig::Role::save_marker:
     case oomsig::Role::step_context:
-      on_marker(oomsig::phase_of(needle.role), needle.role, p.end, window, local_start);
+      on_marker(oomsig::phase_of(needle.role), needle.role, start, p.end);
       break;
     case oomsig::Role::traceback_start:
       traceback_start_ = p.end;
       break;
     case oomsig::Role::progress_rate:
       if (const auto phase = oomsig::progress_bar_phase(window, local_start)) {
-        on_marker(*phase, needle.role, p.end, window, local_start);
+        on_marker(*phase, needle.role, window_begin + local_start, p.end);
       }
       break;
     case oomsig::Role::bitsandbytes:
@@ -200,22 +200,33 @@ void OomClassifier::place(Event& event, std::uint64_t end) const {
   event.seen = true;
   event.end = end;
   event.before = before(end);
+  if (event.before) quote(*event.before);
   event.outcome.reset();
   event.after.reset();
 }
 
-void OomClassifier::on_marker(OomPhase phase, oomsig::Role role, std::uint64_t end,
-                              const oomtext::DenseView& window, std::size_t local_start) {
-  Mark mark{end, phase, oomtext::line_at(window, local_start, kPhaseEvidenceMax)};
+void OomClassifier::quote(Mark& mark) const {
+  if (mark.quoted) return;
+  mark.quoted = true;
+  if (mark.start < base_ || mark.start >= base_ + dense_.lower.size()) return;
+  mark.line = oomtext::line_at(dense_.view(), static_cast<std::size_t>(mark.start - base_),
+                               kPhaseEvidenceMax);
+}
+
+void OomClassifier::on_marker(OomPhase phase, oomsig::Role role, std::uint64_t start,
+                              std::uint64_t end) {
+  Mark mark{start, end, phase, false, {}};
   const auto later = [&](Event& event) {
     if (!event.seen || event.end >= end) return;
     const auto distance = end - event.end;
     if (role == oomsig::Role::load_outcome && distance <= kOutcomeWindow && !event.outcome) {
       event.outcome = mark;
+      quote(*event.outcome);
     }
     if (role == oomsig::Role::step_context && !event.before && !event.after &&
         distance <= kPhaseWindow) {
       event.after = mark;
+      quote(*event.after);
     }
   };
   for (auto& record : records_) later(record.event);
@@ -282,6 +293,9 @@ void OomClassifier::trim() {
     keep_from = std::min(keep_from, earliest > kLookbehind ? earliest - kLookbehind : 0);
   }
   if (keep_from <= base_) return;
+  // The last markers may still place a later failure: quote them while their text is here.
+  if (last_mark_) quote(*last_mark_);
+  if (last_load_) quote(*last_load_);
   const auto drop = static_cast<std::size_t>(keep_from - base_);
   dense_.lower.erase(0, drop);
   dense_.orig.erase(0, drop);

@@ -59,10 +59,14 @@ class OomClassifier {
     std::uint32_t needle;
     std::uint64_t end;  // dense offset one past the match
   };
-  // A phase marker: where it ended (dense offset), its phase, its line.
+  // A phase marker: where it starts and ends (dense offsets), its phase, and its line, quoted
+  // lazily (a tqdm log has a marker per bar update; only the ones a failure keeps, or the last
+  // ones when the window is trimmed, are ever quoted).
   struct Mark {
+    std::uint64_t start = 0;
     std::uint64_t end = 0;
     OomPhase phase = OomPhase::unknown;
+    bool quoted = false;
     std::string line;
   };
   // One failure's position and the markers that place it.
@@ -87,8 +91,8 @@ class OomClassifier {
   void handle(const Pending& p);
   void on_signal(const oomsig::Needle& needle, std::uint64_t start, std::uint64_t end,
                  const oomtext::DenseView& window, std::size_t local_start, std::size_t local_end);
-  void on_marker(OomPhase phase, oomsig::Role role, std::uint64_t end,
-                 const oomtext::DenseView& window, std::size_t local_start);
+  void on_marker(OomPhase phase, oomsig::Role role, std::uint64_t start, std::uint64_t end);
+  void quote(Mark& mark) const;  // fills mark.line from the window, once
   void on_near_miss(const oomsig::Needle& needle, std::uint64_t end,
                     const oomtext::DenseView& window, std::size_t local_start);
   void place(Event& event, std::uint64_t end) const;

@@ -113,6 +113,23 @@ TEST(OomClassify, PhaseEvidenceIsCappedWithoutSplittingACharacter) {
   EXPECT_EQ((r.phase_evidence.size() - 26) % 2, 0U);
 }
 
+TEST(OomClassify, PhaseEvidenceSurvivesTheWindowBeingTrimmed) {
+  // The marker is ~59 KiB (dense) before the error, inside the 64 KiB phase window, and the
+  // classifier's 64 KiB window is trimmed in between (10 KiB of output came before the marker).
+  std::string text;
+  while (text.size() < 10 * 1024) text += "some unrelated output line without markers\n";
+  text += "Loading checkpoint shards: 2 of 4\n";
+  while (text.size() < 80 * 1024) text += "some unrelated output line without markers\n";
+  text += "RuntimeError: CUDA error: out of memory\n";
+  OomClassifier c;
+  for (std::size_t at = 0; at < text.size(); at += 4096)
+    c.feed(std::string_view(text).substr(at, 4096));
+  const auto r = c.finish();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->phase, OomPhase::load);
+  EXPECT_EQ(r->phase_evidence, "Loading checkpoint shards: 2 of 4");
+}
+
 TEST(OomClassify, AProseMentionOfCudaOutOfMemoryIsNotTheAllocatorMessage) {
   EXPECT_EQ(classify("The job fails with CUDA out of memory when the cache is full.\n").kind,
             OomKind::not_oom);
