@@ -11,11 +11,13 @@
 
 #include "base/clock.hpp"
 #include "base/json_text.hpp"
+#include "base/text.hpp"
 #include "base/utf8.hpp"
 #include "cli/colour.hpp"
 #include "cli/commands.hpp"
 #include "cli/domain_options.hpp"
 #include "cli/plan_flags.hpp"
+#include "cli/serve_plan.hpp"
 #include "host/meminfo.hpp"
 #include "ladder/ladder_advice.hpp"
 #include "ladder/oom_classifier.hpp"
@@ -40,23 +42,45 @@ bool given(const OomState& st, const char* option) {
   return o != nullptr && o->count() > 0;
 }
 
-// nullopt report with no error: stdin was implicit and empty (no log given).
-Result<std::optional<OomReport>> read_report(const OomState& st) {
+// The server's own lines in a log file (a second bounded pass; the classifier already read it).
+serving::ServerLogFacts server_facts_of(const std::string& path) {
+  serving::ServerLogScanner scanner;
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return scanner.finish();
+  std::vector<char> buffer(64 * 1024);
+  while (true) {
+    const auto got = std::fread(buffer.data(), 1, buffer.size(), f);
+    if (got > 0) scanner.feed(std::string_view(buffer.data(), got));
+    if (got < buffer.size()) break;
+  }
+  std::fclose(f);
+  return scanner.finish();
+}
+
+// nullopt report with no error: stdin was implicit and empty (no log given). `facts` receives
+// what an inference server's lines in the text say (serving/server_log.hpp).
+Result<std::optional<OomReport>> read_report(const OomState& st, serving::ServerLogFacts& facts) {
   if (!st.log.empty() && st.log != "-") {
     auto r = classify_oom_file(st.log);
     if (!r) return tl::unexpected(r.error());
+    facts = server_facts_of(st.log);
     return std::optional<OomReport>(*r);
   }
   const bool implicit = st.log.empty();
   if (implicit && (!st.done.empty() || ::isatty(STDIN_FILENO) != 0))
     return std::optional<OomReport>();
   OomClassifier classifier;
+  serving::ServerLogScanner scanner;
   std::vector<char> buffer(64 * 1024);
   while (true) {
     const auto got = std::fread(buffer.data(), 1, buffer.size(), stdin);
-    if (got > 0) classifier.feed(std::string_view(buffer.data(), got));
+    if (got > 0) {
+      classifier.feed(std::string_view(buffer.data(), got));
+      scanner.feed(std::string_view(buffer.data(), got));
+    }
     if (got < buffer.size()) break;
   }
+  facts = scanner.finish();
   if (implicit && classifier.bytes_seen() == 0) return std::optional<OomReport>();
   auto r = classifier.finish();
   if (!r) return fail(r.error().code, fmt::format("stdin: {}", r.error().detail));
@@ -66,6 +90,7 @@ Result<std::optional<OomReport>> read_report(const OomState& st) {
 Result<std::optional<PlannedRun>> plan_run(const OomState& st, const AppContext& ctx,
                                            std::optional<PoolView>& pool) {
   if (st.flags.model.empty() && st.flags.params.empty()) return std::optional<PlannedRun>();
+  if (!st.flags.serve.empty()) return std::optional<PlannedRun>();  // a server: serving plan
   auto input = plan_input_from_flags(st.flags);
   if (!input) return tl::unexpected(input.error());
   auto result = plan::make_plan(*input, plan_environment(ctx.host_root(), ctx.config));
@@ -123,7 +148,8 @@ int run_oom(OomState& st, AppContext& ctx) {
     return kExitBadInput;
   }
 
-  auto report = read_report(st);
+  serving::ServerLogFacts facts;
+  auto report = read_report(st, facts);
   if (!report) {
     print_error(ctx, report.error().detail);
     return kExitBadInput;
@@ -157,6 +183,41 @@ int run_oom(OomState& st, AppContext& ctx) {
       }
       view.ctx.batch = b->front();
     }
+  }
+
+  // A server's failure takes the server's ladder: --serve ENGINE says so, or the failure text is
+  // an inference server's (its engine named by its own lines).
+  std::optional<serving::ServeEngine> server_engine;
+  std::optional<serving::ServingPlan> serving_plan;
+  if (!st.flags.serve.empty()) {
+    server_engine = serving::parse_serve_engine(st.flags.serve);
+    if (!server_engine) {
+      print_error(ctx, fmt::format("--serve {}: not an engine (vllm, sglang, ollama, llamacpp, "
+                                   "trtllm)",
+                                   quote_for_message(st.flags.serve)));
+      return kExitBadInput;
+    }
+    if (!st.flags.model.empty()) {
+      const auto env = plan_environment(ctx.host_root(), ctx.config);
+      auto sc = serving_context(st.flags, env, ctx.config);
+      if (!sc) {
+        print_error(ctx, sc.error().detail);
+        return kExitBadInput;
+      }
+      auto sp = serving_plan_from_flags(st.flags, env, *sc);
+      if (!sp) {
+        print_error(ctx, sp.error().detail);
+        return sp.error().code == Errc::io ? kExitFailure : kExitBadInput;
+      }
+      serving_plan = std::move(*sp);
+    }
+  } else if (view.report && is_memory_failure(*view.report) && facts.engine) {
+    server_engine = facts.engine;
+  }
+  if (server_engine) {
+    view.ctx.server = true;
+    view.ctx.method.reset();
+    view.ctx.batch.reset();
   }
 
   bool changed = false;
@@ -193,6 +254,10 @@ int run_oom(OomState& st, AppContext& ctx) {
   in.ctx = view.ctx;
   in.planned = *planned;
   in.pool = pool;
+  in.server_engine = server_engine;
+  in.server_facts = facts;
+  in.serving = serving_plan;
+  in.model_arg = st.flags.model;
   view.advice = advise_oom(in);
   if (ctx.json) {
     fmt::print(ctx.out, "{}\n", dump_json(oom_to_json(view), 2));

@@ -18,6 +18,7 @@
 #include "cli/common_options.hpp"
 #include "cli/plan_flags.hpp"
 #include "cli/plan_render.hpp"
+#include "cli/serve_plan.hpp"
 #include "cli/status_render.hpp"
 #include "cli/watch_signals.hpp"
 #include "sampling/sample_run.hpp"
@@ -74,6 +75,38 @@ bool preflight(AppContext& ctx, const WatchFlags& f, GpuSource& gpu,
         return false;
       }
       print_error(ctx, "the plan says this run won't fit; launching anyway (--force)");
+    }
+    // --beside CMD: the same verdict `plan --beside --beside-running` gives (docs/serving.md).
+    if (!f.plan.beside.empty()) {
+      const plan::PlanEnvironment env = plan_environment(ctx.host_root(), ctx.config);
+      auto sc = serving_context(f.plan, env, ctx.config);
+      std::vector<std::string> notes;
+      auto jobs = sc ? beside_jobs(f.plan, env, *sc, notes)
+                     : Result<std::vector<serving::PlannedJob>>(tl::unexpected(sc.error()));
+      auto scan =
+          sc ? scan_workloads(env.root, {}, sc->scan) : Result<WorkloadScan>(WorkloadScan{});
+      if (!jobs || !scan || !sc->pool) {
+        print_error(ctx, fmt::format("--beside: {}", !jobs   ? jobs.error().detail
+                                                     : !scan ? scan.error().detail
+                                                             : "no live pool"));
+        return false;
+      }
+      const auto job =
+          serving::new_training_job("this run", plan->estimate.peak_pool_bytes(), sc->scan);
+      CoexistenceOptions co;
+      co.tight_margin_bytes = ctx.config.get_bytes("procs.tight_margin");
+      const auto v = serving::beside_verdict(&*scan, *jobs, job, *sc->pool, sc->scan, co);
+      fmt::print(ctx.err, "{}", terminal_text(render_beside_text(v, *jobs)));
+      if (v.verdict.kind == VerdictKind::stop_first ||
+          v.verdict.kind == VerdictKind::does_not_fit) {
+        if (!f.force) {
+          print_error(ctx,
+                      "beside the other jobs this run must wait (see above); not launching "
+                      "(--force launches anyway)");
+          return false;
+        }
+        print_error(ctx, "beside the other jobs this run must wait; launching anyway (--force)");
+      }
     }
   }
   std::fflush(ctx.err);

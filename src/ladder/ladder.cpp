@@ -5,6 +5,18 @@
 namespace sparkops {
 
 bool step_applies(LadderStep s, const LadderContext& ctx, std::string* why) {
+  const bool server_step = s == LadderStep::server_hold || s == LadderStep::server_cap;
+  const bool training_step = s == LadderStep::packing || s == LadderStep::batch ||
+                             s == LadderStep::method_lora || s == LadderStep::method_qlora;
+  if (ctx.server && training_step) {
+    if (why) *why = "an inference server: its ladder has no training steps";
+    return false;
+  }
+  if (!ctx.server && server_step) {
+    if (why) *why = "a training run: the server steps do not apply";
+    return false;
+  }
+  if (ctx.server) return true;
   if (s == LadderStep::batch && ctx.batch && *ctx.batch <= 1) {
     if (why) *why = "the micro-batch is already 1";
     return false;
@@ -46,6 +58,11 @@ std::string_view step_reason(LadderStep s) {
       return "QLoRA's bitsandbytes dequantization buffers are transient allocations that can OOM "
              "before an equivalent bf16 LoRA run would, so QLoRA comes after bf16 LoRA and before "
              "a smaller model";
+    case LadderStep::server_hold:
+      return "lowering what the server holds (context, sequences, KV dtype) keeps the model and "
+             "its cap, so it comes before the cap";
+    case LadderStep::server_cap:
+      return "the cap comes after what the server holds and before a smaller model";
     case LadderStep::scale:
       return "a smaller model or several machines is the last resort";
   }

@@ -16,6 +16,7 @@ namespace sparkops {
 struct LadderContext {
   std::optional<plan::Method> method;  // the run's method; nullopt = not told (every step applies)
   std::optional<std::uint64_t> batch;  // the run's micro-batch; 1 means step 2b has nothing to cut
+  bool server = false;  // the failed program is an inference server: its ladder (server_ladder.hpp)
 };
 
 enum class Force { no, yes };

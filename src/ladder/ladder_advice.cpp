@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "base/units.hpp"
+#include "ladder/server_ladder.hpp"
 
 namespace sparkops {
 namespace {
@@ -268,6 +269,9 @@ StepAdvice advise_step(LadderStep s, const std::optional<PlannedRun>& planned,
       return method_advice(s, planned);
     case LadderStep::scale:
       return scale_advice(planned);
+    case LadderStep::server_hold:
+    case LadderStep::server_cap:
+      return advise_server_step(s, ServerFailure{}, pool);
   }
   return flush_advice(pool);
 }
@@ -292,7 +296,18 @@ OomAdvice advise_oom(const AdviceInput& in) {
         "apply; rerun with CUDA_LAUNCH_BLOCKING=1 or under compute-sanitizer to find the kernel");
     return out;
   }
-  if (in.report) add_failure_notes(*in.report, in, out.notes);
+  std::optional<ServerFailure> server;
+  if (in.ctx.server && in.server_engine) {
+    server = ServerFailure{*in.server_engine, in.server_facts, in.serving, in.model_arg};
+    for (auto& n : server_failure_notes(*server)) out.notes.push_back(std::move(n));
+    if (in.report && in.report->phase == OomPhase::load) {
+      out.notes.push_back(
+          "this failure happened while loading: the peak is the load transient (the model file's "
+          "pages in the page cache beside the copies in CUDA buffers, until reclaimed), so the "
+          "flush (step 1) gives the load room before anything the server holds is cut");
+    }
+  }
+  if (in.report && !server) add_failure_notes(*in.report, in, out.notes);
   if (in.state.resolved()) {
     out.notes.push_back(fmt::format("the ladder is resolved: the run went through after step {}",
                                     step_id(in.state.last()->step)));
@@ -303,7 +318,8 @@ OomAdvice advise_oom(const AdviceInput& in) {
     out.notes.push_back("every step of the ladder has been tried");
     return out;
   }
-  out.next = advise_step(*next, in.planned, in.pool);
+  out.next = server ? advise_server_step(*next, *server, in.pool)
+                    : advise_step(*next, in.planned, in.pool);
   return out;
 }
 

@@ -13,6 +13,8 @@
 #include "ladder/ladder.hpp"
 #include "ladder/oom_report.hpp"
 #include "plan/plan.hpp"
+#include "serving/server_log.hpp"
+#include "serving/serving_plan.hpp"
 
 namespace sparkops {
 
@@ -47,6 +49,11 @@ struct AdviceInput {
   LadderContext ctx;
   std::optional<PlannedRun> planned;
   std::optional<PoolView> pool;  // for the flush step's "would give back"
+  // A server failure (ctx.server): the engine, what its text says, its serving plan if described.
+  std::optional<serving::ServeEngine> server_engine;
+  serving::ServerLogFacts server_facts;
+  std::optional<serving::ServingPlan> serving;
+  std::string model_arg;
 };
 
 OomAdvice advise_oom(const AdviceInput& in);

@@ -27,6 +27,8 @@ constexpr StepInfo kSteps[] = {
     {LadderStep::batch, "2b", "batch", "cut the micro-batch"},
     {LadderStep::method_lora, "3a", "lora", "full fine-tune -> bf16 LoRA"},
     {LadderStep::method_qlora, "3b", "qlora", "bf16 LoRA -> QLoRA"},
+    {LadderStep::server_hold, "2s", "hold", "server: lower context/sequences/KV"},
+    {LadderStep::server_cap, "3s", "cap", "server: lower its memory cap"},
     {LadderStep::scale, "4", "scale", "a smaller model or several machines"},
 };
 

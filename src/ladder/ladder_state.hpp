@@ -24,11 +24,16 @@ enum class LadderStep {
   batch,         // "2b": cut the micro-batch
   method_lora,   // "3a": full fine-tune -> bf16 LoRA
   method_qlora,  // "3b": bf16 LoRA -> QLoRA
-  scale,         // "4":  a smaller model, or several machines (--nodes 2)
+  server_hold,   // "2s": a server: lower its context / sequences / KV dtype (server_ladder.hpp)
+  server_cap,    // "3s": a server: lower its cap (--gpu-memory-utilization, -ngl, loaded models)
+  scale,         // "4":  a smaller model, or several machines (--nodes 2); a server: a smaller or
+                 //       more quantized model
 };
+// Training runs take 1, 2a, 2b, 3a, 3b, 4; servers take 1, 2s, 3s, 4 (ladder.hpp step_applies).
 inline constexpr LadderStep kLadderOrder[] = {LadderStep::flush,        LadderStep::packing,
                                               LadderStep::batch,        LadderStep::method_lora,
-                                              LadderStep::method_qlora, LadderStep::scale};
+                                              LadderStep::method_qlora, LadderStep::server_hold,
+                                              LadderStep::server_cap,   LadderStep::scale};
 
 std::string_view step_id(LadderStep s);     // "1", "2a", "2b", "3a", "3b", "4"
 std::string_view step_name(LadderStep s);   // "flush", "packing", "batch", "lora", "qlora", "scale"

@@ -105,6 +105,10 @@ std::string render_oom_text(const OomView& v) {
   out += fmt::format("Ladder ({}{}):\n", v.state_path, v.state_saved ? "" : ", not saved yet");
   const auto next = shown_next(v);
   for (const auto s : kLadderOrder) {
+    const bool server_step = s == LadderStep::server_hold || s == LadderStep::server_cap;
+    const bool training_step = s == LadderStep::packing || s == LadderStep::batch ||
+                               s == LadderStep::method_lora || s == LadderStep::method_qlora;
+    if ((v.ctx.server && training_step) || (!v.ctx.server && server_step)) continue;
     out += fmt::format("  {:<3}{:<36}{}\n", step_id(s), step_title(s), step_status(s, v, next));
   }
   if (v.advice.next) {
@@ -147,6 +151,7 @@ json oom_to_json(const OomView& v) {
   const auto* last = v.state.last();
   j["ladder_step"] = last ? json(std::string(step_id(last->step))) : json(nullptr);
   j["ladder_applies"] = v.advice.ladder_applies;
+  j["ladder"] = v.ctx.server ? "server" : "training";  // which ladder's steps (docs/oom-ladder.md)
   j["next_step"] = v.advice.next ? step_json(*v.advice.next) : json(nullptr);
   j["advice"] = v.advice.notes;
   json steps = json::array();

@@ -227,6 +227,7 @@ Result<ServingPlan> make_serving_plan(const ServingInput& in) {
   std::string wtext;
   const std::uint64_t all_weights = weights_of(in.model, wtext);
   p.weights_bytes = all_weights / tp;
+  p.params = in.model.shape.params.total / tp;
   p.weights_text = tp > 1 ? fmt::format("{}, 1/{} per device", wtext, tp) : wtext;
   p.kv = kv_layout(arch, a.kv_dtype.bytes_per_value, tp);
   p.kv_bytes_per_token = kv_bytes_per_token(p.kv);

@@ -40,6 +40,7 @@ std::string_view claim_kind_name(ClaimKind k);
 struct ServingPlan {
   std::string model_name;
   ServeArgs args;
+  std::uint64_t params = 0;         // parameters on this device
   std::uint64_t weights_bytes = 0;  // on this device (tensor parallel splits them)
   std::string weights_text;         // "bf16 safetensors (exact)", "GGUF Q4_K_M", ...
   KvLayout kv;
