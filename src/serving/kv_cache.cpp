@@ -5,6 +5,17 @@
 
 namespace sparkops::serving {
 
+namespace {
+
+// A token count from a quotient of untrusted sizes: floored, and clamped below 2^40 so the
+// conversion is always defined.
+std::uint64_t to_count(double v) {
+  if (!(v > 0)) return 0;
+  return static_cast<std::uint64_t>(std::floor(std::min(v, 1099511627776.0)));
+}
+
+}  // namespace
+
 KvLayout kv_layout(const models::Architecture& a, double bytes_per_value,
                    std::uint64_t tensor_parallel) {
   KvLayout k;
@@ -45,12 +56,12 @@ std::uint64_t longest_sequence_in(const KvLayout& k, double bytes) {
   const double all = kv_bytes_per_token(k);
   const double window = static_cast<double>(k.window);
   if (k.sliding_layers == 0 || bytes <= all * window) {
-    return static_cast<std::uint64_t>(std::floor(bytes / all));
+    return to_count(bytes / all);
   }
   const double beyond = kv_bytes_per_token_beyond_window(k);
   if (beyond <= 0) return UINT32_MAX;  // only sliding layers: any length fits once the window does
   const double rest = bytes - all * window;
-  return k.window + static_cast<std::uint64_t>(std::floor(rest / beyond));
+  return k.window + to_count(rest / beyond);
 }
 
 }  // namespace sparkops::serving
