@@ -4,6 +4,8 @@
 // of making nlohmann::json throw type_error 316 (which killed commands with exit 70 and `serve`
 // with std::terminate). Works for nlohmann::json and nlohmann::ordered_json.
 
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +16,50 @@ namespace sparkops {
 template <class Json>
 std::string dump_json(const Json& doc, int indent = -1) {
   return doc.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
+
+}  // namespace sparkops
+
+namespace sparkops {
+
+// The version of the JSON documents' shapes (docs/json.md). Bumped when a field is removed,
+// renamed or changes type; adding a field does not bump it.
+inline constexpr int kJsonSchemaVersion = 1;
+
+namespace json_detail {
+
+// Floating-point numbers rounded to 12 significant digits: the binary noise of a computation
+// (3.4999999999999996, 0.30000000000000004) does not reach a reader; integers are untouched.
+template <class Json>
+void round_numbers(Json& j) {
+  if (j.is_number_float()) {
+    const double v = j.template get<double>();
+    if (v == v && v - v == 0) {  // finite: NaN and infinities are left to the dumper (null)
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.12g", v);
+      j = std::strtod(buf, nullptr);
+    }
+    return;
+  }
+  if (j.is_array() || j.is_object()) {
+    for (auto& item : j) round_numbers(item);
+  }
+}
+
+}  // namespace json_detail
+
+// Every document a command prints or writes passes here: "schema_version" first, numbers rounded
+// as above, then dump_json. Pretty with `indent` spaces, ends without a newline.
+template <class Json>
+std::string dump_document(Json doc, int indent = 2) {
+  json_detail::round_numbers(doc);
+  if (!doc.is_object()) return dump_json(doc, indent);
+  Json out = Json::object();
+  out["schema_version"] = kJsonSchemaVersion;
+  for (auto it = doc.begin(); it != doc.end(); ++it) {
+    if (it.key() != "schema_version") out[it.key()] = std::move(it.value());
+  }
+  return dump_json(out, indent);
 }
 
 }  // namespace sparkops

@@ -121,7 +121,7 @@ void run_analyze(const AnalyzeFlags& f, AppContext& ctx) {
   }
   if (ctx.json) {
     const auto j = report::analysis_to_json(f.log, *series, diagnosis, tp);
-    fmt::print(ctx.out, "{}\n", dump_json(j, 2));
+    fmt::print(ctx.out, "{}\n", dump_document(j));
   } else {
     fmt::print(
         ctx.out, "{}",

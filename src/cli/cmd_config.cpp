@@ -30,7 +30,6 @@ void add_config_command(CLI::App& app, AppContext& ctx) {
   cmd->callback([&ctx] {
     if (ctx.json) {
       nlohmann::ordered_json doc = nlohmann::ordered_json::object();
-      doc["schema_version"] = 1;
       nlohmann::ordered_json keys = nlohmann::ordered_json::object();
       for (const auto& key : config_keys()) {
         const auto& s = ctx.config.setting(key.name);
@@ -44,7 +43,7 @@ void add_config_command(CLI::App& app, AppContext& ctx) {
       nlohmann::ordered_json problems = nlohmann::ordered_json::array();
       for (const auto& p : ctx.config_problems) problems.push_back(p.detail);
       doc["problems"] = std::move(problems);
-      fmt::print(ctx.out, "{}\n", dump_json(doc, 2));
+      fmt::print(ctx.out, "{}\n", dump_document(doc));
     } else {
       std::size_t width = 0;
       for (const auto& key : config_keys()) width = std::max(width, key.name.size());

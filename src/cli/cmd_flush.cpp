@@ -85,7 +85,7 @@ int run_flush(const FlushState& st, AppContext& ctx) {
     }
   }
   if (ctx.json) {
-    fmt::print(ctx.out, "{}\n", dump_json(flush_to_json(view), 2));
+    fmt::print(ctx.out, "{}\n", dump_document(flush_to_json(view)));
   } else {
     fmt::print(ctx.out, "{}", terminal_text(render_flush_text(view)));
   }

@@ -260,7 +260,7 @@ int run_oom(OomState& st, AppContext& ctx) {
   in.model_arg = st.flags.model;
   view.advice = advise_oom(in);
   if (ctx.json) {
-    fmt::print(ctx.out, "{}\n", dump_json(oom_to_json(view), 2));
+    fmt::print(ctx.out, "{}\n", dump_document(oom_to_json(view)));
   } else {
     fmt::print(ctx.out, "{}",
                paint_lines(terminal_text(render_oom_text(view)), colour_enabled(ctx, ctx.out)));

@@ -114,7 +114,7 @@ void run_serve_plan(AppContext& ctx, const PlanCommandState& st) {
   if (ctx.json) {
     auto j = serving_to_json(*sp);
     if (*beside) j["beside"] = beside_to_json((*beside)->first, (*beside)->second);
-    fmt::print(ctx.out, "{}\n", dump_json(j, 2));
+    fmt::print(ctx.out, "{}\n", dump_document(j));
   } else {
     std::string text = render_serving_text(*sp);
     if (*beside) text += render_beside_text((*beside)->first, (*beside)->second);
@@ -130,7 +130,9 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
   if (st.list) {
     const auto& cat = models::catalogue();
     if (ctx.json) {
-      fmt::print(ctx.out, "{}\n", dump_json(catalogue_to_json(cat), 2));
+      // An object like every other document, so it can carry schema_version.
+      fmt::print(ctx.out, "{}\n",
+                 dump_document(nlohmann::json{{"models", catalogue_to_json(cat)}}));
     } else {
       fmt::print(
           ctx.out, "{}",
@@ -222,7 +224,7 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
       }
     }
     if (ctx.json) {
-      fmt::print(ctx.out, "{}\n", dump_json(matrix_to_json(*result, cells), 2));
+      fmt::print(ctx.out, "{}\n", dump_document(matrix_to_json(*result, cells)));
     } else {
       fmt::print(ctx.out, "{}",
                  paint_lines(terminal_text(render_matrix_text(*result, cells, *seqs, *batches)),
@@ -234,7 +236,7 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
   if (ctx.json) {
     auto j = plan_to_json(*result);
     if (beside) j["beside"] = beside_to_json(beside->first, beside->second);
-    fmt::print(ctx.out, "{}\n", dump_json(j, 2));
+    fmt::print(ctx.out, "{}\n", dump_document(j));
   } else {
     std::string text = render_plan_text(*result);
     if (beside) text += render_beside_text(beside->first, beside->second);

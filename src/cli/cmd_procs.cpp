@@ -173,7 +173,7 @@ void run_procs(const ProcsFlags& flags, AppContext& ctx) {
   if (ctx.json) {
     auto j = procs_to_json(report);
     if (beside) j["beside"] = beside_to_json(beside->first, beside->second);
-    fmt::print(ctx.out, "{}\n", dump_json(j, 2));
+    fmt::print(ctx.out, "{}\n", dump_document(j));
   } else {
     std::string text = render_procs_table(report);
     if (beside) text += render_beside_text(beside->first, beside->second);

@@ -46,7 +46,7 @@ void run_status(const StatusFlags& flags, AppContext& ctx) {
   SystemClock clock;
   const StatusReport report = collect_status(root, **gpu, clock, options);
   if (ctx.json) {
-    fmt::print(ctx.out, "{}\n", dump_json(status_to_json(report), 2));
+    fmt::print(ctx.out, "{}\n", dump_document(status_to_json(report)));
   } else {
     fmt::print(ctx.out, "{}",
                paint_lines(terminal_text(render_status(report)), colour_enabled(ctx, ctx.out)));

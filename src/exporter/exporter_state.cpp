@@ -29,7 +29,7 @@ void ExporterState::update(const StatusReport& report, SteadyTime steady,
   mo.platform_ceiling_watts = options_.detector.ceiling_watts;
   mo.collect_interval_seconds = std::chrono::duration<double>(options_.interval).count();
   auto metrics = std::make_shared<const std::string>(render_metrics(report, events_.totals(), mo));
-  auto status = std::make_shared<const std::string>(dump_json(status_to_json(report), 2) + "\n");
+  auto status = std::make_shared<const std::string>(dump_document(status_to_json(report)) + "\n");
   auto history = std::make_shared<const std::string>(
       history_to_json(history_.points(), std::chrono::duration<double>(options_.interval).count(),
                       history_.capacity(), events_.recent()));

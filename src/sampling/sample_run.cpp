@@ -231,7 +231,7 @@ int run_sample(const Console& io, const HostRoot& root, const SampleOptions& opt
                                   {"skipped_ticks", skipped},
                                   {"end", why},
                                   {"unwritten_rows", unwritten}};
-    fmt::print(io.out, "{}\n", dump_json(doc, 2));
+    fmt::print(io.out, "{}\n", dump_document(doc));
   } else {
     const std::string lost =
         written == rows

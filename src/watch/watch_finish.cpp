@@ -216,13 +216,13 @@ void finish_watch(const Console& io, const HostRoot& root, const FinishInput& in
 
   const auto json = watch_summary_json(view);
   const auto summary_path = in.options->dir / "summary.json";
-  if (auto written = write_file_atomic(summary_path, dump_json(json, 2) + "\n", trust); !written)
+  if (auto written = write_file_atomic(summary_path, dump_document(json) + "\n", trust); !written)
     print_error(io, written.error().detail);
   if (advice_text)
     fmt::print(io.err, "sparkops: the job died of an OOM; the ladder's next step:\n{}",
                terminal_text(*advice_text));
   if (in.json) {
-    fmt::print(io.err, "{}\n", dump_json(json, 2));
+    fmt::print(io.err, "{}\n", dump_document(json));
   } else {
     fmt::print(io.err, "{}", terminal_text(render_watch_summary_text(view)));
   }

@@ -125,14 +125,15 @@ nlohmann::ordered_json watch_summary_json(const WatchSummaryView& v) {
   j["steps"] = v.series ? v.series->steps.size() : 0;
   std::optional<double> baseline = v.diagnosis ? v.diagnosis->baseline_seconds : std::nullopt;
   if (!baseline) baseline = o.live_baseline_seconds;
-  j["baseline_seconds"] = opt(baseline);
-  j["final_seconds"] = opt(o.last_seconds);
+  // The names `analyze --json` uses for the same figures (docs/json.md).
+  j["baseline_step_seconds"] = opt(baseline);
+  j["final_step_seconds"] = opt(o.last_seconds);
   auto slowdowns = nlohmann::ordered_json::array();
   if (v.diagnosis) {
     for (const auto& sd : v.diagnosis->slowdowns) {
-      slowdowns.push_back({{"start_step", sd.start_step},
-                           {"end_step", sd.end_step},
-                           {"median_seconds", sd.median_seconds},
+      slowdowns.push_back({{"start", sd.start_step},
+                           {"end", sd.end_step},
+                           {"median_step_seconds", sd.median_seconds},
                            {"ratio", sd.ratio},
                            {"cause", diagnose::cause_name(sd.cause)},
                            {"confidence", sd.confidence},

@@ -73,7 +73,9 @@ TEST(PlanCli, FitMatrix) {
 TEST(PlanCli, ListPrintsTheCatalogue) {
   const auto r = run_sparkops({"plan", "--list", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(nlohmann::json::parse(r.out).size(), 33u);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["models"].size(), 33u);
   const auto t = run_sparkops({"plan", "--list"});
   EXPECT_NE(t.out.find("gpt-oss-120b"), std::string::npos);
 }

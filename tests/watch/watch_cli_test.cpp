@@ -184,7 +184,7 @@ TEST(WatchCli, FakeSlowdownPrintsAnEventWithTheThermalSampleAndTheSummary) {
   const auto j = summary(dir);
   EXPECT_EQ(j["steps"], 40);
   ASSERT_EQ(j["slowdowns"].size(), 1U);
-  EXPECT_EQ(j["slowdowns"][0]["start_step"], 21);
+  EXPECT_EQ(j["slowdowns"][0]["start"], 21);  // analyze's name for it
   EXPECT_GE(j["samples"].get<int>(), 1);
   // thermal.log is the sample command's file, in its default format.
   const std::string thermal = test::slurp(dir / "run/thermal.log");
