@@ -22,6 +22,10 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f) {
   cmd->add_option("--intermediate", f.intermediate, "With --params: MLP intermediate size");
   cmd->add_option("--vocab", f.vocab, "With --params: vocabulary size");
   cmd->add_flag("--tied", f.tied, "With --params: input and output embeddings are tied");
+  cmd->add_option("--mlp", f.mlp, "With --params: gated (SwiGLU/GeGLU, 3 matrices) | plain (2)");
+  cmd->add_option("--norm", f.norm, "With --params: rms | layer");
+  cmd->add_flag("--parallel-block", f.parallel_block,
+                "With --params: attention and MLP read the same input (GPT-NeoX, Phi, Falcon)");
   cmd->add_option("--method", f.method, "full | lora | qlora")->capture_default_str();
   cmd->add_option("--precision", f.precision,
                   "bf16 | fp16 | fp32 | mixed (mixed = fp32 master weights)")
@@ -196,6 +200,19 @@ Result<plan::PlanInput> plan_input_from_flags(const PlanFlags& f) {
     if (auto s = optional_count(*text, flag, *out); !s) return tl::unexpected(s.error());
   }
   if (f.tied) a.tied = true;
+  if (!f.mlp.empty() && f.mlp != "gated" && f.mlp != "plain")
+    return fail(
+        Errc::invalid_argument,
+        fmt::format("--mlp: unknown value \"{}\" (one of gated|plain)", quote_for_message(f.mlp)));
+  if (!f.norm.empty() && f.norm != "rms" && f.norm != "layer")
+    return fail(
+        Errc::invalid_argument,
+        fmt::format("--norm: unknown value \"{}\" (one of rms|layer)", quote_for_message(f.norm)));
+  in.model.mlp = f.mlp;
+  in.model.norm = f.norm;
+  in.model.parallel_block = f.parallel_block;
+  if (!in.model.params && (!f.mlp.empty() || !f.norm.empty() || f.parallel_block))
+    return fail(Errc::invalid_argument, "--mlp/--norm/--parallel-block: need --params");
   if (!in.model.params && a.any()) {
     return fail(Errc::invalid_argument, "--hidden/--layers/...: architecture flags need --params");
   }

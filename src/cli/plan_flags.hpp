@@ -18,6 +18,8 @@ struct PlanFlags {
   std::string params;  // --params 70B / 7.6e9 / 8030261248
   std::string hidden, layers, heads, kv_heads, intermediate, vocab;
   bool tied = false;
+  std::string mlp, norm;  // --mlp gated|plain, --norm rms|layer (with --params)
+  bool parallel_block = false;
   std::string method = "lora";
   std::string precision = "bf16";
   std::string optim;         // empty: the preset's (torch AdamW unless the framework picks another)

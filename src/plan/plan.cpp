@@ -85,6 +85,43 @@ Result<ResolvedModel> resolve_model(const ModelRef& ref, const HfCacheEnv& hf_ca
     ResolvedModel m;
     m.source = ModelSource::params;
     m.shape = std::move(*shape);
+    // Only layouts a layer program exists for (data/families.json): Llama's gated MLP + RMSNorm
+    // in sequence, GPT-NeoX's plain MLP + LayerNorm in parallel; any other combination has no
+    // mechanism behind it, so it is refused rather than estimated as the wrong block.
+    const bool layout_given = !ref.mlp.empty() || !ref.norm.empty() || ref.parallel_block;
+    if (layout_given) {
+      const std::string mlp = ref.mlp.empty() ? "gated" : ref.mlp;
+      const std::string norm = ref.norm.empty() ? (mlp == "plain" ? "layer" : "rms") : ref.norm;
+      const bool parallel = ref.parallel_block || (ref.mlp == "plain" && ref.norm.empty());
+      if (mlp == "gated" && norm == "rms" && !parallel) {
+        m.shape.arch.family = "llama";
+        m.shape.arch.mlp = MlpKind::gated;
+      } else if (mlp == "plain" && norm == "layer" && parallel) {
+        m.shape.arch.family = "gpt_neox";
+        m.shape.arch.mlp = MlpKind::plain;
+      } else {
+        return fail(Errc::invalid_argument,
+                    fmt::format("--mlp {} --norm {}{}: no layer program for that block (known: "
+                                "gated+rms sequential, plain+layer --parallel-block)",
+                                mlp, norm, parallel ? " --parallel-block" : ""));
+      }
+      // The user's --params stays the total; the linears take what the embeddings and norms of
+      // this layout leave (as shape_from_params does).
+      ParamCounts c = count_params(m.shape.arch);
+      const std::uint64_t fixed = c.embedding + c.lm_head + c.other;
+      if (*ref.params > fixed) {
+        c.linear = *ref.params - fixed;
+        c.total = c.active = *ref.params;
+      }
+      m.shape.params = c;
+    } else {
+      m.notes.push_back(fmt::format(
+          "block layout assumed from {}: {} MLP, {} ({}); --mlp/--norm/--parallel-block set it",
+          assumed, m.shape.arch.mlp == MlpKind::plain ? "plain" : "gated",
+          m.shape.arch.family == "gpt_neox" || m.shape.arch.family == "phi" ? "LayerNorm"
+                                                                            : "RMSNorm",
+          m.shape.arch.family));
+    }
     const bool complete = ref.arch.hidden && ref.arch.layers && ref.arch.heads &&
                           ref.arch.kv_heads && ref.arch.intermediate && ref.arch.vocab;
     if (!complete) {
@@ -95,7 +132,7 @@ Result<ResolvedModel> resolve_model(const ModelRef& ref, const HfCacheEnv& hf_ca
     }
     return m;
   }
-  if (ref.params || ref.arch.any()) {
+  if (ref.params || ref.arch.any() || !ref.mlp.empty() || !ref.norm.empty() || ref.parallel_block) {
     return fail(
         Errc::invalid_argument,
         fmt::format("{}: --params and architecture flags apply only without a MODEL", ref.name));

@@ -32,6 +32,10 @@ struct ModelRef {
   std::string name;                     // empty when only `params` is given
   std::optional<std::uint64_t> params;  // --params 70B
   ArchOverrides arch;                   // --hidden --layers ... (apply to `params` models)
+  // The block layout the activation mechanism needs (--mlp, --norm, --parallel-block); empty:
+  // the nearest catalogue shape's layout, said in a note.
+  std::string mlp, norm;
+  bool parallel_block = false;
 };
 
 struct PlanInput {

@@ -225,8 +225,11 @@ TEST(ResolveModel, ParamsWithoutShapeNamesTheAssumedShape) {
   const auto m = resolve_model(ref, HfCacheEnv{});
   ASSERT_TRUE(m);
   EXPECT_EQ(m->shape.params.total, 70'000'000'000u);
-  ASSERT_EQ(m->notes.size(), 1u);
-  EXPECT_NE(m->notes[0].find("Llama-3.1-70B"), std::string::npos);
+  // One note for the fields taken from the nearest shape, one for the block layout assumed.
+  ASSERT_EQ(m->notes.size(), 2u);
+  EXPECT_NE(m->notes[0].find("block layout assumed from Llama-3.1-70B"), std::string::npos);
+  EXPECT_NE(m->notes[1].find("taken from the catalogue shape of Llama-3.1-70B"),
+            std::string::npos);
   ref.name = "Llama-3.1-8B";
   EXPECT_FALSE(resolve_model(ref, HfCacheEnv{}));  // MODEL and --params contradict
   ModelRef unknown;

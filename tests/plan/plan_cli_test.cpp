@@ -92,6 +92,9 @@ TEST(PlanCli, BadInputIsOneLineAndExitTwo) {
       {"plan", "--hidden", "4096"},
       {"plan", "./no/such/dir"},
       {"plan", "Llama-3.1-8B", "--framework", "megatron"},
+      {"plan", "--params", "7B", "--mlp", "plain", "--norm", "rms"},
+      {"plan", "--params", "7B", "--mlp", "swish"},
+      {"plan", "Llama-3.1-8B", "--parallel-block"},
       {"plan", "Llama-3.1-8B", "--loss", "focal"},
       {"plan", "Llama-3.1-8B", "--loss", "hf", "--chunked-loss"},
       {"plan", "Llama-3.1-8B", "--lora-dropout", "1.5"},
@@ -227,6 +230,31 @@ TEST(PlanCli, BnbVersionDecidesWhetherInputsAreKept) {
   EXPECT_TRUE(saves("0.43.1"));
   EXPECT_FALSE(saves("0.43.2"));
   EXPECT_FALSE(saves("0.45"));
+}
+
+}  // namespace
+}  // namespace sparkops::plan
+
+namespace sparkops::plan {
+namespace {
+
+// --params takes the block layout the activation mechanism needs; a layout without a layer
+// program is refused (BadInputIsOneLineAndExitTwo), and without the flags the assumed layout
+// is named in a note.
+TEST(PlanCli, ParamsTakeTheBlockLayout) {
+  const auto neox = run_sparkops(
+      {"--root", root(), "plan", "--params", "7B", "--mlp", "plain", "--parallel-block", "--json"});
+  ASSERT_EQ(neox.exit_code, 0) << neox.err;
+  const auto llama = run_sparkops({"--root", root(), "plan", "--params", "7B", "--json"});
+  ASSERT_EQ(llama.exit_code, 0) << llama.err;
+  const auto n = nlohmann::json::parse(neox.out);
+  const auto l = nlohmann::json::parse(llama.out);
+  EXPECT_EQ(n["params"], l["params"]);
+  EXPECT_NE(n["terms"]["activations"], l["terms"]["activations"]);
+  bool noted = false;
+  for (const auto& note : l["notes"])
+    noted = noted || note.get<std::string>().find("block layout assumed") != std::string::npos;
+  EXPECT_TRUE(noted) << l["notes"];
 }
 
 }  // namespace
