@@ -150,7 +150,7 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
   if (flags.framework.empty()) {
     flags.framework = ctx.config.get_string("plan.framework");
     if (!plan::parse_framework(flags.framework)) {
-      print_error(ctx, fmt::format("config plan.framework: unknown value \"{}\" (one of hf|litgpt)",
+      print_error(ctx, fmt::format("config plan.framework: unknown value {} (one of hf|litgpt)",
                                    quote_for_message(flags.framework)));
       ctx.exit_code = kExitBadInput;
       return;

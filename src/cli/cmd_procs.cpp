@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include "base/file_io.hpp"
 #include "base/json_text.hpp"
+#include "base/text.hpp"
 #include "base/units.hpp"
 #include "base/utf8.hpp"
 #include "cli/colour.hpp"
@@ -98,6 +99,15 @@ void run_procs(const ProcsFlags& flags, AppContext& ctx) {
     ctx.exit_code = kExitBadInput;
   };
   if (!flags.need.empty() && flags.plan) return bad("--need and --plan: give one of them");
+  // A model without --plan would be silently ignored: say what it needs instead.
+  if (!flags.plan && (!flags.plan_flags.model.empty() || !flags.plan_flags.params.empty())) {
+    return bad(
+        fmt::format("procs {}: a model is read only with --plan (`sparkops procs --plan {} "
+                    "...`); --need SIZE gives the need directly",
+                    quote_for_message(flags.plan_flags.model.empty() ? flags.plan_flags.params
+                                                                     : flags.plan_flags.model),
+                    flags.plan_flags.model.empty() ? "--params N" : "MODEL"));
+  }
   std::optional<std::uint64_t> need;
   if (!flags.need.empty()) {
     auto v = parse_bytes(flags.need, DefaultUnit::gib);
@@ -210,7 +220,8 @@ void add_procs_command(CLI::App& app, AppContext& ctx) {
   auto flags = std::make_shared<ProcsFlags>();
   cmd->add_option(
          "--need", flags->need,
-         "Memory the new run needs: GB (bare number = GiB, as free -g), e.g. 4, 40G, 60GiB. "
+         "Memory the new run needs: 40, 40G and 40GiB are 40 GiB (as free -g); 40GB is 40 x 10^9 "
+         "bytes. "
          "Exit 1 when something must be stopped first or it cannot fit, 3 when it is tight")
       ->type_name("SIZE");
   cmd->add_flag(

@@ -64,8 +64,10 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f) {
                   "the graph is freed); default: the framework's");
   cmd->add_flag("--no-double-quant", f.no_double_quant, "QLoRA: NF4 without double quantization");
   cmd->add_option("--nodes", f.nodes, "FSDP across N machines")->capture_default_str();
-  cmd->add_option("--budget", f.budget,
-                  "Memory budget: GB (bare number = GiB, as free -g) or auto (live pool, --root)")
+  cmd->add_option(
+         "--budget", f.budget,
+         "Memory budget: a size (24, 24G and 24GiB are 24 GiB, as free -g; 24GB is 24 x 10^9 "
+         "bytes) or auto (the live pool, or the --root tree's)")
       ->capture_default_str();
   cmd->add_option(
       "--overhead", f.overhead,
@@ -95,8 +97,8 @@ Result<std::vector<std::uint64_t>> parse_count_list(std::string_view text, std::
   for (const auto part : split(text, ',')) {
     const auto v = parse_u64(part);
     if (!v || *v == 0) {
-      return fail(Errc::invalid_argument, fmt::format("{}: \"{}\" is not a positive whole number",
-                                                      flag, quote_for_message(part)));
+      return fail(Errc::invalid_argument, fmt::format("{}: {} is not a positive whole number", flag,
+                                                      quote_for_message(part)));
     }
     out.push_back(*v);
   }
@@ -116,13 +118,13 @@ Result<bool> bnb_saves_input(std::string_view v) {
     if (!x || n == 3)
       return fail(
           Errc::invalid_argument,
-          fmt::format("--bnb-version: \"{}\" is not a version like 0.43.1", quote_for_message(v)));
+          fmt::format("--bnb-version: {} is not a version like 0.43.1", quote_for_message(v)));
     part[n++] = *x;
   }
   if (n < 2)
     return fail(
         Errc::invalid_argument,
-        fmt::format("--bnb-version: \"{}\" is not a version like 0.43.1", quote_for_message(v)));
+        fmt::format("--bnb-version: {} is not a version like 0.43.1", quote_for_message(v)));
   const auto key = part[0] * 1000000 + part[1] * 1000 + part[2];
   return key <= 43001;  // 0.43.1
 }
@@ -158,7 +160,7 @@ Result<std::uint64_t> parse_param_count(std::string_view text) {
   const auto v = parse_double(number);
   if (!v || !(*v > 0) || *v * scale > 1e15) {
     return fail(Errc::invalid_argument,
-                fmt::format("--params: \"{}\" is not a parameter count", quote_for_message(text)));
+                fmt::format("--params: {} is not a parameter count", quote_for_message(text)));
   }
   return static_cast<std::uint64_t>(*v * scale + 0.5);
 }
@@ -273,14 +275,14 @@ Result<plan::PlanInput> plan_input_from_flags(const PlanFlags& f) {
     const auto p = parse_double(f.lora_dropout);
     if (!p || !(*p >= 0.0 && *p < 1.0))
       return fail(Errc::invalid_argument,
-                  fmt::format("--lora-dropout: \"{}\" is not a probability in [0, 1)",
+                  fmt::format("--lora-dropout: {} is not a probability in [0, 1)",
                               quote_for_message(f.lora_dropout)));
     r.lora_dropout = *p;
   }
   if (!f.adapter_dtype.empty()) {
     if (f.adapter_dtype != "fp32" && f.adapter_dtype != "model")
       return fail(Errc::invalid_argument,
-                  fmt::format("--adapter-dtype: unknown value \"{}\" (one of fp32|model)",
+                  fmt::format("--adapter-dtype: unknown value {} (one of fp32|model)",
                               quote_for_message(f.adapter_dtype)));
     r.adapter_fp32 = f.adapter_dtype == "fp32";
   }
@@ -299,8 +301,8 @@ Result<plan::PlanInput> plan_input_from_flags(const PlanFlags& f) {
   if (f.budget != "auto") {
     auto b = parse_bytes(f.budget, DefaultUnit::gib);
     if (!b || *b == 0) {
-      return fail(Errc::invalid_argument, fmt::format("--budget: \"{}\" is not a size or auto",
-                                                      quote_for_message(f.budget)));
+      return fail(Errc::invalid_argument,
+                  fmt::format("--budget: {} is not a size or auto", quote_for_message(f.budget)));
     }
     in.budget_bytes = *b;
   }
@@ -311,7 +313,7 @@ Result<plan::PlanInput> plan_input_from_flags(const PlanFlags& f) {
     auto o = parse_bytes(f.overhead, DefaultUnit::gib);
     if (!o) {
       return fail(Errc::invalid_argument,
-                  fmt::format("--overhead: \"{}\" is not a size", quote_for_message(f.overhead)));
+                  fmt::format("--overhead: {} is not a size", quote_for_message(f.overhead)));
     }
     in.overhead_bytes = *o;
   }

@@ -286,3 +286,47 @@ TEST(ExitCodes, TightIsThreeAndAnUnreadableMachineIsOne) {
 
 }  // namespace
 }  // namespace sparkops
+
+namespace sparkops {
+namespace {
+
+// One size rule (README): bare, G and GiB are binary; GB is decimal. The help says so, and an
+// error quotes the input once.
+TEST(Sizes, OneRuleForBareGAndGiBAndGBIsDecimal) {
+  const auto budget = [](const std::string& b) {
+    const auto r = test::run_sparkops({"plan", "Llama-3.1-8B", "--budget", b, "--json"});
+    EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1 || r.exit_code == 3) << r.err;
+    return nlohmann::json::parse(r.out)["budget_bytes"].get<std::uint64_t>();
+  };
+  EXPECT_EQ(budget("24"), 24ULL << 30);
+  EXPECT_EQ(budget("24G"), 24ULL << 30);
+  EXPECT_EQ(budget("24GiB"), 24ULL << 30);
+  EXPECT_EQ(budget("24GB"), 24'000'000'000ULL);
+  const auto help = test::run_sparkops({"plan", "--help"});
+  EXPECT_NE(help.out.find("24GB is 24 x 10^9"), std::string::npos) << help.out;
+  const auto bad = test::run_sparkops({"plan", "Llama-3.1-8B", "--budget", "abc"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--budget: \"abc\" is not"), std::string::npos) << bad.err;
+  EXPECT_EQ(bad.err.find("\"\"abc"), std::string::npos) << bad.err;
+}
+
+}  // namespace
+}  // namespace sparkops
+
+namespace sparkops {
+namespace {
+
+// `procs MODEL` without --plan used to ignore the model and answer as if none was given.
+TEST(ProcsModel, ModelWithoutPlanIsRefusedWithTheFix) {
+  const auto r = test::run_sparkops({"procs", "Llama-3.1-8B", "--root",
+                                     test::fixture("roots/gb10-idle").string(), "--gpu", "none"});
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.err.find("--plan"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  const auto ok = test::run_sparkops({"procs", "--plan", "Llama-3.1-8B", "--root",
+                                      test::fixture("roots/gb10-idle").string(), "--gpu", "none"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+}
+
+}  // namespace
+}  // namespace sparkops
