@@ -56,7 +56,7 @@ Result<std::vector<GpuProcess>> gpu_processes(const ProcsFlags& flags, const App
         "not read: --root names a captured tree (give its nvidia-smi output with --gpu-apps FILE)";
     return std::vector<GpuProcess>{};
   }
-  auto source = open_gpu_from_flags(ctx.gpu, ctx.config);
+  auto source = open_gpu_for(ctx);
   if (!source) return tl::unexpected(source.error());
   if ((*source)->state() != GpuState::ok) {
     note = fmt::format("{}: {}", gpu_state_name((*source)->state()), (*source)->state_detail());

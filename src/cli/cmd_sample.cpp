@@ -65,7 +65,7 @@ void run_sample_command(AppContext& ctx, const SampleFlags& flags) {
   options.appender.memory_buffer_rows = static_cast<std::size_t>(buffer_rows);
   options.appender.trust = ctx.output_trust;
 
-  auto gpu = open_gpu_from_flags(ctx.gpu, ctx.config);
+  auto gpu = open_gpu_for(ctx);
   if (!gpu) return bad(gpu.error().detail);
 
   SampleSignalFlags signal_flags;

@@ -159,7 +159,7 @@ void run_serve(const ServeFlags& flags, AppContext& ctx) {
     if (auto warning = readable_by_others(flags.token_file))
       print_error(ctx, "warning: --token " + *warning);
   }
-  auto gpu = open_gpu_from_flags(ctx.gpu, ctx.config);
+  auto gpu = open_gpu_for(ctx);
   if (!gpu) {
     print_error(ctx, gpu.error().detail);
     ctx.exit_code = kExitBadInput;

@@ -33,7 +33,7 @@ void run_status(const StatusFlags& flags, AppContext& ctx) {
       return;
     }
   }
-  auto gpu = open_gpu_from_flags(ctx.gpu, ctx.config);
+  auto gpu = open_gpu_for(ctx);
   if (!gpu) {
     print_error(ctx, gpu.error().detail);
     ctx.exit_code = kExitBadInput;

@@ -101,7 +101,7 @@ void run_top(const TopFlags& flags, AppContext& ctx) {
     ctx.exit_code = kExitBadInput;
     return;
   }
-  auto gpu = open_gpu_from_flags(ctx.gpu, ctx.config);
+  auto gpu = open_gpu_for(ctx);
   if (!gpu) {
     print_error(ctx, gpu.error().detail);
     ctx.exit_code = kExitBadInput;

@@ -167,7 +167,7 @@ void run_watch(AppContext& ctx, const WatchFlags& f) {
   };
   auto options = options_from_flags(ctx, f);
   if (!options) return bad(options.error().detail);
-  auto gpu = open_gpu_from_flags(ctx.gpu, ctx.config);
+  auto gpu = open_gpu_for(ctx);
   if (!gpu) return bad(gpu.error().detail);
   std::optional<plan::PlanResult> plan;
   if (plan_requested(f)) {

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include <fmt/format.h>
 
 #include "gpu/open_source.hpp"
@@ -23,6 +25,21 @@ Result<std::unique_ptr<GpuSource>> open_gpu_from_flags(const GpuFlags& flags,
     options.choice = *choice;
   }
   return open_gpu_source(options);
+}
+
+Result<std::unique_ptr<GpuSource>> open_gpu_for(const AppContext& ctx) {
+  const auto set = [](const char* name) {
+    const char* v = std::getenv(name);
+    return v != nullptr && *v != '\0';
+  };
+  const bool named = (!ctx.gpu.backend.empty() && ctx.gpu.backend != "auto") ||
+                     set("SPARKOPS_GPU_BACKEND") || set("SPARKOPS_NVML_LIB");
+  if (!ctx.host_root().is_live() && !named) {
+    return make_null_gpu_source(GpuState::no_library,
+                                "not read: --root names a captured tree, and this machine's GPU "
+                                "says nothing about it (name a source: --gpu nvml|nvidia-smi)");
+  }
+  return open_gpu_from_flags(ctx.gpu, ctx.config);
 }
 
 std::uint64_t clock_ticks_per_second(const HostRoot& root) {

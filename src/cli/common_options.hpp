@@ -20,6 +20,12 @@ namespace sparkops::cli {
 // unknown --gpu value is an error; a missing GPU is a source in state no_library.
 Result<std::unique_ptr<GpuSource>> open_gpu_from_flags(const GpuFlags& flags, const Config& config);
 
+// The GPU source for a command: open_gpu_from_flags, except that a captured --root tree never
+// mixes in this machine's live GPU: without a source named explicitly (--gpu nvml|nvidia-smi,
+// SPARKOPS_GPU_BACKEND, SPARKOPS_NVML_LIB: how the tests pair a tree with the fake NVML or a fake
+// nvidia-smi) the GPU is "not read", and the note says why and how to name one.
+Result<std::unique_ptr<GpuSource>> open_gpu_for(const AppContext& ctx);
+
 // USER_HZ for /proc/PID/stat start times: sysconf on the live machine, 100 (the Linux value on
 // every architecture sparkops targets) for a captured root.
 std::uint64_t clock_ticks_per_second(const HostRoot& root);

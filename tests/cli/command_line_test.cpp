@@ -330,3 +330,29 @@ TEST(ProcsModel, ModelWithoutPlanIsRefusedWithTheFix) {
 
 }  // namespace
 }  // namespace sparkops
+
+namespace sparkops {
+namespace {
+
+// A captured --root tree never mixes in this machine's GPU (here: a fake nvidia-smi on PATH, as a
+// real one would be): the GPU is "not read" unless a source is named.
+TEST(CapturedRoot, NeverMixesInTheLiveGpuUnlessASourceIsNamed) {
+  const test::TempDir dir;
+  const std::map<std::string, std::string> env{
+      {"PATH", std::string(FAKE_SMI_BIN_DIR) + ":/usr/bin:/bin"},
+      {"FAKE_SMI_LOG", (dir / "calls.log").string()},
+      {"FAKE_SMI_DIR", dir.path().string()}};
+  const auto r = test::run_sparkops({"status", "--json", "--root", root("gb10-idle")}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto gpu = nlohmann::json::parse(r.out)["gpu"];
+  EXPECT_NE(gpu["backend"], "nvidia-smi") << gpu;
+  EXPECT_NE(gpu.dump().find("captured tree"), std::string::npos) << gpu;
+  EXPECT_FALSE(std::filesystem::exists(dir / "calls.log")) << "the live nvidia-smi was run";
+  const auto named = test::run_sparkops(
+      {"status", "--json", "--root", root("gb10-idle"), "--gpu", "nvidia-smi"}, env);
+  EXPECT_EQ(nlohmann::json::parse(named.out)["gpu"]["backend"], "nvidia-smi") << named.out;
+  EXPECT_TRUE(std::filesystem::exists(dir / "calls.log"));
+}
+
+}  // namespace
+}  // namespace sparkops
