@@ -42,6 +42,8 @@ bool cut_off(std::string_view text) {
     return whole.is_discarded();  // parsed after all: nothing to salvage
   } catch (const nlohmann::json::parse_error& e) {
     return e.byte > last + 1;  // byte is 1-based: past the last non-space byte = end of input
+  } catch (const nlohmann::json::exception&) {
+    return false;  // a number out of range ("1e400") and the like: broken, not cut off
   }
 }
 

@@ -150,6 +150,14 @@ TEST(Formats, TrainerStateBrokenInTheMiddleIsStillRejected) {
   EXPECT_NE(s.error().detail.find("not valid JSON"), std::string::npos);
 }
 
+TEST(Formats, TrainerStateWithAnOverflowingNumberIsRejectedNotThrown) {
+  // nlohmann throws out_of_range (not parse_error) for "5.087e19298245615": found by fuzzing.
+  const auto s = parse_log_text(
+      R"({"log_history": [{"loss": 2.0, "learning_rate": 5.087e19298245615}]})", ParseOptions{});
+  ASSERT_FALSE(s.has_value());
+  EXPECT_NE(s.error().detail.find("not valid JSON"), std::string::npos);
+}
+
 TEST(Formats, TrainerStateCutAfterLogHistoryKeepsMaxSteps) {
   const std::string json = R"({"global_step": 20, "log_history": [
     {"loss": 1.5, "step": 10}, {"loss": 1.4, "step": 20}], "logging_steps": 10, "max_steps": 100,
