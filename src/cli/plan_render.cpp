@@ -9,6 +9,25 @@ namespace sparkops::cli {
 
 namespace {
 
+// The verdict in words for people; JSON keeps plan::verdict_name's tokens for scripts.
+std::string_view verdict_words(plan::Verdict v) {
+  switch (v) {
+    case plan::Verdict::fits:
+      return "fits";
+    case plan::Verdict::fits_after_flush:
+      return "fits after flush";
+    case plan::Verdict::tight:
+      return "tight";
+    case plan::Verdict::wont_fit:
+      return "won't fit";
+  }
+  return "won't fit";
+}
+
+}  // namespace
+
+namespace {
+
 using nlohmann::json;
 
 std::string billions(std::uint64_t n) {
@@ -137,7 +156,7 @@ std::string render_plan_text(const plan::PlanResult& r) {
   } else {
     out += fmt::format("{:<30}{:>12}  (--budget)\n", "Budget", format_gib(r.budget_bytes));
   }
-  out += fmt::format("{:<30}{}\n", "Verdict", plan::verdict_name(r.verdict));
+  out += fmt::format("{:<30}{}\n", "Verdict", verdict_words(r.verdict));
   if (r.anchor) out += fmt::format("{:<30}{}\n", "Anchor", r.anchor->message);
   if (!r.advice.empty()) {
     out += "\nDoes not fit. In order (the OOM ladder's order):\n";
@@ -223,16 +242,16 @@ std::string render_matrix_text(const plan::PlanResult& base, const std::vector<M
                                 base.model.shape.name, billions(base.estimate.params),
                                 run_text(base.run), format_bytes(base.budget_bytes));
   out += fmt::format("{:>8}", "seq");
-  for (const auto b : batches) out += fmt::format("  {:>24}", fmt::format("batch {}", b));
+  for (const auto b : batches) out += fmt::format("  {:>26}", fmt::format("batch {}", b));
   out += "\n";
   for (const auto s : seqs) {
     out += fmt::format("{:>8}", s);
     for (const auto b : batches) {
       for (const auto& c : cells) {
         if (c.seq == s && c.batch == b) {
-          out += fmt::format("  {:>24}",
+          out += fmt::format("  {:>26}",
                              fmt::format("{} GiB {}", format_gib(c.estimate.peak_pool_bytes()),
-                                         plan::verdict_name(c.verdict)));
+                                         verdict_words(c.verdict)));
         }
       }
     }

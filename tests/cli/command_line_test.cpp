@@ -356,3 +356,22 @@ TEST(CapturedRoot, NeverMixesInTheLiveGpuUnlessASourceIsNamed) {
 
 }  // namespace
 }  // namespace sparkops
+
+namespace sparkops {
+namespace {
+
+// People read words; scripts read the JSON tokens.
+TEST(Words, PlanTextSaysWontFitInWordsAndJsonKeepsTheToken) {
+  const std::vector<std::string> args{"plan", "Llama-3.1-70B", "--method",
+                                      "full", "--budget",      "100"};
+  const auto text = test::run_sparkops(args);
+  EXPECT_EQ(text.exit_code, 1) << text.err;
+  EXPECT_NE(text.out.find("won't fit"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("wont_fit"), std::string::npos) << text.out;
+  auto json_args = args;
+  json_args.push_back("--json");
+  EXPECT_EQ(nlohmann::json::parse(test::run_sparkops(json_args).out)["verdict"], "wont_fit");
+}
+
+}  // namespace
+}  // namespace sparkops
