@@ -72,10 +72,9 @@ std::string value_label(const CLI::Option& opt) {
   if (is_flag(opt)) return {};
   std::string t = base_type_name(opt);
   if (!generic_type_name(t)) return t;
-  std::string_view name = opt.get_lnames().empty() ? std::string_view(opt.get_name())
-                                                   : std::string_view(opt.get_lnames().front());
-  if (const auto dash = name.rfind('-'); dash != std::string_view::npos)
-    name.remove_prefix(dash + 1);
+  // A copy: get_name() returns by value.
+  std::string name = opt.get_lnames().empty() ? opt.get_name() : opt.get_lnames().front();
+  if (const auto dash = name.rfind('-'); dash != std::string::npos) name.erase(0, dash + 1);
   return name.empty() ? std::string("VALUE") : upper(name);
 }
 
