@@ -63,6 +63,24 @@ TEST(PlanCli, TightExitsThree) {
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
 }
 
+// Issue 13 §4: `--batch 9223372036854775807` used to count the advice down one batch at a time and
+// never finish. The search bisects and the byte sums saturate, so the answer comes at once: the
+// run does not fit, and the first rung is a smaller batch that does (ctest's timeout catches a
+// hang).
+TEST(PlanCli, HugeBatchIsAnsweredByBisectionNotCountdown) {
+  const auto r = run_sparkops(
+      {"plan", "Llama-3.1-8B", "--batch", "9223372036854775807", "--budget", "40", "--json"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["verdict"], "wont_fit");
+  ASSERT_FALSE(j["advice"].empty()) << r.out;
+  EXPECT_EQ(j["advice"][0]["kind"], "smaller_batch");
+  const auto batch = j["advice"][0]["run"]["batch"].get<std::uint64_t>();
+  EXPECT_GE(batch, 1u);
+  EXPECT_LT(batch, 64u);
+  EXPECT_EQ(j["advice"][0]["fits"], true);
+}
+
 TEST(PlanCli, FitMatrix) {
   const auto r = run_sparkops(
       {"plan", "Llama-3.1-8B", "--seq", "1024,2048,4096", "--batch", "1,2,4", "--budget", "40"});
