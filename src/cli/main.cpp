@@ -1,3 +1,4 @@
+#include <csignal>
 #include <cstdio>
 #include <exception>
 
@@ -7,6 +8,10 @@
 #include "cli/run.hpp"
 
 int main(int argc, char** argv) {
+  // A write past RLIMIT_FSIZE (`ulimit -f`, systemd `LimitFSIZE=`) must be a write error (EFBIG)
+  // that the writer names in one line, with what was written kept, never death by SIGXFSZ.
+  // Processes sparkops starts get the default disposition back (watch's job, nvidia-smi).
+  std::signal(SIGXFSZ, SIG_IGN);
   try {
     return sparkops::cli::run(argc, argv);
   } catch (const std::exception& e) {

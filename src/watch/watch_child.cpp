@@ -27,7 +27,7 @@ void close_fd(int& fd) {
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   sigemptyset(&dfl.sa_mask);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGCHLD, SIGQUIT})
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGCHLD, SIGQUIT, SIGXFSZ})
     ::sigaction(sig, &dfl, nullptr);
   sigset_t none;
   sigemptyset(&none);

@@ -146,5 +146,36 @@ TEST(WatchEdges, AJobThatCleansUpHasNoOrphans) {
   EXPECT_EQ(r.err.find("outlived"), std::string::npos) << r.err;
 }
 
+// A file-size limit (`ulimit -f`, systemd's LimitFSIZE=) reached by train.log: before, SIGXFSZ
+// killed watch (exit 153) and the job's status was lost; now the write fails with EFBIG, the log
+// stops with one line naming it, and watch exits with the job's status.
+TEST(WatchEdges, FileSizeLimitStopsTheLogNotWatch) {
+  const test::TempDir tmp;
+  std::vector<std::string> argv = {"/bin/sh", "-c", "ulimit -f 8; exec \"$0\" \"$@\""};
+  auto watch = watch_args(tmp / "run", "head -c 100000 /dev/zero; exit 3");
+  watch.insert(watch.begin() + 5, "--no-pty");
+  argv.insert(argv.end(), watch.begin(), watch.end());
+  const auto r = test::run_process(argv);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_EQ(r.out.size(), 100'000u);
+  EXPECT_NE(r.err.find("train.log: File too large"), std::string::npos) << r.err;
+  EXPECT_LE(fs::file_size(tmp / "run/train.log"), 8u * 1024u);
+}
+
+// sparkops ignores SIGXFSZ (a write past a file-size limit is an error it reports); the job must
+// not inherit that: it gets the default disposition, as it would from a shell. SigIgn in
+// /proc/self/status is the ignored-signal mask; SIGXFSZ is bit 24 (signal 25).
+TEST(WatchEdges, JobDoesNotInheritIgnoredFileSizeSignal) {
+  const test::TempDir tmp;
+  auto argv = watch_args(tmp / "run", "grep '^SigIgn:' /proc/self/status");
+  argv.insert(argv.begin() + 5, "--no-pty");
+  const auto r = test::run_process(argv);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto at = r.out.find("SigIgn:");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const auto mask = std::stoull(r.out.substr(at + 7), nullptr, 16);
+  EXPECT_EQ(mask & (1ull << (SIGXFSZ - 1)), 0u) << r.out;
+}
+
 }  // namespace
 }  // namespace sparkops
