@@ -12,13 +12,13 @@
 #include "base/text.hpp"
 #include "base/time_format.hpp"
 #include "base/utf8.hpp"
-#include "cli/analyze_render.hpp"
 #include "cli/colour.hpp"
 #include "cli/commands.hpp"
 #include "cli/common_options.hpp"
 #include "diagnose/diagnosis.hpp"
 #include "diagnose/thermal_log.hpp"
 #include "report/analysis_json.hpp"
+#include "report/analyze_render.hpp"
 #include "report/html_report.hpp"
 #include "trainlog/parse_log.hpp"
 
@@ -123,10 +123,10 @@ void run_analyze(const AnalyzeFlags& f, AppContext& ctx) {
     const auto j = report::analysis_to_json(f.log, *series, diagnosis, tp);
     fmt::print(ctx.out, "{}\n", dump_document(j));
   } else {
-    fmt::print(
-        ctx.out, "{}",
-        paint_lines(terminal_text(render_analysis_text(f.log, *series, diagnosis, f.thermal, tp)),
-                    colour_enabled(ctx, ctx.out)));
+    fmt::print(ctx.out, "{}",
+               paint_lines(terminal_text(report::render_analysis_text(f.log, *series, diagnosis,
+                                                                      f.thermal, tp)),
+                           colour_enabled(ctx, ctx.out)));
     if (!f.html.empty()) fmt::print(ctx.out, "Report     {}\n", terminal_text(f.html));
   }
 }

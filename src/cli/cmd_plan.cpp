@@ -14,11 +14,11 @@
 #include "cli/commands.hpp"
 #include "cli/domain_options.hpp"
 #include "cli/plan_flags.hpp"
-#include "cli/plan_render.hpp"
 #include "cli/serve_plan.hpp"
 #include "models/catalogue.hpp"
 #include "models/http_client.hpp"
 #include "plan/frameworks.hpp"
+#include "plan/plan_render.hpp"
 #include "workloads/coexistence.hpp"
 #include "workloads/scan.hpp"
 
@@ -132,11 +132,11 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
     if (ctx.json) {
       // An object like every other document, so it can carry schema_version.
       fmt::print(ctx.out, "{}\n",
-                 dump_document(nlohmann::json{{"models", catalogue_to_json(cat)}}));
+                 dump_document(nlohmann::json{{"models", plan::catalogue_to_json(cat)}}));
     } else {
-      fmt::print(
-          ctx.out, "{}",
-          paint_lines(terminal_text(render_catalogue_text(cat)), colour_enabled(ctx, ctx.out)));
+      fmt::print(ctx.out, "{}",
+                 paint_lines(terminal_text(plan::render_catalogue_text(cat)),
+                             colour_enabled(ctx, ctx.out)));
     }
     return;
   }
@@ -208,7 +208,7 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
   }
 
   if (seqs->size() > 1 || batches->size() > 1) {
-    std::vector<MatrixCell> cells;
+    std::vector<plan::MatrixCell> cells;
     std::optional<std::uint64_t> shard;
     if (!result->model.shards.empty()) shard = result->estimate.largest_shard_bytes;
     for (const auto s : *seqs) {
@@ -216,29 +216,30 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
         plan::RunConfig run = result->run;
         run.seq = s;
         run.batch = b;
-        MatrixCell c{s, b, plan::estimate(result->model.shape, run, shard),
-                     plan::Verdict::wont_fit};
+        plan::MatrixCell c{s, b, plan::estimate(result->model.shape, run, shard),
+                           plan::Verdict::wont_fit};
         c.verdict =
             plan::verdict_for(c.estimate.peak_pool_bytes(), result->budget_bytes, result->pool);
         cells.push_back(c);
       }
     }
     if (ctx.json) {
-      fmt::print(ctx.out, "{}\n", dump_document(matrix_to_json(*result, cells)));
+      fmt::print(ctx.out, "{}\n", dump_document(plan::matrix_to_json(*result, cells)));
     } else {
-      fmt::print(ctx.out, "{}",
-                 paint_lines(terminal_text(render_matrix_text(*result, cells, *seqs, *batches)),
-                             colour_enabled(ctx, ctx.out)));
+      fmt::print(
+          ctx.out, "{}",
+          paint_lines(terminal_text(plan::render_matrix_text(*result, cells, *seqs, *batches)),
+                      colour_enabled(ctx, ctx.out)));
     }
     ctx.exit_code = kExitOk;  // a matrix informs; gate a launch on a single combination
     return;
   }
   if (ctx.json) {
-    auto j = plan_to_json(*result);
+    auto j = plan::plan_to_json(*result);
     if (beside) j["beside"] = beside_to_json(beside->first, beside->second);
     fmt::print(ctx.out, "{}\n", dump_document(j));
   } else {
-    std::string text = render_plan_text(*result);
+    std::string text = plan::render_plan_text(*result);
     if (beside) text += render_beside_text(beside->first, beside->second);
     fmt::print(ctx.out, "{}", paint_lines(terminal_text(text), colour_enabled(ctx, ctx.out)));
   }

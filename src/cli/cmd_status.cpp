@@ -8,8 +8,8 @@
 #include "cli/colour.hpp"
 #include "cli/commands.hpp"
 #include "cli/common_options.hpp"
-#include "cli/status_render.hpp"
 #include "status/status_json.hpp"
+#include "status/status_render.hpp"
 #include "status/status_report.hpp"
 
 namespace sparkops::cli {

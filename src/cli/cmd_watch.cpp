@@ -17,11 +17,11 @@
 #include "cli/commands.hpp"
 #include "cli/common_options.hpp"
 #include "cli/plan_flags.hpp"
-#include "cli/plan_render.hpp"
 #include "cli/serve_plan.hpp"
-#include "cli/status_render.hpp"
 #include "cli/watch_signals.hpp"
+#include "plan/plan_render.hpp"
 #include "sampling/sample_run.hpp"
+#include "status/status_render.hpp"
 #include "status/status_report.hpp"
 #include "watch/run_folder.hpp"
 #include "watch/watch_finish.hpp"
@@ -67,7 +67,7 @@ bool preflight(AppContext& ctx, const WatchFlags& f, GpuSource& gpu,
   fmt::print(ctx.err, "{}", terminal_text(render_status(report)));
   for (const auto& line : preflight_warnings(report)) print_error(ctx, line);
   if (plan) {
-    fmt::print(ctx.err, "{}", terminal_text(render_plan_text(*plan)));
+    fmt::print(ctx.err, "{}", terminal_text(plan::render_plan_text(*plan)));
     if (plan->verdict == plan::Verdict::wont_fit) {
       if (!f.force) {
         print_error(ctx,

@@ -7,10 +7,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "cli/status_render.hpp"
 #include "fake_nvml_env.hpp"
 #include "gpu/open_source.hpp"
 #include "status/status_json.hpp"
+#include "status/status_render.hpp"
 #include "status/status_report.hpp"
 #include "support/test_support.hpp"
 
@@ -53,7 +53,7 @@ TEST_P(StatusGolden, TableAndJsonMatchGolden) {
   const StatusReport r = collect(c);
   const std::string base =
       std::string("golden/status/") + c.root + (c.scenario ? std::string("+") + c.scenario : "");
-  test::expect_golden(base + ".txt", cli::render_status(r));
+  test::expect_golden(base + ".txt", render_status(r));
   test::expect_golden(base + ".json", status_to_json(r).dump(2) + "\n");
 }
 
@@ -100,12 +100,12 @@ TEST(StatusReport, FinetuneWithBigPageCacheSuggestsFlush) {
   const StatusReport r = collect({"gb10-finetune", "gb10"});
   ASSERT_TRUE(r.pool);
   EXPECT_TRUE(r.pool->flush_suggested);
-  EXPECT_NE(cli::render_status(r).find("sudo sparkops flush"), std::string::npos);
+  EXPECT_NE(render_status(r).find("sudo sparkops flush"), std::string::npos);
 }
 
 TEST(StatusReport, NoGpuIsOneLineAndTheRestStillWorks) {
   const StatusReport r = collect({"x86-bare", nullptr});
-  const std::string table = cli::render_status(r);
+  const std::string table = render_status(r);
   EXPECT_NE(table.find("GPU   none: no NVIDIA driver"), std::string::npos);
   EXPECT_NE(table.find("budget"), std::string::npos);
   EXPECT_TRUE(r.pool.has_value());
@@ -135,7 +135,7 @@ TEST(StatusReport, HeavyUncappedVllmAndOrphanAreNamedWithTheStopAdvice) {
   EXPECT_EQ((*r.workloads)[0].kind, "vllm");
   EXPECT_TRUE((*r.workloads)[0].heavy);
   EXPECT_NE(r.coexistence.find("stop PID 6100"), std::string::npos) << r.coexistence;
-  EXPECT_NE(cli::render_status(r).find("one heavy job at a time"), std::string::npos);
+  EXPECT_NE(render_status(r).find("one heavy job at a time"), std::string::npos);
 }
 
 TEST(StatusReport, QuietPoolSaysHowMuchANewRunCanTake) {

@@ -1,4 +1,4 @@
-#include "cli/analyze_render.hpp"
+#include "report/analyze_render.hpp"
 
 #include <algorithm>
 
@@ -7,7 +7,7 @@
 #include "base/time_format.hpp"
 #include "report/analysis_json.hpp"
 
-namespace sparkops::cli {
+namespace sparkops::report {
 
 namespace {
 
@@ -129,4 +129,4 @@ std::string render_analysis_text(std::string_view log_name, const trainlog::Step
   return out;
 }
 
-}  // namespace sparkops::cli
+}  // namespace sparkops::report

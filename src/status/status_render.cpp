@@ -1,4 +1,4 @@
-#include "cli/status_render.hpp"
+#include "status/status_render.hpp"
 
 #include <algorithm>
 
@@ -8,7 +8,7 @@
 #include "base/units.hpp"
 #include "gpu/throttle_reasons.hpp"
 
-namespace sparkops::cli {
+namespace sparkops {
 
 namespace {
 
@@ -212,4 +212,4 @@ std::string render_status(const StatusReport& r) {
   return out;
 }
 
-}  // namespace sparkops::cli
+}  // namespace sparkops

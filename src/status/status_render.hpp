@@ -5,8 +5,8 @@
 
 #include "status/status_report.hpp"
 
-namespace sparkops::cli {
+namespace sparkops {
 
 std::string render_status(const StatusReport& report);
 
-}  // namespace sparkops::cli
+}  // namespace sparkops

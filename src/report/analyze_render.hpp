@@ -9,11 +9,11 @@
 #include "diagnose/thermal_log.hpp"
 #include "trainlog/step_series.hpp"
 
-namespace sparkops::cli {
+namespace sparkops::report {
 
 std::string render_analysis_text(std::string_view log_name, const trainlog::StepSeries& series,
                                  const diagnose::Diagnosis& diagnosis,
                                  std::string_view thermal_name,
                                  const diagnose::ThermalLog* thermal);
 
-}  // namespace sparkops::cli
+}  // namespace sparkops::report

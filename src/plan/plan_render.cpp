@@ -1,11 +1,11 @@
-#include "cli/plan_render.hpp"
+#include "plan/plan_render.hpp"
 
 #include <fmt/format.h>
 
 #include "base/units.hpp"
 #include "plan/frameworks.hpp"
 
-namespace sparkops::cli {
+namespace sparkops::plan {
 
 namespace {
 
@@ -314,4 +314,4 @@ json catalogue_to_json(const std::vector<models::CatalogueEntry>& entries) {
   return j;
 }
 
-}  // namespace sparkops::cli
+}  // namespace sparkops::plan

@@ -11,7 +11,7 @@
 #include "models/catalogue.hpp"
 #include "plan/plan.hpp"
 
-namespace sparkops::cli {
+namespace sparkops::plan {
 
 std::string render_plan_text(const plan::PlanResult& r);
 nlohmann::json plan_to_json(const plan::PlanResult& r);
@@ -31,4 +31,4 @@ nlohmann::json matrix_to_json(const plan::PlanResult& base, const std::vector<Ma
 std::string render_catalogue_text(const std::vector<models::CatalogueEntry>& entries);
 nlohmann::json catalogue_to_json(const std::vector<models::CatalogueEntry>& entries);
 
-}  // namespace sparkops::cli
+}  // namespace sparkops::plan
