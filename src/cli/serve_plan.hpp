@@ -15,6 +15,7 @@
 #include "plan/plan.hpp"
 #include "serving/beside.hpp"
 #include "serving/serving_plan.hpp"
+#include "serving/serving_render.hpp"
 
 namespace sparkops::cli {
 
@@ -46,11 +47,11 @@ Result<std::vector<serving::PlannedJob>> beside_jobs(const PlanFlags& flags,
                                                      const ServingContext& sc,
                                                      std::vector<std::string>& notes);
 
-std::string render_serving_text(const serving::ServingPlan& p);
-nlohmann::json serving_to_json(const serving::ServingPlan& p);
-std::string render_beside_text(const serving::BesideVerdict& v,
-                               const std::vector<serving::PlannedJob>& jobs);
-nlohmann::json beside_to_json(const serving::BesideVerdict& v,
-                              const std::vector<serving::PlannedJob>& jobs);
+// The renderers live with the data in serving/serving_render.hpp; the commands that take these
+// flags call them by their short names.
+using serving::beside_to_json;
+using serving::render_beside_text;
+using serving::render_serving_text;
+using serving::serving_to_json;
 
 }  // namespace sparkops::cli
