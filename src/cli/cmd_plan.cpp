@@ -200,6 +200,7 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
     // Shown only when something runs: on a quiet pool the plan's own verdict says it all.
     ScanOptions scan_options;
     scan_options.device_total_bytes = result->pool->total_bytes;
+    scan_options.pool_bytes = pool_total_budget(*result->pool);
     if (auto scan = scan_workloads(env.root, {}, scan_options); scan && !scan->workloads.empty()) {
       const auto v = coexistence_verdict(*scan, result->estimate.peak_pool_bytes(), *result->pool);
       result->notes.push_back(

@@ -138,6 +138,7 @@ void run_procs(const ProcsFlags& flags, AppContext& ctx) {
   // vLLM's fraction is of the device total; on a unified-memory machine that is the pool
   // (MemTotal).
   options.device_total_bytes = device_total.value_or(report.pool ? report.pool->total_bytes : 0);
+  if (report.pool) options.pool_bytes = pool_total_budget(*report.pool);
   options.ticks_per_second = clock_ticks_per_second(root);
   options.rules.small_workload_bytes = ctx.config.get_bytes("procs.small_workload");
   options.rules.near_capacity_fraction = ctx.config.get_number("procs.near_capacity_fraction");
@@ -190,7 +191,9 @@ void run_procs(const ProcsFlags& flags, AppContext& ctx) {
     fmt::print(ctx.out, "{}", paint_lines(terminal_text(text), colour_enabled(ctx, ctx.out)));
   }
   // README "Exit codes": 1 something must stop first or it cannot fit, 3 tight (as `plan`).
+  // Oversubscribed claims are a finding with or without a question: exit 1.
   ctx.exit_code = kExitOk;
+  if (report.verdict && report.verdict->oversubscribed_bytes > 0) ctx.exit_code = kExitFailure;
   if (need && report.verdict) {
     switch (report.verdict->kind) {
       case VerdictKind::coexists:

@@ -149,6 +149,14 @@ Result<ServePlan> plan_serve(const ServeFlags& flags, const Config& config) {
 }
 
 void run_serve(const ServeFlags& flags, AppContext& ctx) {
+  // --json is global; serve's output is a server, not a document: refuse rather than ignore it.
+  if (ctx.json) {
+    print_error(ctx,
+                "serve --json: serve has no JSON document of its own; its JSON is GET /api/status "
+                "(and Prometheus text at /metrics) once it runs");
+    ctx.exit_code = kExitBadInput;
+    return;
+  }
   auto plan = plan_serve(flags, ctx.config);
   if (!plan) {
     print_error(ctx, plan.error().detail);

@@ -81,6 +81,14 @@ std::string styled_text(const tui::Frame& frame, bool colour) {
 }
 
 void run_top(const TopFlags& flags, AppContext& ctx) {
+  // --json is global; top draws a terminal view and has no document: refuse rather than ignore.
+  if (ctx.json) {
+    print_error(ctx,
+                "top --json: top draws a terminal view and has no JSON; `sparkops status --json` "
+                "gives the same figures as one document");
+    ctx.exit_code = kExitBadInput;
+    return;
+  }
   auto interval = parse_duration(flags.interval);
   if (!interval || *interval < std::chrono::milliseconds{100} ||
       *interval > std::chrono::hours{1}) {

@@ -144,6 +144,9 @@ std::string render_procs_table(const ProcsReport& r) {
       out +=
           fmt::format("Orphan: {} ({}): {}; `kill {}` frees it\n", o.pid, o.label, o.reason, o.pid);
     }
+    if (!r.verdict->oversubscription.empty()) {
+      out += fmt::format("Warning: {}\n", r.verdict->oversubscription);
+    }
     out += fmt::format("Verdict: {}\n", r.verdict->summary);
   }
   return out;
@@ -204,16 +207,20 @@ nlohmann::json procs_to_json(const ProcsReport& r) {
   }
   if (r.verdict) {
     const auto& v = *r.verdict;
-    doc["verdict"] = {{"kind", verdict_kind_name(v.kind)},
-                      {"question", r.need_given},
-                      {"need_bytes", v.need_bytes},
-                      {"room_bytes", v.room_bytes},
-                      {"budget_now_bytes", v.budget_now_bytes},
-                      {"room_at_caps_bytes", v.room_at_caps_bytes},
-                      {"reserved_bytes", v.reserved_bytes},
-                      {"stop", advice_json(v.stop)},
-                      {"orphans", advice_json(v.orphans)},
-                      {"summary", v.summary}};
+    doc["verdict"] = {
+        {"kind", verdict_kind_name(v.kind)},
+        {"question", r.need_given},
+        {"need_bytes", v.need_bytes},
+        {"room_bytes", v.room_bytes},
+        {"budget_now_bytes", v.budget_now_bytes},
+        {"room_at_caps_bytes", v.room_at_caps_bytes},
+        {"reserved_bytes", v.reserved_bytes},
+        {"oversubscribed_bytes", v.oversubscribed_bytes},
+        {"oversubscription",
+         v.oversubscription.empty() ? nlohmann::json(nullptr) : nlohmann::json(v.oversubscription)},
+        {"stop", advice_json(v.stop)},
+        {"orphans", advice_json(v.orphans)},
+        {"summary", v.summary}};
   } else {
     doc["verdict"] = nullptr;
   }

@@ -80,6 +80,7 @@ Result<ServingContext> serving_context(const PlanFlags& flags, const plan::PlanE
     sc.device_total_bytes = sc.pool->total_bytes;
   }
   sc.scan.device_total_bytes = sc.device_total_bytes;
+  if (sc.pool) sc.scan.pool_bytes = pool_total_budget(*sc.pool);
   sc.scan.rules.small_workload_bytes = config.get_bytes("procs.small_workload");
   sc.scan.rules.near_capacity_fraction = config.get_number("procs.near_capacity_fraction");
   sc.scan.rules.orphan_min_bytes = config.get_bytes("procs.orphan_min");

@@ -33,6 +33,11 @@ struct PoolView {
   bool flush_suggested = false;    // reclaimable > flush_hint_gap
 };
 
+// What the pool can ever give a run: total - overhead, floor 0 (the ceiling of every claim).
+inline std::uint64_t pool_total_budget(const PoolView& pool) {
+  return pool.total_bytes > pool.overhead_bytes ? pool.total_bytes - pool.overhead_bytes : 0;
+}
+
 // Pure. Needs MemTotal, MemFree and MemAvailable; an Error names the missing field.
 Result<PoolView> compute_pool(const Meminfo& meminfo, const std::optional<CgroupMemory>& cgroup,
                               const PoolOptions& options);

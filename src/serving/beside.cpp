@@ -112,7 +112,10 @@ std::optional<CapAdvice> fraction_advice(const Workload& w, const WorkloadScan& 
       static_cast<double>(sub_floor(sub_floor(total_budget, others), need + beside));
   double f = std::floor(room / static_cast<double>(options.device_total_bytes) * 100.0) / 100.0;
   // Below near capacity, or the cap does not make it a small job.
-  const double near = std::floor(options.rules.near_capacity_fraction * 100.0 - 1e-9) / 100.0;
+  const double near = std::floor(near_capacity_bytes(options) /
+                                     static_cast<double>(options.device_total_bytes) * 100.0 -
+                                 1e-9) /
+                      100.0;
   f = std::min(f, near);
   const std::string_view flag =
       w.kind.engine == Engine::vllm ? "--gpu-memory-utilization" : "--mem-fraction-static";

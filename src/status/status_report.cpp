@@ -57,6 +57,7 @@ void collect_workloads(const HostRoot& root, const StatusOptions& options, Statu
   if (scan_options.device_total_bytes == 0 && report.pool) {
     scan_options.device_total_bytes = report.pool->total_bytes;
   }
+  if (report.pool) scan_options.pool_bytes = pool_total_budget(*report.pool);
   auto scan = scan_workloads(root, gpu_processes_of(report.gpu.snapshots), scan_options);
   if (!scan) {
     report.notes.push_back(fmt::format("workloads: {}", scan.error().detail));

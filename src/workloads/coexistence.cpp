@@ -55,7 +55,7 @@ CoexistenceVerdict coexistence_verdict(const WorkloadScan& scan, std::uint64_t n
                                        const PoolView& pool, const CoexistenceOptions& options) {
   CoexistenceVerdict v;
   v.need_bytes = need_bytes;
-  const std::uint64_t total_budget = sub_floor(pool.total_bytes, pool.overhead_bytes);
+  const std::uint64_t total_budget = pool_total_budget(pool);
   for (const auto& w : scan.workloads) v.reserved_bytes += w.reserved_bytes();
   v.budget_now_bytes = pool.budget_bytes;
   v.room_at_caps_bytes = sub_floor(total_budget, v.reserved_bytes);
@@ -76,6 +76,15 @@ CoexistenceVerdict coexistence_verdict(const WorkloadScan& scan, std::uint64_t n
       format_bytes(need_bytes), format_bytes(v.room_bytes), format_bytes(v.budget_now_bytes),
       format_bytes(v.room_at_caps_bytes));
 
+  if (v.reserved_bytes > total_budget) {
+    v.oversubscribed_bytes = v.reserved_bytes - total_budget;
+    v.oversubscription = fmt::format(
+        "oversubscribed: the workloads' caps and holdings claim {}, {} more than the pool ({} "
+        "total - {} overhead); as they grow they evict each other",
+        format_bytes(v.reserved_bytes), format_bytes(v.oversubscribed_bytes),
+        format_bytes(pool.total_bytes), format_bytes(pool.overhead_bytes));
+  }
+
   if (need_bytes > total_budget) {
     v.kind = VerdictKind::does_not_fit;
     v.summary = fmt::format("does not fit: need {} exceeds the pool ({} total - {} overhead)",
@@ -94,6 +103,24 @@ CoexistenceVerdict coexistence_verdict(const WorkloadScan& scan, std::uint64_t n
                                   stop_list(v.stop))
                     : fmt::format("stop {} first (one heavy job at a time); {}", stop_list(v.stop),
                                   numbers);
+    return v;
+  }
+
+  // Without a question, oversubscription alone means something must stop (or be re-capped): the
+  // largest claimers until the rest fit. With a need, the loop below frees room for it instead,
+  // which also covers the claims (room at caps is 0 while oversubscribed).
+  if (need_bytes == 0 && v.oversubscribed_bytes > 0) {
+    std::uint64_t freed = 0;
+    for (const auto* w : by_size) {
+      v.stop.push_back(advice_for(*w));
+      freed += w->reserved_bytes();
+      if (freed >= v.oversubscribed_bytes) break;
+    }
+    v.kind = VerdictKind::stop_first;
+    v.summary = fmt::format(
+        "oversubscribed by {} (claims {} > pool {} after overhead): stop or re-cap {} first",
+        format_bytes(v.oversubscribed_bytes), format_bytes(v.reserved_bytes),
+        format_bytes(total_budget), stop_list(v.stop));
     return v;
   }
 

@@ -11,6 +11,12 @@
 //   coexists      it fits with margin beside what runs.
 // room = min(budget now (MemAvailable - overhead), total - overhead - sum of max(claim, actual)):
 // the first is what is free now, the second what stays free once capped servers reach their caps.
+//
+// Oversubscription is a finding of its own, question or not: when the workloads' claims together
+// (sum of max(claim, actual)) exceed total - overhead, the caps promise more than the pool holds
+// and the servers can evict each other as they grow. `oversubscribed_bytes` says by how much,
+// `oversubscription` says it in one line, and the verdict is stop_first (never "no heavy workload
+// running"): the stop list names the largest claimers, in order, until the claims fit.
 
 #include <cstdint>
 #include <string>
@@ -40,13 +46,15 @@ struct CoexistenceOptions {
 struct CoexistenceVerdict {
   VerdictKind kind = VerdictKind::coexists;
   std::uint64_t need_bytes = 0;
-  std::uint64_t room_bytes = 0;          // min of the two below
-  std::uint64_t budget_now_bytes = 0;    // pool budget: MemAvailable - overhead
-  std::uint64_t room_at_caps_bytes = 0;  // total - overhead - reserved
-  std::uint64_t reserved_bytes = 0;      // sum over workloads of max(claim, actual)
-  std::vector<StopAdvice> stop;          // in the order to stop them
-  std::vector<StopAdvice> orphans;       // orphaned vLLM engines holding memory (always listed)
-  std::string summary;                   // one line with the numbers
+  std::uint64_t room_bytes = 0;            // min of the two below
+  std::uint64_t budget_now_bytes = 0;      // pool budget: MemAvailable - overhead
+  std::uint64_t room_at_caps_bytes = 0;    // total - overhead - reserved
+  std::uint64_t reserved_bytes = 0;        // sum over workloads of max(claim, actual)
+  std::vector<StopAdvice> stop;            // in the order to stop them
+  std::vector<StopAdvice> orphans;         // orphaned vLLM engines holding memory (always listed)
+  std::uint64_t oversubscribed_bytes = 0;  // reserved - (total - overhead); 0 when the claims fit
+  std::string oversubscription;            // the warning line; empty when the claims fit
+  std::string summary;                     // one line with the numbers
 };
 
 CoexistenceVerdict coexistence_verdict(const WorkloadScan& scan, std::uint64_t need_bytes,

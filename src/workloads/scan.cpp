@@ -118,12 +118,19 @@ WorkloadProcess read_member(const HostRoot& root, const Entry& e, const ScanOpti
 
 }  // namespace
 
+double near_capacity_bytes(const ScanOptions& options) {
+  std::uint64_t total = options.device_total_bytes;
+  if (options.pool_bytes > 0) {
+    total = total > 0 ? std::min(total, options.pool_bytes) : options.pool_bytes;
+  }
+  return options.rules.near_capacity_fraction * static_cast<double>(total);
+}
+
 void judge_workload(Workload& w, const ScanOptions& options) {
   const auto& rules = options.rules;
-  const std::uint64_t total = options.device_total_bytes;
+  const double near_bytes = near_capacity_bytes(options);
   const std::uint64_t effective = w.reserved_bytes();
-  const bool near = total > 0 && static_cast<double>(effective) >=
-                                     rules.near_capacity_fraction * static_cast<double>(total);
+  const bool near = near_bytes > 0 && static_cast<double>(effective) >= near_bytes;
   if (w.kind.engine == Engine::vllm &&
       (w.kind.role == Role::engine || w.kind.role == Role::worker) &&
       w.actual_bytes >= rules.orphan_min_bytes) {

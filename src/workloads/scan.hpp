@@ -41,6 +41,11 @@ struct ScanOptions {
   // Denominator of vLLM/SGLang fractions: the device total (GB10: MemTotal, docs/domain.md). 0:
   // unknown, fractions then give no claim.
   std::uint64_t device_total_bytes = 0;
+  // The pool a run can use: total - overhead (host/pool.hpp). 0: unknown. "Near capacity" is a
+  // share of the smaller of this and the device total: NVIDIA's 0.7 keeps 30 % of the memory for
+  // everything else, and what the others can use is what the overhead leaves, so a capped server
+  // claiming most of that pool is heavy however little it holds yet.
+  std::uint64_t pool_bytes = 0;
   std::uint64_t ticks_per_second = 100;  // USER_HZ (sysconf(_SC_CLK_TCK))
   HeavyRules rules;
 };
@@ -111,6 +116,11 @@ Result<WorkloadScan> scan_workloads(const HostRoot& root,
 // Decides `heavy`, `heavy_reason` and `orphan` from the workload's claim, actual bytes and cap
 // (the scan calls it for every workload; `plan --beside` for the workloads it plans).
 void judge_workload(Workload& w, const ScanOptions& options);
+
+// The claim at which a workload is near capacity: near_capacity_fraction of the smaller of the
+// device total and pool_bytes (0 when both are unknown). judge_workload and the caps `plan
+// --beside` proposes both use it, so a proposed cap is never judged heavy.
+double near_capacity_bytes(const ScanOptions& options);
 
 // True when any trainer (launcher, worker or single process) is running: `flush` refuses then.
 bool trainer_running(const WorkloadScan& scan);

@@ -55,6 +55,23 @@ TEST(FlagsAnywhere, JsonBeforeTheCommandWorksForEveryJsonCommand) {
   EXPECT_TRUE(nlohmann::json::accept(config.out)) << config.out;
 }
 
+// --json is global, but top draws a terminal view and serve runs a server: neither has a
+// document, so --json is refused in one line (exit 2) rather than silently ignored.
+TEST(FlagsAnywhere, JsonIsRefusedByCommandsWithoutADocument) {
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"--json", "top", "--once"},
+           {"top", "--once", "--json"},
+           {"serve", "--json"},
+           {"--json", "serve", "--textfile", "/nonexistent/x.prom"}}) {
+    const auto r = test::run_sparkops(args);
+    EXPECT_EQ(r.exit_code, 2) << args[0] << " " << args[1] << ": " << r.out << r.err;
+    EXPECT_EQ(r.out, "") << args[1];
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find("--json"), std::string::npos) << r.err;
+  }
+  EXPECT_NE(test::run_sparkops({"serve", "--json"}).err.find("/api/status"), std::string::npos);
+}
+
 TEST(FlagsAnywhere, RootFromTheEnvironmentIsCheckedLikeTheFlag) {
   const auto r = test::run_sparkops({"status", "--gpu", "none"},
                                     {{"SPARKOPS_ROOT", "/nonexistent/sparkops-root"}});

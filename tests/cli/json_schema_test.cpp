@@ -175,6 +175,11 @@ std::vector<Document> every_document(const test::TempDir& tmp) {
          root(r)});
     add(docs, "flush", {"flush", "--dry-run", "--json", "--root", root(r)});
   }
+  // Claims beyond the pool: the verdict's oversubscription line is a string here.
+  const std::string oversubscribed = test::fixture("procs/vllm_uncapped_orphan").string();
+  add(docs, "procs",
+      {"procs", "--json", "--root", oversubscribed, "--gpu-apps",
+       oversubscribed + "/gpu-apps.csv"});
   for (const auto& e : std::filesystem::directory_iterator(test::fixture("oom/corpus"))) {
     if (e.path().extension() != ".txt") continue;
     add(docs, "oom",

@@ -97,5 +97,65 @@ TEST(Coexistence, NothingRunningLeavesThePoolBudget) {
   EXPECT_EQ(coexistence_verdict(empty, 110 * kGiB, pool).kind, VerdictKind::does_not_fit);
 }
 
+// Two servers capped below near capacity whose caps together promise more than the pool: neither
+// is heavy alone, but the claims are a finding (not "no heavy workload running").
+Workload capped_server(std::uint32_t pid, std::uint64_t claim, std::uint64_t actual) {
+  Workload w;
+  w.pid = pid;
+  w.kind = Classification{Engine::vllm, Role::server, "vLLM"};
+  w.cap = CapInfo{CapState::capped, "gpu-memory-utilization 0.45", 0.45, {}, {}};
+  w.claim_bytes = claim;
+  w.actual_bytes = actual;
+  return w;
+}
+
+TEST(Coexistence, ClaimsBeyondThePoolAreOversubscription) {
+  WorkloadScan scan;
+  scan.workloads.push_back(capped_server(100, 54 * kGiB, 2 * kGiB));
+  scan.workloads.push_back(capped_server(200, 50 * kGiB, 1 * kGiB));
+  PoolView pool;
+  pool.total_bytes = 120 * kGiB;
+  pool.overhead_bytes = 20 * kGiB;
+  pool.budget_bytes = 90 * kGiB;
+  ScanOptions options;
+  options.device_total_bytes = pool.total_bytes;
+  options.pool_bytes = pool_total_budget(pool);
+  for (auto& w : scan.workloads) judge_workload(w, options);
+  EXPECT_FALSE(scan.workloads[0].heavy);  // 54 GiB < 0.7 x 100 GiB
+  const auto v = coexistence_verdict(scan, 0, pool);
+  EXPECT_EQ(v.oversubscribed_bytes, 4 * kGiB);
+  EXPECT_EQ(v.kind, VerdictKind::stop_first) << v.summary;
+  ASSERT_EQ(v.stop.size(), 1u);  // stopping the larger claimer is enough
+  EXPECT_EQ(v.stop[0].pid, 100u);
+  EXPECT_EQ(v.summary.rfind("oversubscribed by 4.0 GiB (claims 104.0 GiB > pool 100.0 GiB after "
+                            "overhead): stop or re-cap 100 (vLLM",
+                            0),
+            0u)
+      << v.summary;
+  EXPECT_NE(v.oversubscription.find("4.0 GiB more than the pool"), std::string::npos);
+  // A need on top: the stop list frees room for it, and the finding stays.
+  const auto with_need = coexistence_verdict(scan, 10 * kGiB, pool);
+  EXPECT_EQ(with_need.kind, VerdictKind::stop_first) << with_need.summary;
+  EXPECT_EQ(with_need.oversubscribed_bytes, 4 * kGiB);
+  // Claims that fit: no finding.
+  scan.workloads.pop_back();
+  EXPECT_EQ(coexistence_verdict(scan, 0, pool).oversubscribed_bytes, 0u);
+  EXPECT_TRUE(coexistence_verdict(scan, 0, pool).oversubscription.empty());
+}
+
+// "Heavy" counts claims against the pool a run can use: a capped server whose claim is most of
+// total - overhead is heavy even while it holds little.
+TEST(Coexistence, ClaimOfMostOfThePoolIsHeavyWithLittleHeld) {
+  Workload w = capped_server(100, 60 * kGiB, 1 * kGiB);
+  ScanOptions options;
+  options.device_total_bytes = 120 * kGiB;
+  judge_workload(w, options);
+  EXPECT_FALSE(w.heavy);           // 60 GiB is half the device
+  options.pool_bytes = 80 * kGiB;  // 40 GiB of overhead: 60 GiB is 75 % of what is left
+  judge_workload(w, options);
+  EXPECT_TRUE(w.heavy);
+  EXPECT_EQ(w.heavy_reason, "near capacity: claims 60.0 GiB at gpu-memory-utilization 0.45");
+}
+
 }  // namespace
 }  // namespace sparkops
