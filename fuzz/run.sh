@@ -17,7 +17,7 @@ shared=${SPARKOPS_SHARED_CORPUS:-$repo/../shared/corpus}
 all_targets=(meminfo psi vmstat hwmon_value proc_cmdline proc_status smi_csv smi_table smi_q
              safetensors_header config_json gguf_header quantization_config trainlog_detect
              trainlog_format trainer_state thermal_csv oom_text toml_config writers web_config
-             estimator)
+             estimator serving_args)
 targets=("${all_targets[@]}")
 [[ $# -gt 0 ]] && targets=("$@")
 
@@ -53,6 +53,7 @@ seed_files() {
     trainer_state) find "$fx" -name '*trainer_state*.json' -type f ;;
     thermal_csv) find "$fx/sample" "$fx/golden/sample" -type f \( -name '*.csv' -o -name '*.log' \) ;;
     oom_text) find "$fx/oom" -type f -name '*.txt' ;;
+    serving_args) find "$fx/serving/oom" -type f ;;
     toml_config) find "$fx" -name '*.toml' -type f ;;
     web_config) find "$repo/deploy/tls" "$fx/prometheus" -name '*.yml' -type f ;;
     writers) find "$fx/procs" \( -name cmdline -o -name stat \) -type f | head -100
@@ -62,7 +63,7 @@ seed_files() {
 shared_dir() {
   case $1 in
     trainlog_detect | trainlog_format) echo "$shared/logs" ;;
-    oom_text) echo "$shared/oom" ;;
+    oom_text | serving_args) echo "$shared/oom" ;;
     smi_table | smi_q | smi_csv) echo "$shared/nvidia-smi" ;;
   esac
 }

@@ -54,7 +54,9 @@ std::optional<double> number_after(std::string_view s, std::size_t from,
 }
 
 // The number just before `pos`, skipping spaces, a unit and an opening parenthesis.
+// `pos` past the end (npos: a phrase not found) gives nullopt.
 std::optional<double> number_before(std::string_view s, std::size_t pos) {
+  if (pos > s.size()) return std::nullopt;
   std::size_t i = pos;
   const auto skip = [&] {
     while (i > 0 && (s[i - 1] == ' ' || s[i - 1] == '(' || s[i - 1] == '\t')) --i;
@@ -144,7 +146,7 @@ void ServerLogScanner::line(std::string_view l) {
     if (find_ci(l, "is less than desired") != std::string_view::npos) f.admission_refused = true;
   }
   if (const auto at = find_ci(l, "for consumed memory"); at != std::string_view::npos)
-    f.consumed_gib = number_before(l, find_ci(l, "gib for consumed memory"));
+    f.consumed_gib = number_before(l, at);  // skips the space and the unit before the phrase
   if (const auto at = find_ci(l, "gib for peak activation"); at != std::string_view::npos)
     f.activation_gib = number_before(l, at);
   if (const auto at = find_ci(l, "gib for cudagraph memory"); at != std::string_view::npos)

@@ -36,6 +36,16 @@ TEST(ServerLog, VllmStartupAccountingAddsUp) {
   EXPECT_FALSE(f.admission_refused);
 }
 
+// Found by fuzz_serving_args: "for consumed memory" without "GiB" before it looked the number up
+// before npos (out of bounds). A phrase without its number is simply no figure.
+TEST(ServerLog, PhraseWithoutItsUnitIsNoFigureNotAnOutOfBoundsRead) {
+  EXPECT_FALSE(scan_server_log("nothing for consumed memory here\n").consumed_gib);
+  EXPECT_FALSE(scan_server_log("for consumed memory").consumed_gib);
+  const auto f = scan_server_log("model weights take 3.5 GiB for consumed memory\n");
+  ASSERT_TRUE(f.consumed_gib);
+  EXPECT_DOUBLE_EQ(*f.consumed_gib, 3.5);
+}
+
 TEST(ServerLog, VllmAdmissionRefusal) {
   const auto f = facts_of("vllm-startup-valueerror-free-memory-uma.txt");
   EXPECT_EQ(f.engine, ServeEngine::vllm);
