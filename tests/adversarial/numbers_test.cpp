@@ -1,6 +1,8 @@
 // Numbers from files and flags are checked (docs/reliability.md "Numbers"): a float that does not
 // fit the integer it becomes, NaN/inf and absurd configuration thresholds.
+#include <algorithm>
 #include <limits>
+#include <ostream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -108,6 +110,16 @@ struct BadThreshold {
   const char* key;
 };
 
+// Stable, readable test names (ctest lists them): the key and the case's index, never the bytes.
+void PrintTo(const BadThreshold& b, std::ostream* os) {
+  *os << b.key;
+}
+std::string threshold_case_name(const ::testing::TestParamInfo<BadThreshold>& info) {
+  std::string name = info.param.key;
+  std::replace(name.begin(), name.end(), '.', '_');
+  return name + "_" + std::to_string(info.index);
+}
+
 class ConfigThreshold : public ::testing::TestWithParam<BadThreshold> {};
 
 // Each value reaches analyze through SPARKOPS_CONFIG: exit 2, one line naming the key.
@@ -134,7 +146,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadThreshold{"[thermal]\nhot_celsius = -inf\n", "thermal.hot_celsius"},
         BadThreshold{"[pool]\noverhead = \"16000PiB\"\n", "pool.overhead"},
         BadThreshold{"[pool]\noverhead = \"100TiB\"\n", "pool.overhead"},
-        BadThreshold{"[gpu]\ntimeout = \"3h\"\n", "gpu.timeout"}));
+        BadThreshold{"[gpu]\ntimeout = \"3h\"\n", "gpu.timeout"}),
+    threshold_case_name);
 
 TEST(Numbers, FlagThresholdsAreCheckedLikeFileOnes) {
   const test::TempDir tmp;
