@@ -179,8 +179,7 @@ void run_serve(const ServeFlags& flags, AppContext& ctx) {
 
   const HostRoot root = ctx.host_root();
   SystemClock clock;
-  StatusOptions status_options;
-  status_options.pool = pool_options_from_config(ctx.config);
+  const StatusOptions status_options = status_options_for(root, ctx.config);
   ExporterStateOptions state_options;
   state_options.interval = plan->interval;
   state_options.history = plan->history;

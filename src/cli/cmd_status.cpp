@@ -39,10 +39,8 @@ void run_status(const StatusFlags& flags, AppContext& ctx) {
     ctx.exit_code = kExitBadInput;
     return;
   }
-  StatusOptions options;
-  options.pool = pool_options_from_config(ctx.config);
   const HostRoot root = ctx.host_root();
-  options.ticks_per_second = clock_ticks_per_second(root);
+  const StatusOptions options = status_options_for(root, ctx.config);
   SystemClock clock;
   const StatusReport report = collect_status(root, **gpu, clock, options);
   if (ctx.json) {

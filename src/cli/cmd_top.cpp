@@ -115,10 +115,8 @@ void run_top(const TopFlags& flags, AppContext& ctx) {
     ctx.exit_code = kExitBadInput;
     return;
   }
-  StatusOptions options;
-  options.pool = pool_options_from_config(ctx.config);
   const HostRoot root = ctx.host_root();
-  options.ticks_per_second = clock_ticks_per_second(root);
+  const StatusOptions options = status_options_for(root, ctx.config);
   SystemClock clock;
   GpuSource& source = **gpu;
   const tui::CollectFn collect = [&] { return collect_status(root, source, clock, options); };

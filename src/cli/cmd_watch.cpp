@@ -61,9 +61,9 @@ Result<plan::PlanResult> make_watch_plan(const AppContext& ctx, const WatchFlags
 bool preflight(AppContext& ctx, const WatchFlags& f, GpuSource& gpu,
                const std::optional<plan::PlanResult>& plan) {
   SystemClock clock;
-  StatusOptions options;
-  options.pool = pool_options_from_config(ctx.config);
-  const StatusReport report = collect_status(ctx.host_root(), gpu, clock, options);
+  const HostRoot root = ctx.host_root();
+  const StatusReport report =
+      collect_status(root, gpu, clock, status_options_for(root, ctx.config));
   fmt::print(ctx.err, "{}", terminal_text(render_status(report)));
   for (const auto& line : preflight_warnings(report)) print_error(ctx, line);
   if (plan) {

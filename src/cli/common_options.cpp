@@ -47,4 +47,11 @@ std::uint64_t clock_ticks_per_second(const HostRoot& root) {
   return hz > 0 ? static_cast<std::uint64_t>(hz) : 100;
 }
 
+StatusOptions status_options_for(const HostRoot& root, const Config& config) {
+  StatusOptions options;
+  options.pool = pool_options_from_config(config);
+  options.ticks_per_second = clock_ticks_per_second(root);
+  return options;
+}
+
 }  // namespace sparkops::cli

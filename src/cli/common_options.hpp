@@ -12,6 +12,7 @@
 #include "cli/domain_options.hpp"
 #include "gpu/gpu_source.hpp"
 #include "host/host_root.hpp"
+#include "status/status_report.hpp"
 
 namespace sparkops::cli {
 
@@ -29,5 +30,9 @@ Result<std::unique_ptr<GpuSource>> open_gpu_for(const AppContext& ctx);
 // USER_HZ for /proc/PID/stat start times: sysconf on the live machine, 100 (the Linux value on
 // every architecture sparkops targets) for a captured root.
 std::uint64_t clock_ticks_per_second(const HostRoot& root);
+
+// What collect_status needs from the config and the machine, the same for every command that
+// shows the status (status, top, watch's pre-flight, serve): the pool options and USER_HZ.
+StatusOptions status_options_for(const HostRoot& root, const Config& config);
 
 }  // namespace sparkops::cli
