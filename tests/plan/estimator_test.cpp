@@ -228,8 +228,7 @@ TEST(ResolveModel, ParamsWithoutShapeNamesTheAssumedShape) {
   // One note for the fields taken from the nearest shape, one for the block layout assumed.
   ASSERT_EQ(m->notes.size(), 2u);
   EXPECT_NE(m->notes[0].find("block layout assumed from Llama-3.1-70B"), std::string::npos);
-  EXPECT_NE(m->notes[1].find("taken from the catalogue shape of Llama-3.1-70B"),
-            std::string::npos);
+  EXPECT_NE(m->notes[1].find("taken from the catalogue shape of Llama-3.1-70B"), std::string::npos);
   ref.name = "Llama-3.1-8B";
   EXPECT_FALSE(resolve_model(ref, HfCacheEnv{}));  // MODEL and --params contradict
   ModelRef unknown;
