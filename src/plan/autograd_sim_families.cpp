@@ -1,0 +1,191 @@
+#include "plan/autograd_sim_families.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "base/text.hpp"
+
+namespace sparkops::embedded {
+extern const std::string_view families_json;
+}
+
+namespace sparkops::plan {
+
+namespace sim {
+
+const Families& families() {
+  static const Families f = [] {
+    Families out;
+    const auto j = nlohmann::json::parse(embedded::families_json, nullptr, false);
+    if (j.is_discarded() || !j.contains("families")) {
+      out.error = "families.json: not JSON";
+      return out;
+    }
+    const auto& fams = j["families"];
+    auto load = [&](const std::string& name, const nlohmann::json& e, auto& self) -> Family {
+      Family fam;
+      if (e.contains("like"))
+        fam = self(e["like"].get<std::string>(), fams[e["like"].get<std::string>()], self);
+      fam.name = name;
+      fam.norm = e.value("norm", fam.norm);
+      if (e.contains("modules")) {
+        fam.modules.clear();
+        for (const auto& [m, dims] : e["modules"].items())
+          fam.modules[m] = Module{dims[0], dims[1]};
+      }
+      if (e.contains("layer")) fam.layer = e["layer"].get<std::vector<std::string>>();
+      for (const auto& b : e.value("bias", std::vector<std::string>{})) fam.modules[b].bias = true;
+      for (const auto& b : e.value("expert_modules", std::vector<std::string>{}))
+        fam.modules[b].expert = true;
+      fam.rotary_fraction = e.value("rotary_fraction", fam.rotary_fraction);
+      fam.embed_scale = e.value("embed_scale", fam.embed_scale);
+      fam.attn_softcap = e.value("attn_softcap", fam.attn_softcap);
+      fam.final_softcap = e.value("final_softcap", fam.final_softcap);
+      fam.learned_positions = e.value("learned_positions", fam.learned_positions);
+      fam.dropout = e.value("dropout", fam.dropout);
+      return fam;
+    };
+    for (const auto& [name, e] : fams.items()) {
+      out.by_name[name] = load(name, e, load);
+      for (const auto& text : out.by_name[name].layer) {
+        Line ln;
+        ln.text = text;
+        const auto eq = text.find('=');
+        if (eq != std::string::npos) {
+          const std::string lhs = text.substr(0, eq), rhs = text.substr(eq + 1);
+          for (const auto& w : split(lhs, ' '))
+            if (!trim(w).empty()) ln.outs.emplace_back(trim(w));
+          for (const auto& w : split(rhs, ' ')) {
+            const std::string_view t = trim(w);
+            if (t.empty()) continue;
+            if (t[0] == '@')
+              ln.module = std::string(t.substr(1));
+            else
+              ln.words.emplace_back(t);
+          }
+        }
+        out.by_name[name].program.push_back(std::move(ln));
+      }
+      for (const auto& a : e.value("aliases", std::vector<std::string>{})) out.alias[a] = name;
+    }
+    return out;
+  }();
+  return f;
+}
+
+Result<double> eval_dim(std::string_view e, const Dims& d) {
+  double total = 0;
+  for (const auto& term : split(e, '+')) {
+    double v = 1;
+    for (const auto& f : split(term, '*')) {
+      const std::string_view x = trim(f);
+      if (x == "h")
+        v *= d.h;
+      else if (x == "q")
+        v *= d.q;
+      else if (x == "kv")
+        v *= d.kv;
+      else if (x == "i")
+        v *= d.i;
+      else if (x == "E")
+        v *= d.E;
+      else if (!x.empty() &&
+               std::all_of(x.begin(), x.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        v *= std::stod(std::string(x));
+      else
+        return fail(Errc::malformed, fmt::format("families.json: unknown size \"{}\"", x));
+    }
+    total += v;
+  }
+  return total;
+}
+
+// PEFT matches a target against the module name or its last component ("c_proj" adapts both
+// GPT-2 c_proj maps).
+bool is_targeted(const SimRun& run, const std::string& module) {
+  if (run.method == TrainMethod::full) return false;
+  if (run.all_linear) return true;
+  const std::string last = module.substr(module.rfind('.') + 1);
+  return std::find(run.targets.begin(), run.targets.end(), module) != run.targets.end() ||
+         std::find(run.targets.begin(), run.targets.end(), last) != run.targets.end();
+}
+
+}  // namespace sim
+
+using models::Architecture;
+using namespace sim;
+
+std::string_view family_for(std::string_view model_type, bool* known) {
+  const auto& fs = families();
+  const std::string key(model_type);
+  if (fs.by_name.count(key)) {
+    *known = true;
+    return fs.by_name.find(key)->first;
+  }
+  if (auto it = fs.alias.find(key); it != fs.alias.end()) {
+    *known = true;
+    return it->second;
+  }
+  *known = false;
+  return "llama";
+}
+
+Result<ParamBytes> param_bytes(const Architecture& a, const SimRun& run, bool double_quant,
+                               std::uint64_t positions) {
+  const auto& fs = families();
+  if (!fs.error.empty()) return fail(Errc::malformed, fs.error);
+  bool known = false;
+  const Family& f = fs.by_name.at(std::string(family_for(a.family, &known)));
+  Dims d{};
+  d.h = static_cast<double>(a.hidden);
+  d.hd = static_cast<double>(a.head_dim);
+  d.q = static_cast<double>(a.heads * a.head_dim);
+  d.kv = static_cast<double>(a.kv_heads * a.head_dim);
+  d.i = static_cast<double>(a.intermediate);
+  d.E = static_cast<double>(std::max<std::uint64_t>(a.experts, 1));
+  const double db = run.model_bytes, ab = run.adapter_bytes, r = static_cast<double>(run.lora_rank);
+  const double L = static_cast<double>(a.layers);
+  ParamBytes pb;
+  double dense = 0;  // non-quantized parameter elements
+  for (const auto& [name, m] : f.modules) {
+    bool used = false;
+    for (const auto& line : f.layer) used = used || contains(line, "@" + name);
+    if (!used) continue;
+    auto din = eval_dim(m.d_in, d), dout = eval_dim(m.d_out, d);
+    if (!din || !dout) return tl::unexpected(din ? dout.error() : din.error());
+    const double copies = m.expert ? d.E : 1;
+    const double n = *din * *dout;
+    if (run.method == TrainMethod::qlora) {
+      const double blocks = std::ceil(n / 64);
+      const double absmax = double_quant ? blocks + std::ceil(blocks / 256) * 4 : blocks * 4;
+      pb.base += L * copies * (std::ceil(n / 2) + absmax);
+    } else {
+      dense += L * copies * n;
+    }
+    if (m.bias) dense += L * copies * *dout;
+    pb.base_params += L * copies * (n + (m.bias ? *dout : 0));
+    if (is_targeted(run, name)) pb.adapter += L * copies * r * (*din + *dout) * ab;
+  }
+  double norms = 0;
+  for (const auto& line : f.layer) {
+    if (contains(line, "= rmsnorm") || contains(line, "= gemma_rmsnorm")) norms += d.h;
+    if (contains(line, "= layernorm")) norms += 2 * d.h;
+    if (contains(line, "head_rmsnorm") || contains(line, "head_gemma_rmsnorm")) norms += d.hd;
+  }
+  const double final_norm = f.norm == "layernorm" ? 2 * d.h : d.h;
+  const double V = static_cast<double>(a.vocab);
+  const bool tied = a.tied_embeddings;
+  double other = L * norms + final_norm + V * d.h * (tied ? 1 : 2);
+  if (f.learned_positions) other += static_cast<double>(positions) * d.h;
+  if (f.name == "phi") other += V;  // lm_head bias
+  dense += other;
+  pb.base_params += other;
+  pb.base += dense * db;
+  pb.trainable = run.method == TrainMethod::full ? pb.base : pb.adapter;
+  return pb;
+}
+
+}  // namespace sparkops::plan

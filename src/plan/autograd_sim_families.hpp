@@ -1,0 +1,61 @@
+#pragma once
+// The family descriptions of data/families.json (each family's modules, its decoder layer's
+// operator program and its quirks), parsed once, plus the size expressions the program uses.
+// Internal to the activation model: autograd_sim.hpp is the public interface.
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.hpp"
+#include "plan/autograd_sim.hpp"
+
+namespace sparkops::plan::sim {
+
+struct Module {
+  std::string d_in, d_out;
+  bool bias = false;
+  bool expert = false;
+};
+// One program line, parsed once when the data is loaded: "outs = op args @module".
+struct Line {
+  std::string text;
+  std::vector<std::string> outs, words;  // words[0] is the op
+  std::string module;
+};
+
+struct Family {
+  std::string name;
+  std::vector<Line> program;
+  std::string norm;
+  std::map<std::string, Module> modules;
+  std::vector<std::string> layer;
+  double rotary_fraction = 1.0;
+  bool embed_scale = false, attn_softcap = false, final_softcap = false, learned_positions = false;
+  double dropout = 0.0;
+};
+
+struct Families {
+  std::map<std::string, Family> by_name;
+  std::map<std::string, std::string> alias;
+  std::string error;
+};
+
+// The parsed families.json (loaded on first use; `error` is set when the data does not parse).
+const Families& families();
+
+// The dimensions a size expression ("q+2*kv", "E*i") may name, for one model and run.
+struct Dims {
+  double h, q, kv, i, hd, heads, kvh, k, E, s, V, r;
+};
+
+// A families.json size expression ("h", "q+2*kv", "2*i") evaluated on d.
+// Errors: a name the expression language does not know.
+Result<double> eval_dim(std::string_view e, const Dims& d);
+
+// PEFT matches a target against the module name or its last component ("c_proj" adapts both
+// GPT-2 c_proj maps).
+bool is_targeted(const SimRun& run, const std::string& module);
+
+}  // namespace sparkops::plan::sim

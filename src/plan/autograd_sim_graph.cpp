@@ -1,0 +1,431 @@
+#include "plan/autograd_sim_graph.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "base/text.hpp"
+
+namespace sparkops::plan::sim {
+
+namespace {
+
+// ---- building one step ------------------------------------------------------------------------
+
+struct Builder {
+  const Family& f;
+  const SimRun& run;
+  const Dims& d;
+  Graph& g;
+  unsigned db;  // model dtype bytes
+  int cos = -1, sin = -1, mask = -1;
+  std::map<int, int> shared_dropped = {};  // layer input -> its one LoRA dropout (fused_qkv_lora)
+  bool full() const { return run.method == TrainMethod::full; }
+
+  bool targeted(const std::string& module) const { return is_targeted(run, module); }
+
+  // tanh, softmax, rsqrt: backward needs the op's own result (only when a grad flows).
+  void save_output(int t) {
+    if (g.tensors[t].rg) g.save(g.prims.back(), t);
+  }
+  int cast(int x, unsigned bytes) {
+    if (g.tensors[x].bytes == bytes) return x;
+    Prim p;
+    if (g.tensors[x].rg) p.grad_inputs = {x};
+    p.out = g.fresh(g.tensors[x].elems, bytes, g.tensors[x].rg);
+    return g.push(p);
+  }
+  // Element-wise op producing a fresh tensor; `saves` are tensors kept for backward.
+  int op(std::vector<int> ins, double elems, unsigned bytes, std::vector<int> saves,
+         double extra = 0, double param_grad = 0, bool param_rg = false) {
+    Prim p;
+    bool rg = param_rg;
+    for (int t : ins) {
+      if (g.tensors[t].rg) p.grad_inputs.push_back(t);
+      rg = rg || g.tensors[t].rg;
+    }
+    if (rg)
+      for (int t : saves) g.save(p, t);
+    p.out = g.fresh(elems, bytes, rg);
+    p.extra = rg ? extra : 0;
+    p.param_grad = param_grad;
+    return g.push(p);
+  }
+  // mul.Tensor: grad_a = grad * b (b saved when a requires grad), grad_b = grad * a.
+  int mul(int a, int b) {
+    std::vector<int> saves;
+    if (g.tensors[a].rg) saves.push_back(b);
+    if (g.tensors[b].rg) saves.push_back(a);
+    return op({a, b}, g.tensors[a].elems, db, saves);
+  }
+  std::vector<int> matmul_saves(int a, int b) {
+    std::vector<int> saves;
+    if (g.tensors[a].rg) saves.push_back(b);
+    if (g.tensors[b].rg) saves.push_back(a);
+    return saves;
+  }
+  int add(std::vector<int> ins) {
+    Prim p;
+    bool rg = false;
+    for (int t : ins) {
+      if (g.tensors[t].rg) p.alias_inputs.push_back(t);
+      rg = rg || g.tensors[t].rg;
+    }
+    p.out = g.fresh(g.tensors[ins[0]].elems, g.tensors[ins[0]].bytes, rg);
+    return g.push(p);
+  }
+  // LlamaRMSNorm: x.float(); pow(2) saves x32; mean; +eps; rsqrt saves its result; x32 * rs
+  // saves both; .to(dtype); weight * that saves it when the weight trains.
+  int rmsnorm(int x, double rows, bool gemma) {
+    const double n = g.tensors[x].elems;
+    const bool wt = full();
+    int x32 = cast(x, 4);
+    int pw = op({x32}, n, 4, {x32}, 2 * n * 4);
+    int mean = op({pw}, rows, 4, {});
+    int eps = op({mean}, rows, 4, {});
+    int rs = op({eps}, rows, 4, {});
+    save_output(rs);
+    int normed = op({x32, rs}, n, 4, {x32, rs}, n * 4);
+    if (gemma) {
+      // output * (1.0 + weight.float()): (1 + w) is a per-layer fp32 copy, saved; the normed
+      // fp32 tensor is saved when the weight trains. Then type_as(x).
+      Prim& last = g.prims.back();
+      (void)last;
+      int scaled = op({normed}, n, 4, wt ? std::vector<int>{normed} : std::vector<int>{},
+                      wt ? n * 4 : 0, wt ? d.h * db : 0, wt);
+      if (g.tensors[scaled].rg) {
+        g.storages.push_back({0, d.h * 4});
+        g.saved.insert(static_cast<int>(g.storages.size()) - 1);
+        g.prims.back().saved.push_back(static_cast<int>(g.storages.size()) - 1);
+      }
+      return cast(scaled, db);
+    }
+    int nb = cast(normed, db);
+    return op({nb}, n, db, wt ? std::vector<int>{nb} : std::vector<int>{}, wt ? n * db : 0,
+              wt ? d.h * db : 0, wt);
+  }
+  // native_layer_norm saves input, mean and rstd (fp32 on CUDA) when anything needs a grad.
+  int layernorm(int x) {
+    const bool wt = full();
+    const double n = g.tensors[x].elems;
+    Prim p;
+    if (g.tensors[x].rg) p.grad_inputs = {x};
+    const bool rg = g.tensors[x].rg || wt;
+    if (rg) {
+      g.save(p, x);
+      int stats = g.fresh(2, 4, false);
+      g.save(p, stats);
+    }
+    p.param_grad = wt ? 2 * d.h * db : 0;
+    p.out = g.fresh(n, db, rg);
+    return g.push(p);
+  }
+  Result<int> linear(int x, const std::string& name) {
+    auto it = f.modules.find(name);
+    if (it == f.modules.end())
+      return fail(Errc::malformed, fmt::format("families.json {}: no module {}", f.name, name));
+    const Module& m = it->second;
+    auto din = eval_dim(m.d_in, d), dout = eval_dim(m.d_out, d);
+    if (!din || !dout) return tl::unexpected(din ? dout.error() : din.error());
+    const double scale = m.expert ? d.k : 1;  // elements per token through experts
+    const double experts = m.expert ? d.E : 1;
+    const double in_el = *din * scale, out_el = *dout * scale;
+    const bool wt = full();
+    int base;
+    {
+      Prim p;
+      if (g.tensors[x].rg) p.grad_inputs = {x};
+      const bool save_in =
+          wt || (run.method == TrainMethod::qlora && run.bnb_saves_input && g.tensors[x].rg);
+      if (save_in) g.save(p, x);
+      if (save_in && !wt) g.held.insert(g.tensors[x].storage);
+      p.param_grad = wt ? experts * (*din * *dout + (m.bias ? *dout : 0)) * db : 0;
+      // bitsandbytes dequantize_4bit allocates the full weight (quant_state.dtype), in forward
+      // and again in backward (MatMul4Bit.backward: grad @ dequantized W); a .to(compute dtype)
+      // of it is a second full copy while the first is still referenced.
+      if (run.method == TrainMethod::qlora && g.tensors[x].rg)
+        p.extra_abs = *din * *dout * db * std::max(1u, run.dequant_copies);
+      p.out = g.fresh(out_el, db, g.tensors[x].rg || wt);
+      base = g.push(p);
+    }
+    if (!targeted(name)) return base;
+    // PEFT lora.Linear.forward: x.to(A.dtype); B(A(dropout(x))) * scaling; result + ...; .to()
+    const unsigned ab = run.adapter_bytes;
+    // LitGPT's LoRAQKVLinear adapts q, k and v of its fused projection from one
+    // lora_dropout(x) (lora.py: F.linear(self.lora_dropout(x), self.lora_A)): one copy per input.
+    const bool shared =
+        run.fused_qkv_lora && (name == "q_proj" || name == "k_proj" || name == "v_proj");
+    if (auto sd = shared_dropped.find(x); shared && sd != shared_dropped.end())
+      return lora_tail(base, sd->second, out_el, experts, scale, *din, *dout);
+    int xa = cast(x, ab);
+    int dropped = xa;
+    if (run.lora_dropout > 0) {
+      Prim p;
+      if (g.tensors[xa].rg) {
+        p.grad_inputs = {xa};
+        int maskt = g.fresh(in_el, 1, false);
+        g.save(p, maskt);
+      }
+      p.out = g.fresh(in_el, ab, g.tensors[xa].rg);
+      dropped = g.push(p);
+    }
+    if (shared) shared_dropped[x] = dropped;
+    return lora_tail(base, dropped, out_el, experts, scale, *din, *dout);
+  }
+  // lora_B(lora_A(dropped)) * scaling added to the base output, cast back to the model dtype.
+  int lora_tail(int base, int dropped, double out_el, double experts, double scale, double din,
+                double dout) {
+    const unsigned ab = run.adapter_bytes;
+    const double r = d.r;
+    int a;
+    {
+      Prim p;
+      if (g.tensors[dropped].rg) p.grad_inputs = {dropped};
+      g.save(p, dropped);
+      p.param_grad = experts * r * din * ab;
+      p.out = g.fresh(r * scale, ab, true);
+      a = g.push(p);
+    }
+    int bo;
+    {
+      Prim p;
+      p.grad_inputs = {a};
+      g.save(p, a);
+      p.param_grad = experts * r * dout * ab;
+      p.out = g.fresh(out_el, ab, true);
+      bo = g.push(p);
+    }
+    int scaled = op({bo}, out_el, ab, {});
+    int sum = add({base, scaled});
+    g.tensors[sum].bytes = std::max(db, ab);
+    g.storages[g.tensors[sum].storage].per_token = out_el * std::max(db, ab);
+    return cast(sum, db);
+  }
+  int rope(int x, bool partial) {
+    const double n = g.tensors[x].elems;
+    std::vector<int> saves;
+    if (cos >= 0) saves = {cos, sin};
+    (void)partial;
+    return op({x}, n, db, saves, 2 * n * db);
+  }
+  int attention(int q, int k, int v) {
+    const double qel = d.q;
+    const bool gqa = d.kvh != d.heads;
+    if (run.attn != AttnKernel::flash && gqa) {
+      k = op({k}, qel, db, {});  // repeat_kv: expand + reshape copies
+      v = op({v}, qel, db, {});
+    }
+    if (run.attn != AttnKernel::eager) {
+      Prim p;
+      for (int t : {q, k, v})
+        if (g.tensors[t].rg) p.grad_inputs.push_back(t);
+      const bool rg = !p.grad_inputs.empty();
+      p.out = g.fresh(qel, db, rg);
+      if (rg) {
+        for (int t : {q, k, v}) g.save(p, t);
+        int lse = g.fresh(d.heads, 4, false);
+        g.save(p, lse);
+        g.save(p, p.out);
+      }
+      return g.push(p);
+    }
+    // eager_attention_forward: matmul(q, k^T) saves q and k; * scaling; [softcap: / tanh *];
+    // + mask; softmax(fp32) saves its output; .to(dtype); [dropout]; matmul(probs, v) saves both;
+    // transpose(1, 2).contiguous() copies.
+    const double sc = d.heads * d.s;
+    // matmul reshapes a head-strided view of a fused projection (b, h, s, d over (b, s, 3, h, d))
+    // into (b*h, s, d): not viewable, so it copies, and bmm saves the copy, not the projection.
+    auto contiguous = [&](int t) {
+      const Storage& st = g.storages[g.tensors[t].storage];
+      if (st.per_token > g.tensors[t].elems * g.tensors[t].bytes + 0.5)
+        return op({t}, g.tensors[t].elems, db, {});
+      return t;
+    };
+    q = contiguous(q);
+    k = contiguous(k);
+    v = contiguous(v);
+    int w = op({q, k}, sc, db, matmul_saves(q, k));
+    w = op({w}, sc, db, {});
+    if (f.attn_softcap) {
+      w = op({w}, sc, db, {});
+      w = op({w}, sc, db, {});
+      save_output(w);
+      w = op({w}, sc, db, {});
+    }
+    w = add({w});
+    w = op({w}, sc, 4, {});
+    save_output(w);
+    w = cast(w, db);
+    const double p_attn = run.dropout_off ? 0 : f.dropout;
+    if (p_attn > 0) {
+      int maskt = g.fresh(sc, 1, false);
+      w = op({w}, sc, db, {maskt});
+    }
+    int o = op({w, v}, qel, db, matmul_saves(w, v));
+    return op({o}, qel, db, {});
+  }
+  int dropout(int x) {
+    const double p = run.dropout_off ? 0 : f.dropout;
+    if (p <= 0) return x;
+    int maskt = g.fresh(g.tensors[x].elems, 1, false);
+    return op({x}, g.tensors[x].elems, db, {maskt});
+  }
+
+  // Runs the layer program on input x; returns the output tensor.
+  Result<int> layer(int x) {
+    std::map<std::string, int> env{{"x", x}};
+    int last = x;
+    for (const auto& ln : f.program) {
+      const std::string& line = ln.text;
+      const auto& outs = ln.outs;
+      const auto& words = ln.words;
+      const std::string& module = ln.module;
+      if (outs.empty() || words.empty())
+        return fail(Errc::malformed, fmt::format("families.json {}: \"{}\"", f.name, line));
+      const std::string& o = words[0];
+      std::vector<int> ins;
+      for (std::size_t k = 1; k < words.size(); ++k) {
+        if (o == "split") break;
+        auto it = env.find(words[k]);
+        if (it == env.end())
+          return fail(Errc::malformed, fmt::format("families.json {}: \"{}\" uses undefined {}",
+                                                   f.name, line, words[k]));
+        ins.push_back(it->second);
+      }
+      int out = -1;
+      if (o == "rmsnorm" || o == "gemma_rmsnorm") {
+        out = rmsnorm(ins.at(0), 1, o == "gemma_rmsnorm");
+      } else if (o == "head_rmsnorm" || o == "head_gemma_rmsnorm") {
+        out = rmsnorm(ins.at(0), g.tensors[ins.at(0)].elems / d.hd, o == "head_gemma_rmsnorm");
+      } else if (o == "layernorm") {
+        out = layernorm(ins.at(0));
+      } else if (o == "linear") {
+        auto r = linear(ins.at(0), module);
+        if (!r) return tl::unexpected(r.error());
+        out = *r;
+      } else if (o == "split") {
+        auto it = env.find(words.at(1));
+        if (it == env.end() || words.size() != outs.size() + 2)
+          return fail(Errc::malformed, fmt::format("families.json {}: \"{}\"", f.name, line));
+        for (std::size_t k = 0; k < outs.size(); ++k) {
+          auto el = eval_dim(words[k + 2], d);
+          if (!el) return tl::unexpected(el.error());
+          env[outs[k]] = g.alias(it->second, *el);
+        }
+        continue;
+      } else if (o == "rope" || o == "partial_rope") {
+        out = rope(ins.at(0), o == "partial_rope");
+      } else if (o == "attention") {
+        out = attention(ins.at(0), ins.at(1), ins.at(2));
+      } else if (o == "silu" || o == "gelu") {
+        out = op({ins.at(0)}, g.tensors[ins.at(0)].elems, db, {ins.at(0)});
+      } else if (o == "mul") {
+        out = mul(ins.at(0), ins.at(1));
+      } else if (o == "add") {
+        out = add(ins);
+      } else if (o == "dropout") {
+        out = dropout(ins.at(0));
+      } else if (o == "softmax_fp32") {
+        out = op({ins.at(0)}, g.tensors[ins.at(0)].elems, 4, {});
+        save_output(out);
+      } else if (o == "gather") {
+        out = op({ins.at(0)}, g.tensors[ins.at(0)].elems * d.k, db, {});
+      } else if (o == "scatter_add") {
+        out = op({ins.at(0)}, g.tensors[ins.at(0)].elems / d.k, db, {});
+      } else {
+        return fail(Errc::malformed, fmt::format("families.json {}: unknown op {}", f.name, o));
+      }
+      // An op's saves are taken when rg is known; "mul" saves the other operand only.
+      env[outs[0]] = out;
+      last = out;
+    }
+    return last;
+  }
+};
+
+std::string graph_key(const Family& f, const SimRun& run, const Dims& d, unsigned db) {
+  std::string k = fmt::format(
+      "{}|{} {} {} {} {} {} {} {}|{} {} {} {} {}|{} {} {} {} {} {} {} {}", f.name, d.h, d.hd,
+      d.heads, d.kvh, d.i, d.k, d.E, run.attn == AttnKernel::eager ? d.s : 0.0,
+      static_cast<int>(run.method), db, run.adapter_bytes, d.r, run.lora_dropout > 0,
+      run.all_linear, static_cast<int>(run.attn), static_cast<int>(run.ckpt), run.bnb_saves_input,
+      run.dropout_off, run.fused_qkv_lora, run.dequant_copies, run.targets.size());
+  for (const auto& t : run.targets) k += "|" + t;
+  return k;
+}
+
+}  // namespace
+
+double saved_bytes(const Graph& g, const std::set<int>& ids, double tokens) {
+  double b = 0;
+  for (int s : ids) b += g.storages[s].per_token * tokens + g.storages[s].absolute;
+  return b;
+}
+
+Result<std::shared_ptr<const StepGraphs>> step_graphs(const Family& f, const SimRun& run,
+                                                      const Dims& d, unsigned db) {
+  static std::mutex mu;
+  static std::map<std::string, std::shared_ptr<const StepGraphs>> cache;
+  const std::string key = graph_key(f, run, d, db);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  const bool full = run.method == TrainMethod::full;
+  const bool ckpt = run.ckpt == Checkpointing::per_layer;
+  auto out = std::make_shared<StepGraphs>();
+  // Stem: embedding (+ scale, + positions, dropout) and the shared rotary cos/sin, causal mask.
+  Graph& g = out->stem;
+  Builder bld{f, run, d, g, db};
+  int x = g.fresh(d.h, db, full || ckpt);  // enable_input_require_grads under checkpointing
+  if (f.embed_scale) x = bld.op({x}, d.h, db, {});
+  if (f.learned_positions) {
+    x = bld.add({x});
+    x = bld.dropout(x);
+  }
+  if (f.rotary_fraction > 0) {
+    bld.cos = g.fresh(d.hd * f.rotary_fraction, db, false);
+    bld.sin = g.fresh(d.hd * f.rotary_fraction, db, false);
+  }
+  if (run.attn == AttnKernel::eager) bld.mask = g.fresh(d.s, db, false);
+  out->stem_saved = g.saved;
+  out->has_rope = bld.cos >= 0;
+
+  // One layer, built on a stand-in input that requires grad as layer l > 0 inputs do; layer 0
+  // differs only when its input does not require grad (LoRA without checkpointing), built apart.
+  auto build_layer = [&](bool input_rg) -> Result<std::pair<Graph, int>> {
+    Graph lg;
+    Builder lb{f, run, d, lg, db};
+    int in = lg.fresh(d.h, db, input_rg);
+    if (bld.cos >= 0) {
+      lb.cos = lg.fresh(d.hd * f.rotary_fraction, db, false);
+      lb.sin = lg.fresh(d.hd * f.rotary_fraction, db, false);
+    }
+    auto layer_out = lb.layer(in);
+    if (!layer_out) return tl::unexpected(layer_out.error());
+    return std::make_pair(std::move(lg), *layer_out);
+  };
+  const bool x_rg = g.tensors[x].rg;
+  auto mid = build_layer(true);
+  if (!mid) return tl::unexpected(mid.error());
+  auto first = build_layer(x_rg);
+  if (!first) return tl::unexpected(first.error());
+  out->x_rg = x_rg;
+  out->mid = std::move(*mid);
+  out->first = std::move(*first);
+  Builder fb{f, run, d, out->fg, db};
+  int last = out->fg.fresh(d.h, db, true);
+  if (f.norm == "layernorm")
+    fb.layernorm(last);
+  else
+    fb.rmsnorm(last, 1, f.norm == "gemma_rmsnorm");
+  std::lock_guard<std::mutex> lock(mu);
+  if (cache.size() > 256) cache.clear();  // bounded: a long-running caller plans many shapes
+  return cache.emplace(key, std::move(out)).first->second;
+}
+
+}  // namespace sparkops::plan::sim

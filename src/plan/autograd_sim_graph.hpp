@@ -1,0 +1,89 @@
+#pragma once
+// The autograd graph of one training step as the activation model sees it: storages and the
+// tensors that view them, the primitives backward runs (what each saves, which inputs receive a
+// gradient), built from a family's layer program under PyTorch's save rules. Internal to the
+// activation model: autograd_sim.hpp is the public interface.
+
+#include <memory>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "base/result.hpp"
+#include "plan/autograd_sim.hpp"
+#include "plan/autograd_sim_families.hpp"
+
+namespace sparkops::plan::sim {
+
+struct Storage {
+  double per_token = 0;  // bytes per token
+  double absolute = 0;   // bytes independent of tokens (per-layer parameter copies)
+};
+struct Tensor {
+  int storage = -1;
+  double elems = 0;  // per token
+  unsigned bytes = 2;
+  bool rg = false;
+};
+
+// One primitive as backward sees it.
+struct Prim {
+  std::vector<int> grad_inputs;   // tensors that receive a new gradient
+  std::vector<int> alias_inputs;  // tensors whose gradient is the output gradient itself
+  int out = -1;
+  std::vector<int> saved;  // storages
+  double param_grad = 0;   // bytes (absolute) of parameter gradients produced
+  double extra = 0;        // per-token bytes of temporaries inside the backward formula
+  double extra_abs = 0;    // bytes independent of tokens (a dequantized NF4 weight)
+};
+
+struct Graph {
+  std::vector<Storage> storages;
+  std::vector<Tensor> tensors;
+  std::vector<Prim> prims;
+  std::set<int> saved;  // storages saved by some prim
+  std::set<int> held;   // saved as a ctx attribute: released with the graph, not by backward
+
+  int fresh(double elems, unsigned bytes, bool rg) {
+    storages.push_back({elems * bytes, 0});
+    tensors.push_back({static_cast<int>(storages.size()) - 1, elems, bytes, rg});
+    return static_cast<int>(tensors.size()) - 1;
+  }
+  int alias(int t, double elems) {
+    Tensor v = tensors[t];
+    v.elems = elems;
+    tensors.push_back(v);
+    return static_cast<int>(tensors.size()) - 1;
+  }
+  void save(Prim& p, int t) {
+    p.saved.push_back(tensors[t].storage);
+    saved.insert(tensors[t].storage);
+  }
+  int push(Prim p) {
+    prims.push_back(std::move(p));
+    return prims.back().out;
+  }
+};
+
+// Bytes of the storages `ids` of g at `tokens` tokens.
+double saved_bytes(const Graph& g, const std::set<int>& ids, double tokens);
+
+// The graphs of one step (stem, a middle layer, layer 0, the final norm): per-token sizes, so
+// they depend on the model's dimensions and the run's structure but not on the token count
+// (except eager attention, whose scores scale with the sequence). Built once per such key and
+// cached: the bisecting advice and the fit matrix re-plan the same shape at many batch sizes.
+struct StepGraphs {
+  Graph stem;
+  std::set<int> stem_saved;
+  bool has_rope = false;
+  bool x_rg = false;
+  std::pair<Graph, int> mid, first;
+  Graph fg;
+};
+
+// The step's graphs for family f under run, from a bounded cache keyed by everything the graphs
+// depend on. Errors: a layer program line that does not parse (names the family and the line).
+Result<std::shared_ptr<const StepGraphs>> step_graphs(const Family& f, const SimRun& run,
+                                                      const Dims& d, unsigned db);
+
+}  // namespace sparkops::plan::sim
