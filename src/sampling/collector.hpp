@@ -13,15 +13,11 @@
 
 #include "base/clock.hpp"
 #include "gpu/gpu_source.hpp"
+#include "host/host_probe.hpp"
 #include "host/host_root.hpp"
-#include "sampling/host_probe.hpp"
 #include "sampling/sample.hpp"
 
 namespace sparkops {
-
-// The host half of a Sample, walking every sensor (HostProbe gives the same answer cheaply).
-// Every field absent when its file is missing or unreadable.
-HostReading read_host_reading(const HostRoot& root);
 
 struct BackoffOptions {
   std::chrono::nanoseconds first = std::chrono::seconds{1};

@@ -10,26 +10,9 @@
 
 #include "base/clock.hpp"
 #include "gpu/gpu_source.hpp"
+#include "host/host_reading.hpp"
 
 namespace sparkops {
-
-// Host side of a tick. Temperatures in millicelsius, power in microwatts, memory in bytes.
-struct HostReading {
-  std::optional<std::string> hottest_sensor;  // "<chip>/<label>", e.g. "acpitz/temp1"
-  std::optional<std::int64_t> hottest_millicelsius;
-  std::optional<std::uint64_t> spbm_sys_total_microwatts;
-  std::optional<std::uint64_t> spbm_soc_pkg_microwatts;
-  std::optional<std::uint64_t> spbm_cpu_gpu_microwatts;
-  std::optional<std::uint64_t> spbm_gpu_microwatts;
-  std::optional<std::uint64_t> spbm_dc_input_microwatts;
-  std::optional<std::uint64_t> mem_total_bytes;
-  std::optional<std::uint64_t> mem_free_bytes;
-  std::optional<std::uint64_t> mem_available_bytes;
-  std::optional<std::uint64_t> cached_bytes;
-  std::optional<std::uint64_t> psi_mem_some_total_us;  // cumulative (/proc/pressure/memory total=)
-  std::optional<std::uint64_t> psi_mem_full_total_us;
-  std::optional<std::uint64_t> major_faults_total;  // cumulative (/proc/vmstat pgmajfault)
-};
 
 // Per-interval differences of the host counters; absent on the first tick, when either side is
 // absent, or when a counter went backwards (reboot, captured tree swapped).

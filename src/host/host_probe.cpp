@@ -1,4 +1,4 @@
-#include "sampling/host_probe.hpp"
+#include "host/host_probe.hpp"
 
 #include <algorithm>
 #include <utility>

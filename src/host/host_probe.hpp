@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "host/host_reading.hpp"
 #include "host/host_root.hpp"
-#include "sampling/sample.hpp"
 
 namespace sparkops {
 
