@@ -13,15 +13,15 @@ namespace sparkops::diagnose {
 
 namespace {
 
-using Member = std::optional<double> ThermalSample::*;
-using Samples = std::vector<const ThermalSample*>;
+using Member = std::optional<double> SampleRow::*;
+using Samples = std::vector<const SampleRow*>;
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 Samples in_window(const ThermalLog& log, SystemTime from, SystemTime to) {
   Samples out;
   const auto lo = std::lower_bound(log.samples.begin(), log.samples.end(), from,
-                                   [](const ThermalSample& s, SystemTime t) { return s.time < t; });
+                                   [](const SampleRow& s, SystemTime t) { return s.time < t; });
   for (auto it = lo; it != log.samples.end() && it->time <= to; ++it) out.push_back(&*it);
   return out;
 }
@@ -110,17 +110,17 @@ void attribute_cause(Slowdown& sd, const Window& window, std::optional<Window> b
       std::max(interval, std::chrono::duration<double>(window.to - window.from).count());
 
   // Thermal side.
-  const auto temp_w = median_of(w, &ThermalSample::gpu_temp_c);
-  const auto temp_b = median_of(b, &ThermalSample::gpu_temp_c);
-  const auto temp_max = max_of(w, &ThermalSample::gpu_temp_c);
-  const auto power_w = median_of(w, &ThermalSample::power_w);
-  const auto power_b = median_of(b, &ThermalSample::power_w);
-  const auto clock_w = median_of(w, &ThermalSample::sm_clock_mhz);
-  const auto clock_b = median_of(b, &ThermalSample::sm_clock_mhz);
-  const auto clock_max = median_of(w, &ThermalSample::sm_clock_max_mhz);
-  const auto throttle_s = sum_of(
-      w, {&ThermalSample::throttle_sw_thermal_s, &ThermalSample::throttle_hw_thermal_s,
-          &ThermalSample::throttle_hw_power_brake_s, &ThermalSample::throttle_sw_power_cap_s});
+  const auto temp_w = median_of(w, &SampleRow::gpu_temp_c);
+  const auto temp_b = median_of(b, &SampleRow::gpu_temp_c);
+  const auto temp_max = max_of(w, &SampleRow::gpu_temp_c);
+  const auto power_w = median_of(w, &SampleRow::power_w);
+  const auto power_b = median_of(b, &SampleRow::power_w);
+  const auto clock_w = median_of(w, &SampleRow::sm_clock_mhz);
+  const auto clock_b = median_of(b, &SampleRow::sm_clock_mhz);
+  const auto clock_max = median_of(w, &SampleRow::sm_clock_max_mhz);
+  const auto throttle_s =
+      sum_of(w, {&SampleRow::throttle_sw_thermal_s, &SampleRow::throttle_hw_thermal_s,
+                 &SampleRow::throttle_hw_power_brake_s, &SampleRow::throttle_sw_power_cap_s});
   constexpr std::uint64_t kHeldBack = kReasonSwPowerCap | kReasonHwSlowdown | kReasonSwThermal |
                                       kReasonHwThermal | kReasonHwPowerBrake;
   std::size_t reason_samples = 0, reason_known = 0;
@@ -167,14 +167,14 @@ void attribute_cause(Slowdown& sd, const Window& window, std::optional<Window> b
   }
 
   // Contention side (extended CSV only).
-  const auto avail_b = median_of(b, &ThermalSample::mem_available_bytes);
-  const auto avail_min = min_of(w, &ThermalSample::mem_available_bytes);
-  const auto psi_some = sum_of(w, {&ThermalSample::psi_mem_some_delta_us});
-  const auto psi_full = sum_of(w, {&ThermalSample::psi_mem_full_delta_us});
-  const auto faults_w = sum_of(w, {&ThermalSample::major_faults_delta});
-  const auto faults_b = sum_of(b, {&ThermalSample::major_faults_delta});
-  const auto proc_b = median_of(b, &ThermalSample::gpu_process_memory_bytes);
-  const auto proc_w = max_of(w, &ThermalSample::gpu_process_memory_bytes);
+  const auto avail_b = median_of(b, &SampleRow::mem_available_bytes);
+  const auto avail_min = min_of(w, &SampleRow::mem_available_bytes);
+  const auto psi_some = sum_of(w, {&SampleRow::psi_mem_some_delta_us});
+  const auto psi_full = sum_of(w, {&SampleRow::psi_mem_full_delta_us});
+  const auto faults_w = sum_of(w, {&SampleRow::major_faults_delta});
+  const auto faults_b = sum_of(b, {&SampleRow::major_faults_delta});
+  const auto proc_b = median_of(b, &SampleRow::gpu_process_memory_bytes);
+  const auto proc_w = max_of(w, &SampleRow::gpu_process_memory_bytes);
   const double b_duration = std::max(interval, static_cast<double>(b.size()) * interval);
   int signals = 0;
   if (avail_b && avail_min) {

@@ -6,65 +6,18 @@
 #include "base/file_io.hpp"
 #include "base/text.hpp"
 #include "base/time_format.hpp"
+#include "sampling/sample_columns.hpp"
 #include "trainlog/record_reader.hpp"
 
 namespace sparkops::diagnose {
 
 namespace {
 
-using Member = std::optional<double> ThermalSample::*;
-
-enum class FieldKind { time_local, time_utc, gpu_index, pstate, reasons_hex, number, ignore };
-
+// A header cell's meaning: nvidia-smi's local-time `timestamp`, one of the table's columns, or
+// nothing this reader uses.
 struct Field {
-  FieldKind kind = FieldKind::ignore;
-  Member member = nullptr;
-};
-
-struct NamedField {
-  std::string_view name;
-  FieldKind kind;
-  Member member;
-};
-
-// nvidia-smi query names and the extended CSV's names (docs/csv-format.md).
-constexpr NamedField kFields[] = {
-    {"timestamp", FieldKind::time_local, nullptr},
-    {"timestamp_utc", FieldKind::time_utc, nullptr},
-    {"gpu_index", FieldKind::gpu_index, nullptr},
-    {"index", FieldKind::gpu_index, nullptr},
-    {"temperature.gpu", FieldKind::number, &ThermalSample::gpu_temp_c},
-    {"gpu_temp_c", FieldKind::number, &ThermalSample::gpu_temp_c},
-    {"gpu_margin_c", FieldKind::number, &ThermalSample::gpu_margin_c},
-    {"power.draw", FieldKind::number, &ThermalSample::power_w},
-    {"power_w", FieldKind::number, &ThermalSample::power_w},
-    {"energy_delta_j", FieldKind::number, &ThermalSample::energy_delta_j},
-    {"clocks.sm", FieldKind::number, &ThermalSample::sm_clock_mhz},
-    {"clocks.current.sm", FieldKind::number, &ThermalSample::sm_clock_mhz},
-    {"sm_clock_mhz", FieldKind::number, &ThermalSample::sm_clock_mhz},
-    {"clocks.max.sm", FieldKind::number, &ThermalSample::sm_clock_max_mhz},
-    {"sm_clock_max_mhz", FieldKind::number, &ThermalSample::sm_clock_max_mhz},
-    {"utilization.gpu", FieldKind::number, &ThermalSample::gpu_util_pct},
-    {"gpu_util_pct", FieldKind::number, &ThermalSample::gpu_util_pct},
-    {"pstate", FieldKind::pstate, nullptr},
-    {"reasons_hex", FieldKind::reasons_hex, nullptr},
-    {"clocks_event_reasons.active", FieldKind::reasons_hex, nullptr},
-    {"clocks_throttle_reasons.active", FieldKind::reasons_hex, nullptr},
-    {"throttle_sw_power_cap_s", FieldKind::number, &ThermalSample::throttle_sw_power_cap_s},
-    {"throttle_sync_boost_s", FieldKind::number, &ThermalSample::throttle_sync_boost_s},
-    {"throttle_sw_thermal_s", FieldKind::number, &ThermalSample::throttle_sw_thermal_s},
-    {"throttle_hw_thermal_s", FieldKind::number, &ThermalSample::throttle_hw_thermal_s},
-    {"throttle_hw_power_brake_s", FieldKind::number, &ThermalSample::throttle_hw_power_brake_s},
-    {"host_hottest_c", FieldKind::number, &ThermalSample::host_hottest_c},
-    {"spbm_sys_total_w", FieldKind::number, &ThermalSample::spbm_sys_total_w},
-    {"spbm_gpu_w", FieldKind::number, &ThermalSample::spbm_gpu_w},
-    {"mem_total_bytes", FieldKind::number, &ThermalSample::mem_total_bytes},
-    {"mem_available_bytes", FieldKind::number, &ThermalSample::mem_available_bytes},
-    {"cached_bytes", FieldKind::number, &ThermalSample::cached_bytes},
-    {"psi_mem_some_delta_us", FieldKind::number, &ThermalSample::psi_mem_some_delta_us},
-    {"psi_mem_full_delta_us", FieldKind::number, &ThermalSample::psi_mem_full_delta_us},
-    {"major_faults_delta", FieldKind::number, &ThermalSample::major_faults_delta},
-    {"gpu_process_memory_bytes", FieldKind::number, &ThermalSample::gpu_process_memory_bytes},
+  enum class Kind { ignore, time_local, column } kind = Kind::ignore;
+  const SampleColumn* column = nullptr;
 };
 
 // "power.draw [W]" -> "power.draw"
@@ -75,59 +28,32 @@ std::string_view column_name(std::string_view header_cell) {
 }
 
 Field lookup(std::string_view name) {
-  for (const auto& f : kFields) {
-    if (f.name == name) return {f.kind, f.member};
-  }
+  if (name == "timestamp") return {Field::Kind::time_local, nullptr};
+  if (const SampleColumn* c = find_sample_column(name)) return {Field::Kind::column, c};
   return {};
 }
 
-bool is_absent(std::string_view v) {
-  return v.empty() || v == "[N/A]" || v == "N/A" || v == "[Not Supported]" || v == "null" ||
-         v == "[Unknown Error]";
-}
-
-// "11.23 W", "45", "1530 MHz", "95 %" -> number; units must be letters or '%'.
-std::optional<double> cell_number(std::string_view cell) {
-  const std::string_view v = trim(cell);
-  if (is_absent(v)) return std::nullopt;
-  const auto lead = parse_leading_double(v);
-  if (!lead) return std::nullopt;
-  for (const char c : trim(lead->rest)) {
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '%')) return std::nullopt;
-  }
-  return lead->value;
+bool is_time(const Field& f) {
+  return f.kind == Field::Kind::time_local ||
+         (f.kind == Field::Kind::column && f.column->form == CellForm::timestamp_utc);
 }
 
 // Applies one cell; false when a required cell (the timestamp) is unusable.
-bool apply(const Field& f, std::string_view cell, ThermalSample& s, bool& has_time,
+bool apply(const Field& f, std::string_view cell, SampleRow& s, bool& has_time,
            const ThermalReadOptions& options) {
-  const std::string_view v = trim(cell);
   switch (f.kind) {
-    case FieldKind::time_local:
-    case FieldKind::time_utc: {
-      const auto t = parse_timestamp(v);
+    case Field::Kind::time_local: {
+      const auto t = parse_timestamp(trim(cell));
       if (!t) return false;
-      s.time = f.kind == FieldKind::time_local ? *t - options.tz_offset : *t;
+      s.time = *t - options.tz_offset;
       has_time = true;
       return true;
     }
-    case FieldKind::gpu_index:
-      if (const auto i = parse_i64(v)) s.gpu_index = *i;
+    case Field::Kind::column:
+      if (!parse_cell(*f.column, cell, s)) return false;
+      has_time = has_time || f.column->form == CellForm::timestamp_utc;
       return true;
-    case FieldKind::pstate:
-      if (v.size() >= 2 && v[0] == 'P') {
-        if (const auto p = parse_i64(v.substr(1))) s.pstate = *p;
-      }
-      return true;
-    case FieldKind::reasons_hex:
-      if (!is_absent(v)) {
-        if (const auto m = parse_hex_u64(v)) s.reasons_mask = *m;
-      }
-      return true;
-    case FieldKind::number:
-      s.*(f.member) = cell_number(v);
-      return true;
-    case FieldKind::ignore:
+    case Field::Kind::ignore:
       return true;
   }
   return true;
@@ -165,7 +91,7 @@ class Accumulator {
  public:
   Accumulator(ThermalLog& log, const ThermalReadOptions& options) : log_(log), options_(options) {}
 
-  void add(const ThermalSample& s) {
+  void add(const SampleRow& s) {
     if (s.gpu_index) {
       if (!gpu_set_) {
         gpu_ = *s.gpu_index;
@@ -194,21 +120,17 @@ class Accumulator {
   bool gpu_set_ = false;
 };
 
-bool parse_json_row(std::string_view line, ThermalSample& s, const ThermalReadOptions& options) {
+bool parse_json_row(std::string_view line, SampleRow& s, const ThermalReadOptions& options) {
   const auto j = nlohmann::json::parse(line, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return false;
   bool has_time = false;
   for (const auto& [key, value] : j.items()) {
     const Field f = lookup(key);
-    if (f.kind == FieldKind::ignore || value.is_null()) continue;
-    if (value.is_number() && f.kind == FieldKind::number) {
-      s.*(f.member) = value.get<double>();
-    } else if (value.is_number_integer() && f.kind == FieldKind::gpu_index) {
-      s.gpu_index = value.get<std::int64_t>();
-    } else if (value.is_number_unsigned() && f.kind == FieldKind::reasons_hex) {
-      s.reasons_mask = value.get<std::uint64_t>();
-    } else if (value.is_string()) {
+    if (f.kind == Field::Kind::ignore || value.is_null()) continue;
+    if (value.is_string()) {
       if (!apply(f, value.get_ref<const std::string&>(), s, has_time, options)) return false;
+    } else if (f.kind == Field::Kind::column) {
+      parse_json_cell(*f.column, value, s);
     }
   }
   return has_time;
@@ -243,7 +165,7 @@ Result<ThermalLog> parse_thermal_log(std::string_view text, const ThermalReadOpt
     const std::string_view t = trim(line.text);
     if (t.empty() || t.front() == '#') continue;
     const bool last = line.offset + line.text.size() >= text.size();
-    ThermalSample s;
+    SampleRow s;
     if (!header_seen) {
       header_seen = true;
       if (t.front() == '{') {
@@ -254,7 +176,7 @@ Result<ThermalLog> parse_thermal_log(std::string_view text, const ThermalReadOpt
         bool has_time = false;
         for (const auto& cell : cells) {
           const Field f = lookup(column_name(cell));
-          has_time = has_time || f.kind == FieldKind::time_local || f.kind == FieldKind::time_utc;
+          has_time = has_time || is_time(f);
           columns.push_back(f);
         }
         if (!has_time) {
@@ -269,7 +191,9 @@ Result<ThermalLog> parse_thermal_log(std::string_view text, const ThermalReadOpt
                                     name, quote_for_message(t, 60)));
           }
         } else {
-          log.format = lookup(column_name(cells[0])).kind == FieldKind::time_utc ||
+          const Field first = lookup(column_name(cells[0]));
+          log.format = (first.kind == Field::Kind::column &&
+                        first.column->form == CellForm::timestamp_utc) ||
                                t.find("timestamp_utc") != std::string_view::npos
                            ? ThermalFormat::extended_csv
                            : ThermalFormat::nvidia_smi;

@@ -7,8 +7,10 @@
 //  (b) sparkops' extended CSV: optional `# sparkops ...` comment, then
 //  `timestamp_utc,gpu_index,...`; (c) JSONL with the extended CSV's keys (absent: key omitted or
 //  null).
-// Columns are read by name, never position; unknown columns are ignored; a torn last line, rows
-// with the wrong cell count and rows going back in time are skipped and counted.
+// Columns are read by name, never position, through the writers' column table
+// (sampling/sample_columns.hpp: the extended names and the nvidia-smi query names it lists as
+// aliases) into SampleRow, the record the writers print from; unknown columns are ignored; a torn
+// last line, rows with the wrong cell count and rows going back in time are skipped and counted.
 
 #include <cstdint>
 #include <filesystem>
@@ -19,48 +21,19 @@
 
 #include "base/clock.hpp"
 #include "base/result.hpp"
+#include "sampling/sample_row.hpp"
 
 namespace sparkops::diagnose {
-
-struct ThermalSample {
-  SystemTime time;
-  std::optional<std::int64_t> gpu_index;
-  std::optional<double> gpu_temp_c;
-  std::optional<double> gpu_margin_c;
-  std::optional<double> power_w;
-  std::optional<double> energy_delta_j;
-  std::optional<double> sm_clock_mhz;
-  std::optional<double> sm_clock_max_mhz;
-  std::optional<double> gpu_util_pct;
-  std::optional<std::int64_t> pstate;         // 0 for "P0"
-  std::optional<std::uint64_t> reasons_mask;  // NVML clocks-event-reason bits
-  // Seconds spent in each reason during the interval (diffs of NVML's cumulative counters).
-  std::optional<double> throttle_sw_power_cap_s;
-  std::optional<double> throttle_sync_boost_s;
-  std::optional<double> throttle_sw_thermal_s;
-  std::optional<double> throttle_hw_thermal_s;
-  std::optional<double> throttle_hw_power_brake_s;
-  std::optional<double> host_hottest_c;
-  std::optional<double> spbm_sys_total_w;
-  std::optional<double> spbm_gpu_w;
-  std::optional<double> mem_total_bytes;
-  std::optional<double> mem_available_bytes;
-  std::optional<double> cached_bytes;
-  std::optional<double> psi_mem_some_delta_us;
-  std::optional<double> psi_mem_full_delta_us;
-  std::optional<double> major_faults_delta;
-  std::optional<double> gpu_process_memory_bytes;
-};
 
 enum class ThermalFormat { nvidia_smi, extended_csv, jsonl };
 std::string_view thermal_format_name(ThermalFormat f);
 
 struct ThermalLog {
   ThermalFormat format = ThermalFormat::nvidia_smi;
-  std::vector<ThermalSample> samples;  // one GPU (the first index seen), in time order
-  std::uint64_t skipped_rows = 0;      // wrong cell count, bad timestamp, not JSON
-  std::uint64_t backwards_rows = 0;    // timestamp earlier than the previous row
-  std::uint64_t other_gpu_rows = 0;    // rows for other GPU indices
+  std::vector<SampleRow> samples;    // one GPU (the first index seen), in time order
+  std::uint64_t skipped_rows = 0;    // wrong cell count, bad timestamp, not JSON
+  std::uint64_t backwards_rows = 0;  // timestamp earlier than the previous row
+  std::uint64_t other_gpu_rows = 0;  // rows for other GPU indices
   bool torn_last_line = false;
 };
 

@@ -30,7 +30,7 @@ struct FileMeta {
   std::string device;  // device names joined by '+' when several GPUs differ
 };
 
-// The extended columns in order (also the jsonl keys).
+// The extended columns' names in order (also the jsonl keys): sample_columns.hpp's table.
 const std::vector<std::string_view>& extended_columns();
 
 // The lines written at the top of a new file (each ending in '\n'); empty for jsonl.
