@@ -65,11 +65,7 @@ diagnose::DiagnoseOptions diagnose_options_from_config(const Config& config) {
   o.min_wall_share = config.get_number("analyze.min_wall_share");
   o.noise_sigmas = config.get_number("analyze.noise_sigmas");
   o.warmup_steps = config.get_integer("analyze.warmup_steps");
-  o.rated_watts = config.get_number("thermal.rated_watts");
-  o.ceiling_watts = config.get_number("thermal.ceiling_watts");
-  o.ceiling_band_watts = config.get_number("thermal.ceiling_band_watts");
-  o.hot_celsius = config.get_number("thermal.hot_celsius");
-  o.low_clock_ratio = config.get_number("thermal.low_clock_ratio");
+  o.thermal = thermal_thresholds(config);
   return o;
 }
 

@@ -1,9 +1,28 @@
+#include <deque>
+#include <string>
+
+#include <fmt/format.h>
+
 #include "config/config.hpp"
+#include "config/thermal_thresholds.hpp"
 
 namespace sparkops {
 
+namespace {
+
+// A thermal default as the key table's text: "240", "0.6" (fmt's shortest round-trip spelling).
+std::string_view thermal_default(double value) {
+  static std::deque<std::string> texts;  // push_back keeps earlier elements in place
+  texts.push_back(fmt::format("{}", value));
+  return texts.back();
+}
+
+}  // namespace
+
 const std::vector<ConfigKey>& config_keys() {
-  // Defaults follow the skill and docs/domain.md; each can be overridden per machine.
+  // Defaults follow the skill and docs/domain.md; each can be overridden per machine. The thermal
+  // defaults are ThermalThresholds' (config/thermal_thresholds.hpp), written once there.
+  static const ThermalThresholds t;
   static const std::vector<ConfigKey> keys = {
       {"pool.overhead", "4GiB", "bytes",
        "OS/driver overhead subtracted from MemAvailable to get the budget (the skill's \"a few "
@@ -11,17 +30,19 @@ const std::vector<ConfigKey>& config_keys() {
       {"pool.swap_counts", "false", "bool", "count SwapFree as available pool memory"},
       {"pool.flush_hint_gap", "8GiB", "bytes",
        "suggest a cache flush when MemAvailable - MemFree exceeds this"},
-      {"thermal.rated_watts", "240", "number", "rated platform power (GB10: 240 W)"},
-      {"thermal.ceiling_watts", "100", "number",
+      {"thermal.rated_watts", thermal_default(t.rated_watts), "number",
+       "rated platform power (GB10: 240 W)"},
+      {"thermal.ceiling_watts", thermal_default(t.ceiling_watts), "number",
        "sustained power ceiling under long load (GB10: ~100 W)"},
-      {"thermal.ceiling_band_watts", "12", "number",
+      {"thermal.ceiling_band_watts", thermal_default(t.ceiling_band_watts), "number",
        "power within this band of the ceiling counts as 'at the ceiling'"},
-      {"thermal.hot_celsius", "80", "number", "GPU temperature considered high under load"},
-      {"thermal.busy_util_percent", "80", "number",
+      {"thermal.hot_celsius", thermal_default(t.hot_celsius), "number",
+       "GPU temperature considered high under load"},
+      {"thermal.busy_util_percent", thermal_default(t.busy_util_percent), "number",
        "utilisation at or above which the GPU is under load"},
-      {"thermal.low_clock_ratio", "0.6", "number",
+      {"thermal.low_clock_ratio", thermal_default(t.low_clock_ratio), "number",
        "SM clock below this fraction of its max under load is an unflagged slow state"},
-      {"thermal.low_power_ratio", "0.6", "number",
+      {"thermal.low_power_ratio", thermal_default(t.low_power_ratio), "number",
        "power below this fraction of the run's own earlier level under load is an unflagged slow "
        "state"},
       {"gpu.timeout", "10s", "duration",

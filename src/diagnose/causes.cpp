@@ -8,6 +8,7 @@
 #include "base/checked_cast.hpp"
 #include "base/units.hpp"
 #include "gpu/throttle_reasons.hpp"
+#include "sampling/thermal_rule.hpp"
 
 namespace sparkops::diagnose {
 
@@ -145,24 +146,26 @@ void attribute_cause(Slowdown& sd, const Window& window, std::optional<Window> b
   const bool counters = (throttle_share && *throttle_share >= 0.05) ||
                         (reason_known && static_cast<double>(reason_samples) >=
                                              0.3 * static_cast<double>(reason_known));
-  const bool hot = temp_w && *temp_w >= o.hot_celsius;
-  const bool temp_rise = temp_w && temp_b && *temp_w - *temp_b >= 5;
-  const bool at_ceiling = power_w &&
-                          std::fabs(*power_w - o.ceiling_watts) <= o.ceiling_band_watts &&
-                          *power_w < o.rated_watts;
-  const bool power_drop = power_w && power_b && *power_b > 0 && *power_w / *power_b <= 0.85;
-  const bool clock_drop =
-      (clock_w && clock_b && *clock_b > 0 && *clock_w / *clock_b <= 0.85) ||
-      (clock_w && clock_max && *clock_max > 0 && *clock_w / *clock_max < o.low_clock_ratio);
-  const bool cap_signature = (at_ceiling || power_drop) && (hot || temp_rise);
+  // The thermal rule (sampling/thermal_rule.hpp) on the window's medians against the baseline's:
+  // the live detector asks the same functions about its last samples.
+  const ThermalThresholds& t = o.thermal;
+  const auto util_w = median_of(w, &SampleRow::gpu_util_pct);
+  const CapVerdict cap =
+      platform_cap(t, {power_w && at_power_ceiling(t, *power_w), temp_w,
+                       temp_w && temp_b ? std::optional<double>(*temp_w - *temp_b) : std::nullopt,
+                       util_w ? std::optional<bool>(is_busy(t, *util_w)) : std::nullopt});
+  const bool warm = cap.hot || cap.climbing;
+  const bool low_clock = clock_w && ((clock_b && is_low_clock(t, *clock_w, *clock_b)) ||
+                                     (clock_max && is_low_clock(t, *clock_w, *clock_max)));
+  const bool low_power = power_w && power_b && is_low_power(t, *power_w, *power_b);
   double thermal_score = 0;
   if (counters) {
     thermal_score = 0.9;
-  } else if (cap_signature && clock_drop) {
+  } else if (cap.signature && low_clock) {
     thermal_score = 0.8;
-  } else if (cap_signature) {
+  } else if (cap.signature) {
     thermal_score = 0.65;
-  } else if (clock_drop && (hot || temp_rise)) {
+  } else if ((low_clock || low_power) && warm) {
     thermal_score = 0.6;
   }
 
@@ -218,14 +221,17 @@ void attribute_cause(Slowdown& sd, const Window& window, std::optional<Window> b
     if (counters) {
       sd.explanation = fmt::format("GPU throttle counters: {:.0f} s held back in the window",
                                    throttle_s.value_or(0));
-    } else if (cap_signature) {
+    } else if (cap.signature) {
       sd.explanation = fmt::format(
           "platform cap signature: power {:.0f} W (baseline {:.0f} W) while the GPU "
           "sits at {:.0f} C (baseline {:.0f} C)",
           power_w.value_or(0), power_b.value_or(0), temp_w.value_or(0), temp_b.value_or(0));
-    } else {
+    } else if (low_clock) {
       sd.explanation = fmt::format("SM clock fell to {:.0f} MHz (baseline {:.0f} MHz) at {:.0f} C",
                                    clock_w.value_or(0), clock_b.value_or(0), temp_w.value_or(0));
+    } else {
+      sd.explanation = fmt::format("power fell to {:.0f} W (baseline {:.0f} W) at {:.0f} C",
+                                   power_w.value_or(0), power_b.value_or(0), temp_w.value_or(0));
     }
     return;
   }

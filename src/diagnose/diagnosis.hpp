@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/clock.hpp"
+#include "config/thermal_thresholds.hpp"
 #include "diagnose/thermal_log.hpp"
 #include "trainlog/step_series.hpp"
 
@@ -23,12 +24,8 @@ struct DiagnoseOptions {
   double noise_sigmas = 3.0;       // analyze.noise_sigmas (slow = beyond the baseline's own noise)
   std::int64_t warmup_steps = 5;   // analyze.warmup_steps (records skipped before the baseline)
   double doubled_factor = 2.0;
-  // Thermal thresholds (thermal.* config keys).
-  double rated_watts = 240;
-  double ceiling_watts = 100;
-  double ceiling_band_watts = 12;
-  double hot_celsius = 80;
-  double low_clock_ratio = 0.6;
+  // The thermal rule's thresholds (thermal.* config keys), the same the live detector uses.
+  ThermalThresholds thermal;
 };
 
 enum class Cause { thermal, contention, unexplained };

@@ -95,13 +95,7 @@ Result<DurableAppender> open_events_file(const std::string& path, const SampleOp
 
 DetectorConfig detector_from_config(const Config& c) {
   DetectorConfig d;
-  d.rated_watts = c.get_number("thermal.rated_watts");
-  d.ceiling_watts = c.get_number("thermal.ceiling_watts");
-  d.ceiling_band_watts = c.get_number("thermal.ceiling_band_watts");
-  d.hot_celsius = c.get_number("thermal.hot_celsius");
-  d.busy_util_percent = c.get_number("thermal.busy_util_percent");
-  d.low_clock_ratio = c.get_number("thermal.low_clock_ratio");
-  d.low_power_ratio = c.get_number("thermal.low_power_ratio");
+  static_cast<ThermalThresholds&>(d) = thermal_thresholds(c);
   return d;
 }
 

@@ -1,12 +1,12 @@
 #include "sampling/throttle_detector.hpp"
 
 #include <algorithm>
-#include <cmath>
 
 #include <fmt/format.h>
 
 #include "base/time_format.hpp"
 #include "gpu/throttle_reasons.hpp"
+#include "sampling/thermal_rule.hpp"
 
 namespace sparkops {
 
@@ -170,27 +170,26 @@ void ThrottleDetector::feed_gpu(const Sample& sample, const GpuReading& gpu, Gpu
           ? std::optional<double>(static_cast<double>(*s.temp_millicelsius) / 1000.0)
           : std::nullopt;
   const bool busy =
-      s.util_gpu_percent && static_cast<double>(*s.util_gpu_percent) >= config_.busy_util_percent;
+      s.util_gpu_percent && is_busy(config_, static_cast<double>(*s.util_gpu_percent));
 
   track.window.push_back({power_w, temp_c});
   while (track.window.size() > std::max<std::size_t>(config_.window_samples, 2))
     track.window.pop_front();
 
-  // Platform cap: power flat at the ceiling over the window, temperature climbing or hot, busy.
+  // Platform cap: every power of the window at the ceiling, the temperature climbing over the
+  // window or hot, busy.
   {
     Observation obs;
-    bool flat = busy && track.window.size() >= 2;
+    bool flat = track.window.size() >= 2;
     std::optional<double> min_temp;
     for (const Point& p : track.window) {
-      if (!p.power_w || std::fabs(*p.power_w - config_.ceiling_watts) > config_.ceiling_band_watts)
-        flat = false;
+      if (!p.power_w || !at_power_ceiling(config_, *p.power_w)) flat = false;
       if (p.temp_c) min_temp = min_temp ? std::min(*min_temp, *p.temp_c) : *p.temp_c;
     }
-    if (flat && temp_c) {
+    if (temp_c) {
       const double rise = min_temp ? *temp_c - *min_temp : 0.0;
-      const bool climbing = rise >= config_.climb_celsius;
-      const bool hot = *temp_c >= config_.hot_celsius;
-      if (climbing || hot) {
+      const CapVerdict cap = platform_cap(config_, {flat, temp_c, rise, busy});
+      if (cap.signature) {
         obs.seen = true;
         obs.evidence = fmt::format(
             "ceiling_w={:.0f} band_w={:.0f} temp_rise_c={:.1f} hot_c={:.0f} rated_w={:.0f}{}",
@@ -205,9 +204,9 @@ void ThrottleDetector::feed_gpu(const Sample& sample, const GpuReading& gpu, Gpu
   // GB10's unflagged states.
   {
     Observation obs;
-    if (busy && !any_flag && s.sm_clock_mhz && s.sm_clock_max_mhz && *s.sm_clock_max_mhz > 0 &&
-        static_cast<double>(*s.sm_clock_mhz) <
-            config_.low_clock_ratio * static_cast<double>(*s.sm_clock_max_mhz)) {
+    if (busy && !any_flag && s.sm_clock_mhz && s.sm_clock_max_mhz &&
+        is_low_clock(config_, static_cast<double>(*s.sm_clock_mhz),
+                     static_cast<double>(*s.sm_clock_max_mhz))) {
       obs.seen = true;
       obs.evidence = fmt::format(
           "clock_ratio={:.2f} threshold={:.2f}{}",
@@ -222,7 +221,7 @@ void ThrottleDetector::feed_gpu(const Sample& sample, const GpuReading& gpu, Gpu
     const bool reference =
         track.busy_samples >= config_.reference_min_samples && track.busy_power_peak_w > 0.0;
     if (busy && !any_flag && power_w && reference &&
-        *power_w < config_.low_power_ratio * track.busy_power_peak_w) {
+        is_low_power(config_, *power_w, track.busy_power_peak_w)) {
       obs.seen = true;
       obs.evidence = fmt::format("run_peak_w={:.2f} power_ratio={:.2f} threshold={:.2f}{}",
                                  track.busy_power_peak_w, *power_w / track.busy_power_peak_w,

@@ -7,9 +7,9 @@
 //  - sw_power_cap, sw_thermal, hw_thermal, hw_power_brake: the reason bit is set OR the cumulative
 //    counter advanced during the interval (the bits miss most throttling; the counters do not).
 //  - hw_slowdown: the reason bit (NVML has no counter for it).
-//  - platform_cap: power flat within ceiling_band_watts of ceiling_watts over the window while the
-//    temperature climbs (or sits at/above hot_celsius), under load (util >= busy_util_percent).
-//    A rising temperature with power still near its peak (away from the ceiling) is not an event.
+//  - platform_cap: every sample of the window at the power ceiling while the temperature climbs
+//    over the window (or sits at/above hot_celsius), under load: the thermal rule's signature
+//    (sampling/thermal_rule.hpp, which `analyze` applies to the same numbers offline).
 //  - unflagged_low_clock: under load, SM clock < low_clock_ratio x its max, with no throttling bit
 //    and no counter advancing (GB10's stuck-clock state).
 //  - unflagged_low_power: under load, power < low_power_ratio x the run's own earlier busy peak,
@@ -33,22 +33,17 @@
 #include <vector>
 
 #include "base/clock.hpp"
+#include "config/thermal_thresholds.hpp"
 #include "sampling/sample.hpp"
 
 namespace sparkops {
 
-struct DetectorConfig {
-  double rated_watts = 240.0;
-  double ceiling_watts = 100.0;
-  double ceiling_band_watts = 12.0;
-  double hot_celsius = 80.0;
-  double busy_util_percent = 80.0;
-  double low_clock_ratio = 0.6;
-  double low_power_ratio = 0.6;
+// The thresholds (ThermalThresholds: the thermal.* keys and their defaults) plus how the live
+// detector looks at the stream.
+struct DetectorConfig : ThermalThresholds {
   std::chrono::nanoseconds min_counter_increase = std::chrono::milliseconds{1};
   std::size_t sustain_samples = 2;
   std::size_t window_samples = 4;         // history for "power flat" and "temperature climbs"
-  double climb_celsius = 2.0;             // rise over the window that counts as climbing
   std::size_t reference_min_samples = 3;  // busy samples before "the run's own level" counts
 };
 
