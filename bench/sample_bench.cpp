@@ -40,6 +40,10 @@ void BM_TickHostOnly(benchmark::State& state) {
   tick_loop(state, nullptr, static_cast<SampleFormat>(state.range(0)));
 }
 BENCHMARK(BM_TickHostOnly)->Arg(0)->Arg(1)->Arg(2)->ArgName("format");
+// Fixed tick counts for instruction counting (sample_tick_profile.sh): the difference between
+// 1001 ticks and 1 tick is 1000 steady ticks, without the first tick's sensor discovery.
+BENCHMARK(BM_TickHostOnly)->Arg(1)->ArgName("format")->Iterations(1);
+BENCHMARK(BM_TickHostOnly)->Arg(1)->ArgName("format")->Iterations(1001);
 
 void BM_TickFakeNvml(benchmark::State& state) {
   ::setenv("FAKE_NVML_SCENARIO",
@@ -50,6 +54,8 @@ void BM_TickFakeNvml(benchmark::State& state) {
   tick_loop(state, gpu.get(), static_cast<SampleFormat>(state.range(0)));
 }
 BENCHMARK(BM_TickFakeNvml)->Arg(0)->Arg(1)->Arg(2)->ArgName("format");
+BENCHMARK(BM_TickFakeNvml)->Arg(1)->ArgName("format")->Iterations(1);
+BENCHMARK(BM_TickFakeNvml)->Arg(1)->ArgName("format")->Iterations(1001);
 
 void BM_FormatExtendedRow(benchmark::State& state) {
   Sample s;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "base/text.hpp"
 #include "host/hwmon.hpp"
 #include "host/meminfo.hpp"
 #include "host/pressure.hpp"
@@ -137,16 +138,15 @@ HostReading HostProbe::read() {
     }
   }
   if (const auto text = reread_or_reopen(root_, vmstat_, "/proc/vmstat")) {
-    if (auto vm = parse_vmstat(*text)) h.major_faults_total = vm->pgmajfault;
+    h.major_faults_total = vmstat_counter(*text, "pgmajfault");
   }
 
   bool lost_one = false;
   for (TempFile& t : temps_) {
     auto text = t.file.reread();
     std::optional<std::int64_t> value;
-    if (text) {
-      if (auto v = parse_hwmon_value(*text, t.file.path().string())) value = *v;
-    }
+    // parse_hwmon_value's number without its error text: a failure only drops the channel.
+    if (text) value = parse_i64(*text);
     if (!value) {
       lost_one = true;
       continue;
@@ -161,7 +161,7 @@ HostReading HostProbe::read() {
     auto text = r.file.reread();
     std::optional<std::int64_t> value;
     if (text) {
-      if (auto v = parse_hwmon_value(*text, r.file.path().string()); v && *v >= 0) value = *v;
+      if (auto v = parse_i64(*text); v && *v >= 0) value = *v;
     }
     if (!value) {
       lost_one = true;

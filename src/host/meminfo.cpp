@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/text.hpp"
+#include "host/proc_text.hpp"
 
 namespace sparkops {
 
@@ -36,7 +37,8 @@ Result<Meminfo> parse_meminfo(std::string_view text) {
       {"Hugepagesize", &Meminfo::hugepage_size_bytes},
   };
   std::size_t line_no = 0;
-  for (std::string_view line : split_lines(text)) {
+  std::string_view line;
+  for (std::string_view rest = text; proc_text::next_line(rest, line);) {
     ++line_no;
     const std::size_t colon = line.find(':');
     if (colon == std::string_view::npos) continue;
@@ -46,11 +48,15 @@ Result<Meminfo> parse_meminfo(std::string_view text) {
       if (f.key == key) field = &f;
     }
     if (field == nullptr) continue;
-    const auto parts = split_ws(trim(line.substr(colon + 1)));
+    // "   131072 kB": a number, optionally "kB", nothing more.
+    std::string_view values = trim(line.substr(colon + 1));
+    std::string_view parts[3];
+    std::size_t count = 0;
+    while (count < 3 && proc_text::next_token(values, parts[count])) ++count;
     std::optional<std::uint64_t> value;
-    if (!parts.empty()) value = parse_u64(parts[0]);
-    const bool kb = parts.size() == 2 && parts[1] == "kB";
-    if (!value || parts.size() > 2 || (parts.size() == 2 && !kb)) {
+    if (count > 0) value = parse_u64(parts[0]);
+    const bool kb = count == 2 && parts[1] == "kB";
+    if (!value || count > 2 || (count == 2 && !kb)) {
       return fail(Errc::malformed, fmt::format("/proc/meminfo line {}: unexpected value {}",
                                                line_no, quote_for_message(line)));
     }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/text.hpp"
+#include "host/proc_text.hpp"
 #include "host/read_optional.hpp"
 
 namespace sparkops {
@@ -29,7 +30,8 @@ Result<PsiLine> parse_psi_line(std::string_view rest, std::string_view file, std
     return fail(Errc::malformed,
                 fmt::format("{} line {}: {}: {}", file, line_no, why, quote_for_message(line)));
   };
-  for (const std::string_view field : split_ws(rest)) {
+  std::string_view field;
+  for (std::string_view tokens = rest; proc_text::next_token(tokens, field);) {
     const std::size_t eq = field.find('=');
     if (eq == std::string_view::npos) return bad("expected key=value");
     const std::string_view key = field.substr(0, eq);
@@ -62,7 +64,8 @@ Result<Psi> parse_psi(std::string_view text, std::string_view file) {
   Psi psi;
   bool have_some = false;
   std::size_t line_no = 0;
-  for (const std::string_view raw : split_lines(text)) {
+  std::string_view raw;
+  for (std::string_view lines = text; proc_text::next_line(lines, raw);) {
     ++line_no;
     const std::string_view line = trim(raw);
     if (line.empty()) continue;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/text.hpp"
+#include "host/proc_text.hpp"
 #include "host/read_optional.hpp"
 
 namespace sparkops {
@@ -51,10 +52,15 @@ Result<Vmstat> parse_vmstat(std::string_view text) {
   };
   Vmstat out;
   std::size_t line_no = 0;
-  for (const std::string_view line : split_lines(text)) {
+  std::string_view line;
+  for (std::string_view rest = text; proc_text::next_line(rest, line);) {
     ++line_no;
-    const auto parts = split_ws(trim(line));
-    if (parts.empty()) continue;
+    // "pgmajfault 1234": a key and one number.
+    std::string_view tokens = trim(line);
+    std::string_view parts[3];
+    std::size_t count = 0;
+    while (count < 3 && proc_text::next_token(tokens, parts[count])) ++count;
+    if (count == 0) continue;
     const std::string_view key = parts[0];
     const Field* field = nullptr;
     for (const auto& f : kFields) {
@@ -65,7 +71,7 @@ Result<Vmstat> parse_vmstat(std::string_view text) {
     if (key.starts_with("pgscan_")) kinds = &out.pgscan, kind = key.substr(7);
     if (key.starts_with("pgsteal_")) kinds = &out.pgsteal, kind = key.substr(8);
     if (field == nullptr && kinds == nullptr) continue;
-    const auto value = parts.size() == 2 ? parse_u64(parts[1]) : std::nullopt;
+    const auto value = count == 2 ? parse_u64(parts[1]) : std::nullopt;
     if (!value) {
       return fail(Errc::malformed,
                   fmt::format("/proc/vmstat line {}: expected \"key number\", got {}", line_no,
@@ -75,6 +81,19 @@ Result<Vmstat> parse_vmstat(std::string_view text) {
     if (kinds != nullptr) (*kinds)[std::string(kind)] = *value;
   }
   return out;
+}
+
+std::optional<std::uint64_t> vmstat_counter(std::string_view text, std::string_view key) {
+  std::string_view line;
+  for (std::string_view rest = text; proc_text::next_line(rest, line);) {
+    std::string_view tokens = trim(line);
+    std::string_view name, value, extra;
+    if (!proc_text::next_token(tokens, name) || name != key) continue;
+    if (!proc_text::next_token(tokens, value) || proc_text::next_token(tokens, extra))
+      return std::nullopt;
+    return parse_u64(value);
+  }
+  return std::nullopt;
 }
 
 Result<std::optional<Vmstat>> read_vmstat(const HostRoot& root) {

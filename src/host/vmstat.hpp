@@ -37,6 +37,9 @@ struct Vmstat {
 // Pure. Lines are "key value"; a known key with a non-numeric value is malformed (naming the line).
 //   "oom_kill 0"
 Result<Vmstat> parse_vmstat(std::string_view text);
+// One counter of /proc/vmstat ("pgmajfault") without building the whole Vmstat (the sampler's
+// per-tick read); absent when the key is missing or its line is not "key number".
+std::optional<std::uint64_t> vmstat_counter(std::string_view text, std::string_view key);
 
 // Reads /proc/vmstat; nullopt when the file does not exist.
 Result<std::optional<Vmstat>> read_vmstat(const HostRoot& root);

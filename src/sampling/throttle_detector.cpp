@@ -138,7 +138,17 @@ void ThrottleDetector::feed_gpu(const Sample& sample, const GpuReading& gpu, Gpu
                                 std::vector<ThrottleEvent>& out) {
   const GpuSnapshot& s = gpu.snapshot;
   const std::uint64_t bits = s.clocks_event_reasons.value_or(0);
-  const std::string context = context_evidence(s);
+  // Evidence is kept only from an episode's first sample (step(): first_evidence), so it is
+  // formatted only when that episode's on-streak is about to begin; the context once per tick at
+  // most.
+  std::optional<std::string> context_text;
+  const auto context = [&]() -> const std::string& {
+    if (!context_text) context_text = context_evidence(s);
+    return *context_text;
+  };
+  const auto starting = [&](ThrottleCause cause) {
+    return track.episodes[slot(cause)].on_streak == 0;
+  };
   const SystemTime now = sample.wall_time;
   bool any_flag = (bits & kThrottlingReasonsMask & ~kReasonSyncBoost) != 0;
 
@@ -151,13 +161,15 @@ void ThrottleDetector::feed_gpu(const Sample& sample, const GpuReading& gpu, Gpu
     if (advanced) any_flag = true;
     if (bit || advanced) {
       obs.seen = true;
-      obs.evidence = fmt::format("bit={}", bit ? "set" : "clear");
-      if (delta) {
-        obs.counter_s = seconds(*delta);
-        obs.evidence += fmt::format(" counter_delta_s={:.3f} interval_s={:.3f}", obs.counter_s,
-                                    seconds(sample.interval));
+      if (delta) obs.counter_s = seconds(*delta);
+      if (starting(cc.cause)) {
+        obs.evidence = fmt::format("bit={}", bit ? "set" : "clear");
+        if (delta) {
+          obs.evidence += fmt::format(" counter_delta_s={:.3f} interval_s={:.3f}", obs.counter_s,
+                                      seconds(sample.interval));
+        }
+        obs.evidence += context();
       }
-      obs.evidence += context;
     }
     step(track.episodes[slot(cc.cause)], cc.cause, s.index, obs, 1, now, out);
   }
@@ -191,10 +203,11 @@ void ThrottleDetector::feed_gpu(const Sample& sample, const GpuReading& gpu, Gpu
       const CapVerdict cap = platform_cap(config_, {flat, temp_c, rise, busy});
       if (cap.signature) {
         obs.seen = true;
-        obs.evidence = fmt::format(
-            "ceiling_w={:.0f} band_w={:.0f} temp_rise_c={:.1f} hot_c={:.0f} rated_w={:.0f}{}",
-            config_.ceiling_watts, config_.ceiling_band_watts, rise, config_.hot_celsius,
-            config_.rated_watts, context);
+        if (starting(ThrottleCause::platform_cap))
+          obs.evidence = fmt::format(
+              "ceiling_w={:.0f} band_w={:.0f} temp_rise_c={:.1f} hot_c={:.0f} rated_w={:.0f}{}",
+              config_.ceiling_watts, config_.ceiling_band_watts, rise, config_.hot_celsius,
+              config_.rated_watts, context());
       }
     }
     step(track.episodes[slot(ThrottleCause::platform_cap)], ThrottleCause::platform_cap, s.index,
@@ -208,10 +221,12 @@ void ThrottleDetector::feed_gpu(const Sample& sample, const GpuReading& gpu, Gpu
         is_low_clock(config_, static_cast<double>(*s.sm_clock_mhz),
                      static_cast<double>(*s.sm_clock_max_mhz))) {
       obs.seen = true;
-      obs.evidence = fmt::format(
-          "clock_ratio={:.2f} threshold={:.2f}{}",
-          static_cast<double>(*s.sm_clock_mhz) / static_cast<double>(*s.sm_clock_max_mhz),
-          config_.low_clock_ratio, context);
+      if (starting(ThrottleCause::unflagged_low_clock)) {
+        obs.evidence = fmt::format(
+            "clock_ratio={:.2f} threshold={:.2f}{}",
+            static_cast<double>(*s.sm_clock_mhz) / static_cast<double>(*s.sm_clock_max_mhz),
+            config_.low_clock_ratio, context());
+      }
     }
     step(track.episodes[slot(ThrottleCause::unflagged_low_clock)],
          ThrottleCause::unflagged_low_clock, s.index, obs, config_.sustain_samples, now, out);
@@ -223,9 +238,11 @@ void ThrottleDetector::feed_gpu(const Sample& sample, const GpuReading& gpu, Gpu
     if (busy && !any_flag && power_w && reference &&
         is_low_power(config_, *power_w, track.busy_power_peak_w)) {
       obs.seen = true;
-      obs.evidence = fmt::format("run_peak_w={:.2f} power_ratio={:.2f} threshold={:.2f}{}",
-                                 track.busy_power_peak_w, *power_w / track.busy_power_peak_w,
-                                 config_.low_power_ratio, context);
+      if (starting(ThrottleCause::unflagged_low_power)) {
+        obs.evidence = fmt::format("run_peak_w={:.2f} power_ratio={:.2f} threshold={:.2f}{}",
+                                   track.busy_power_peak_w, *power_w / track.busy_power_peak_w,
+                                   config_.low_power_ratio, context());
+      }
     }
     step(track.episodes[slot(ThrottleCause::unflagged_low_power)],
          ThrottleCause::unflagged_low_power, s.index, obs, config_.sustain_samples, now, out);
