@@ -150,8 +150,8 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
   if (flags.framework.empty()) {
     flags.framework = ctx.config.get_string("plan.framework");
     if (!plan::parse_framework(flags.framework)) {
-      print_error(ctx, fmt::format("config plan.framework: unknown value {} (one of hf|litgpt)",
-                                   quote_for_message(flags.framework)));
+      print_error(ctx, fmt::format("config plan.framework: unknown value {} (one of {})",
+                                   quote_for_message(flags.framework), plan::framework_choices()));
       ctx.exit_code = kExitBadInput;
       return;
     }

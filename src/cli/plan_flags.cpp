@@ -5,6 +5,7 @@
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "plan/frameworks.hpp"
+#include "plan/sharding.hpp"
 
 namespace sparkops::cli {
 
@@ -38,21 +39,26 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f) {
   cmd->add_option("--seq", f.seq, "Sequence/packing length; a list (1024,2048) prints a fit matrix")
       ->capture_default_str();
   cmd->add_option("--grad-ckpt", f.grad_ckpt,
-                  "none | full | offload (offload stays in the pool on UMA)")
-      ->capture_default_str();
-  cmd->add_option("--attn", f.attn, "flash | sdpa | eager")->capture_default_str();
+                  "none | full | offload (checkpointed layer inputs in pinned host memory: still "
+                  "in a unified pool); default: the framework's (full; unsloth offload, nemo "
+                  "none)");
+  cmd->add_option("--attn", f.attn,
+                  "flash | sdpa | eager; default: the framework's (sdpa; axolotl flash)");
   cmd->add_option("--lora-rank", f.lora_rank, "LoRA rank r")->capture_default_str();
   cmd->add_option("--lora-targets", f.lora_targets, "all-linear | attn | a list: q_proj,v_proj,...")
       ->capture_default_str();
   cmd->add_flag("--kbit-prep", f.kbit_prep,
                 "QLoRA: prepare_model_for_kbit_training (fp32 upcast of the kept layers)");
   cmd->add_option("--framework", f.framework,
-                  "hf | litgpt: the framework whose memory defaults to assume (loss path, LoRA "
-                  "dropout, adapter dtype, how its loop and quantization hold memory; "
+                  "hf | trl | unsloth | axolotl | llamafactory | torchtune | litgpt | nemo: the "
+                  "framework whose memory defaults to assume (loss path, LoRA dropout, adapter "
+                  "dtype, checkpointing and what it offloads, optimizer implementation, how it "
+                  "shards across GPUs; each read from its code at a named version, "
                   "docs/estimator.md); default: config plan.framework (hf)");
   cmd->add_option("--loss", f.loss,
                   "hf (fp32 upcast cross-entropy) | chunked (LitGPT chunked head + CE) | fused "
-                  "(fused linear cross-entropy, no logits); default: the framework's");
+                  "(fused linear cross-entropy, no logits) | chunked_nll (TRL: checkpointed "
+                  "256-token fp32 chunks); default: the framework's");
   cmd->add_flag("--chunked-loss", f.chunked_loss, "Same as --loss chunked");
   cmd->add_option("--lora-dropout", f.lora_dropout,
                   "LoRA dropout probability (> 0 keeps a mask and a copy per adapted input); "
@@ -63,7 +69,19 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f) {
                   "QLoRA: bitsandbytes release (<= 0.43.1 keeps every 4-bit linear's input until "
                   "the graph is freed); default: the framework's");
   cmd->add_flag("--no-double-quant", f.no_double_quant, "QLoRA: NF4 without double quantization");
-  cmd->add_option("--nodes", f.nodes, "FSDP across N machines")->capture_default_str();
+  cmd->add_option("--nodes", f.nodes, "Machines the run spans (a DGX Spark is one GPU each)")
+      ->capture_default_str();
+  cmd->add_option("--gpus", f.gpus, "GPUs per machine (data-parallel ranks = nodes x gpus)")
+      ->capture_default_str();
+  cmd->add_option("--shard", f.shard,
+                  "With more than one rank: ddp (replicated, gradient buckets) | fsdp (FULL_SHARD "
+                  "per decoder layer) | zero1 (optimizer states sharded: Megatron's distributed "
+                  "optimizer) | zero2 | zero3 (DeepSpeed); default: the framework's (ddp; "
+                  "litgpt/torchtune fsdp, nemo zero1)");
+  cmd->add_option("--grad-accum", f.grad_accum,
+                  "Micro-batches per optimizer step (FSDP under no_sync keeps full gradients "
+                  "between them)")
+      ->capture_default_str();
   cmd->add_option(
          "--budget", f.budget,
          "Memory budget: a size (24, 24G and 24GiB are 24 GiB, as free -g; 24GB is 24 x 10^9 "
@@ -234,12 +252,16 @@ Result<plan::PlanInput> plan_input_from_flags(const PlanFlags& f) {
     if (!optim) return tl::unexpected(optim.error());
     r.optim = *optim;
   }
-  auto ckpt = plan::parse_grad_ckpt(f.grad_ckpt);
-  if (!ckpt) return tl::unexpected(ckpt.error());
-  r.grad_ckpt = *ckpt;
-  auto attn = plan::parse_attn(f.attn);
-  if (!attn) return tl::unexpected(attn.error());
-  r.attn = *attn;
+  if (!f.grad_ckpt.empty()) {
+    auto ckpt = plan::parse_grad_ckpt(f.grad_ckpt);
+    if (!ckpt) return tl::unexpected(ckpt.error());
+    r.grad_ckpt = *ckpt;
+  }
+  if (!f.attn.empty()) {
+    auto attn = plan::parse_attn(f.attn);
+    if (!attn) return tl::unexpected(attn.error());
+    r.attn = *attn;
+  }
   auto batch = parse_count_list(f.batch, "--batch");
   if (!batch) return tl::unexpected(batch.error());
   r.batch = batch->front();
@@ -298,6 +320,20 @@ Result<plan::PlanInput> plan_input_from_flags(const PlanFlags& f) {
   std::optional<std::uint64_t> nodes;
   if (auto s = optional_count(f.nodes, "--nodes", nodes); !s) return tl::unexpected(s.error());
   r.nodes = nodes.value_or(1);
+  std::optional<std::uint64_t> gpus, accum;
+  if (auto s = optional_count(f.gpus, "--gpus", gpus); !s) return tl::unexpected(s.error());
+  r.gpus = gpus.value_or(1);
+  if (auto s = optional_count(f.grad_accum, "--grad-accum", accum); !s)
+    return tl::unexpected(s.error());
+  r.grad_accum = accum.value_or(1);
+  // One plan per rank: more than 2^16 ranks is no data-parallel job this models.
+  if (r.nodes > 65536 || r.gpus > 65536 || r.nodes * r.gpus > 65536)
+    return fail(Errc::invalid_argument, "--nodes/--gpus: at most 65536 ranks");
+  if (!f.shard.empty()) {
+    auto shard = plan::parse_shard(f.shard);
+    if (!shard) return tl::unexpected(shard.error());
+    r.shard = *shard;
+  }
   if (f.budget != "auto") {
     auto b = parse_bytes(f.budget, DefaultUnit::gib);
     if (!b || *b == 0) {

@@ -25,8 +25,8 @@ struct PlanFlags {
   std::string optim;         // empty: the preset's (torch AdamW unless the framework picks another)
   std::string batch = "1";   // "1" or a list "1,2,4" (fit matrix)
   std::string seq = "2048";  // "2048" or a list "1024,2048,4096"
-  std::string grad_ckpt = "full";
-  std::string attn = "sdpa";
+  std::string grad_ckpt;     // empty: the preset's (full; unsloth offload, nemo none)
+  std::string attn;          // empty: the preset's (sdpa; axolotl flash)
   std::string lora_rank = "16";
   std::string lora_targets = "all-linear";
   bool kbit_prep = false;
@@ -38,6 +38,9 @@ struct PlanFlags {
   std::string bnb_version;    // bitsandbytes release; empty: the preset's
   bool no_double_quant = false;
   std::string nodes = "1";
+  std::string gpus = "1";  // GPUs per machine
+  std::string shard;       // ddp | fsdp | zero1 | zero2 | zero3; empty: the preset's
+  std::string grad_accum = "1";
   std::string budget = "auto";  // GB (bare number = GiB, as `free -g`) or auto
   std::string overhead;         // empty = config pool.overhead
   // Serving (docs/serving.md): --serve ENGINE with the engine's own flags in --serve-args (or,

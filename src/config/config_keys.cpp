@@ -79,7 +79,8 @@ const std::vector<ConfigKey>& config_keys() {
       {"procs.orphan_min", "1GiB", "bytes",
        "an orphaned vLLM engine holding this much is reported for cleanup"},
       {"plan.framework", "hf", "string",
-       "training framework whose memory defaults `plan` assumes without --framework (hf|litgpt)"},
+       "training framework whose memory defaults `plan` assumes without --framework "
+       "(hf|trl|unsloth|axolotl|llamafactory|torchtune|litgpt|nemo)"},
   };
   return keys;
 }

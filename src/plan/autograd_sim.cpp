@@ -136,6 +136,26 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
       loss_bwd = loss_saved;
       break;
     }
+    case LossPath::chunked_nll: {
+      // trl sft_trainer.py _chunked_cross_entropy_loss: hidden[..., :-1, :].reshape (a copy,
+      // freed after the gather), hidden[order] (the gathered copy every chunk's checkpoint
+      // keeps) and labels[order]; each chunk of C = 256 tokens runs _chunk under
+      // torch.utils.checkpoint(use_reentrant=False): h.float() @ w.float().t() (an fp32 copy of
+      // the head weight per chunk), log_softmax, nll_loss, argmax and the entropy
+      // -(exp(log_p) * log_p), nothing saved in forward.
+      const double C = std::min(T, 256.0);
+      const double w32 = V * d.h * 4;
+      const double cap = f.final_softcap ? 2 * C * V * 4 : 0;
+      loss_saved = d.h * db * T + 16 * T;
+      const double chunk_fwd = std::max(w32 + C * d.h * 4 + C * V * 4, 4 * C * V * 4) + cap;
+      fwd_extra = loss_saved + std::max(d.h * db * T, chunk_fwd);
+      // Backward per chunk: the recompute saves h32, w32, log_p and exp(log_p); then the
+      // gradients of log_p and of the logits, of h32 (and of w32 when the head trains), into
+      // the gathered hidden's gradient.
+      loss_bwd = loss_saved + d.h * db * T + w32 * (head_trainable ? 2 : 1) + 2 * C * d.h * 4 +
+                 4 * C * V * 4 + cap;
+      break;
+    }
   }
   // A loop that holds its `logits` name (LitGPT) keeps the model-dtype logits through backward,
   // where the loss alone would have kept only what cross-entropy saved.
@@ -144,15 +164,16 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
     loss_bwd += db * V * T;
   }
   // A 4-bit lm_head (chunked or not) dequantizes the whole head weight for its matmul.
-  if (run.loss != LossPath::fused) fwd_extra += head_dequant;
-  const bool head_keeps_h = (head_trainable || head_held) && run.loss != LossPath::fused;
+  const bool no_logits = run.loss == LossPath::fused || run.loss == LossPath::chunked_nll;
+  if (!no_logits) fwd_extra += head_dequant;
+  const bool head_keeps_h = (head_trainable || head_held) && !no_logits;
   res.loss = loss_saved - (head_keeps_h ? 0 : h_out);
   // The previous step's graph, when the loop still holds it: its ctx-held bitsandbytes inputs
   // (none under reentrant checkpointing: the recomputed graphs were local to each backward) and
   // its logits (the model-dtype outputs the loop's `logits` name keeps).
   if (run.prev_graph_held) {
     const double held = ckpt ? 0 : first_held + (L - 1) * mid_held + (head_held ? h_out : 0);
-    const double logits = run.loss == LossPath::fused ? 0 : db * V * T;
+    const double logits = no_logits ? 0 : db * V * T;
     res.prev_graph = held + logits;
   }
   res.forward_peak_extra = std::max(0.0, res.activations + fwd_extra + res.prev_graph);
@@ -201,22 +222,23 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   (void)mid_end;
   auto [first_peak, first_params, first_end] = walk(first->first, first->second, true);
   (void)first_end;
-  const double head_grad = head_trainable ? V * d.h * db : 0;
+  const double head_grad = (head_trainable ? V * d.h * db : 0) * run.grad_share;
   const double embed_grad = full && !false ? V * d.h * db : 0;
   (void)embed_grad;
-  const double norm_grad = full ? d.h * db : 0;
+  const double norm_grad = (full ? d.h * db : 0) * run.grad_share;
   // Loss backward, then the lm_head backward (grad of logits in the model dtype + grad of h).
   // h (the head's input) is gone by then unless the trainable head saved it.
   const double h_kept = head_keeps_h ? 0 : h_out;
   double bwd = res.activations - h_kept + loss_bwd;
-  bwd = std::max(bwd, res.activations + loss_saved - 4 * V * T + db * V * T + 4 * V * T + h_out +
-                          head_grad + (run.loss != LossPath::fused ? head_dequant : 0));
+  if (run.loss != LossPath::chunked_nll)
+    bwd = std::max(bwd, res.activations + loss_saved - 4 * V * T + db * V * T + 4 * V * T + h_out +
+                            head_grad + (run.loss != LossPath::fused ? head_dequant : 0));
   // Top layer: all activations (less the loss) + head grads + one layer's backward working set.
   // Reentrant recompute: the layer's saved set and its recomputed output exist again.
   const double ckpt_recompute = ckpt ? mid_own + h_out : 0;
   bwd = std::max(bwd, res.activations - h_out + head_grad + norm_grad + ckpt_recompute + mid_peak);
   // Bottom layer: what layer 0 keeps + every layer's parameter gradients + its working set.
-  const double all_layer_grads = mid_params * (L - 1);
+  const double all_layer_grads = mid_params * (L - 1) * run.grad_share;
   const double bottom_saved = ckpt ? layer_in + rope_bytes + mask_bytes + first_own + h_out
                                    : first_own + (first_saves_in ? layer_in : 0) + rope_bytes;
   // Without checkpointing the layers above still hold their ctx-kept inputs (reentrant

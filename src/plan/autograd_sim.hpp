@@ -19,7 +19,8 @@
 namespace sparkops::plan {
 
 enum class AttnKernel { flash, sdpa, eager };  // flash-attn 2 | HF sdpa (repeat_kv) | eager
-enum class LossPath { hf, chunked, fused };    // HF upcast CE | LitGPT chunked | fused linear-CE
+// HF upcast CE | LitGPT chunked | fused linear-CE | TRL chunked_nll (checkpointed fp32 chunks)
+enum class LossPath { hf, chunked, fused, chunked_nll };
 enum class TrainMethod { full, lora, qlora };
 enum class Checkpointing { none, per_layer };
 
@@ -50,6 +51,9 @@ struct SimRun {
   // with .to(A.dtype) (Lightning Fabric quantizes from fp16 and computes in bf16).
   unsigned dequant_copies = 1;
   bool fused_qkv_lora = false;  // q/k/v adapters share one dropout of x (LitGPT LoRAQKVLinear)
+  // The share of each parameter gradient that stays on this rank once its layer's backward ran
+  // (1/N under FSDP/ZeRO reduce-scatter, 1 on one GPU or when accumulating under no_sync).
+  double grad_share = 1.0;
   bool head_4bit =
       false;  // lm_head is a bitsandbytes 4-bit linear too (Fabric replaces every Linear)
 };

@@ -8,6 +8,7 @@
 
 #include "base/checked_cast.hpp"
 #include "plan/autograd_sim.hpp"
+#include "plan/sharding.hpp"
 
 namespace sparkops::plan {
 
@@ -44,7 +45,10 @@ constexpr std::pair<std::string_view, Optim> kOptims[] = {
 constexpr std::pair<std::string_view, GradCkpt> kCkpts[] = {
     {"none", GradCkpt::none}, {"full", GradCkpt::full}, {"offload", GradCkpt::offload}};
 constexpr std::pair<std::string_view, LossKind> kLosses[] = {
-    {"hf", LossKind::hf}, {"chunked", LossKind::chunked}, {"fused", LossKind::fused}};
+    {"hf", LossKind::hf},
+    {"chunked", LossKind::chunked},
+    {"fused", LossKind::fused},
+    {"chunked_nll", LossKind::chunked_nll}};
 constexpr std::pair<std::string_view, Attn> kAttns[] = {
     {"flash", Attn::flash}, {"sdpa", Attn::sdpa}, {"eager", Attn::eager}};
 
@@ -154,6 +158,8 @@ Status validate_run(const RunConfig& run, const ModelShape& shape) {
   if (run.batch == 0) return fail(Errc::invalid_argument, "--batch: must be > 0");
   if (run.seq == 0) return fail(Errc::invalid_argument, "--seq: must be > 0");
   if (run.nodes == 0) return fail(Errc::invalid_argument, "--nodes: must be > 0");
+  if (run.gpus == 0) return fail(Errc::invalid_argument, "--gpus: must be > 0");
+  if (run.grad_accum == 0) return fail(Errc::invalid_argument, "--grad-accum: must be > 0");
   if (run.method != Method::full && run.lora_rank == 0) {
     return fail(Errc::invalid_argument, "--lora-rank: must be > 0");
   }
@@ -229,9 +235,14 @@ SimRun sim_run(const Architecture& a, const RunConfig& run) {
   r.attn = eager                     ? AttnKernel::eager
            : run.attn == Attn::flash ? AttnKernel::flash
                                      : AttnKernel::sdpa;
-  r.loss = run.loss == LossKind::chunked ? LossPath::chunked
-           : run.loss == LossKind::fused ? LossPath::fused
-                                         : LossPath::hf;
+  r.loss = run.loss == LossKind::chunked       ? LossPath::chunked
+           : run.loss == LossKind::fused       ? LossPath::fused
+           : run.loss == LossKind::chunked_nll ? LossPath::chunked_nll
+                                               : LossPath::hf;
+  // Unsloth returns plain logits (the HF loss) for batches of at most 1024 tokens.
+  if (run.loss == LossKind::fused && run.fused_loss_above_tokens > 0 &&
+      d(run.batch) * d(run.seq) <= d(run.fused_loss_above_tokens))
+    r.loss = LossPath::hf;
   r.ckpt = run.grad_ckpt == GradCkpt::none ? Checkpointing::none : Checkpointing::per_layer;
   r.bnb_saves_input = run.bnb_saves_input;
   r.prev_graph_held = run.loop_holds_graph;
@@ -247,13 +258,20 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
   const auto& k = estimator_constants();
   const ParamCounts& p = s.params;
   const Architecture& a = s.arch;
-  const double nodes = d(std::max<std::uint64_t>(run.nodes, 1));
+  const std::uint64_t ranks =
+      std::max<std::uint64_t>(run.nodes, 1) * std::max<std::uint64_t>(run.gpus, 1);
+  // DeepSpeed's bf16/fp16 engines cast the module to the half dtype and keep fp32 master
+  // partitions and fp32 optimizer states (runtime/zero/stage_1_and_2.py
+  // single_partition_of_fp32_groups, stage3.py fp32_partitioned_groups_flat).
+  const bool deepspeed =
+      ranks > 1 && (run.shard == ShardMode::zero2 || run.shard == ShardMode::zero3);
   const double total = d(p.total);
   const double dense_bytes = run.precision == Precision::fp32 ? 4.0 : 2.0;
   const bool peft = run.method != Method::full;
 
   Estimate e;
   e.params = p.total;
+  e.ranks = ranks;
   Terms& t = e.terms;
   double weights = 0;
   // A pre-quantized base trained frozen holds its stored bytes (models/quantization.hpp); one the
@@ -276,29 +294,37 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
     // (scripts/convert_hf_checkpoint.py: lm_head.weight = transformer.wte.weight).
     if (run.separate_head && p.lm_head == 0) weights += d(a.vocab) * d(a.hidden) * dense_bytes;
   }
-  t.weights = to_bytes(weights / nodes);
-  if (run.nodes > 1) {
-    // FSDP keeps the unit being computed (and the next, prefetched) gathered: one layer twice,
-    // plus the root unit (embedding, lm_head) for the whole step.
-    const double layer_params = d(p.linear + p.other) / d(std::max<std::uint64_t>(a.layers, 1));
-    t.weights += to_bytes((2.0 * layer_params + d(p.embedding + p.lm_head)) *
-                          (run.method == Method::qlora ? 1.0 : dense_bytes));
-  }
+  // The root unit (embedding, lm_head, final norm) in the bytes it is stored in; the decoder
+  // layers share the rest.
+  const double head_copy = run.separate_head && p.lm_head == 0 ? d(a.vocab) * d(a.hidden) : 0.0;
+  const double root_bytes_per = run.method == Method::qlora && !stored_quantized
+                                    ? (run.kbit_prep == KbitPrep::on ? 4.0 : 2.0)
+                                    : dense_bytes;
+  const double root_weights =
+      std::min(weights, (d(p.embedding + p.lm_head) + head_copy) * root_bytes_per);
+  const double layers = d(std::max<std::uint64_t>(a.layers, 1));
 
   const double trainable = peft ? d(lora_params(a, run)) : total;
   e.trainable_params = saturating_round<std::uint64_t>(trainable);
-  // PEFT keeps adapters in fp32; full fine-tuning trains the model's own dtype.
-  const double train_dtype = peft ? (run.adapter_fp32 ? 4.0 : dense_bytes) : dense_bytes;
-  if (peft) t.adapter = to_bytes(trainable * train_dtype / nodes);
-
-  // Gradients stay unsharded across FSDP nodes while micro-batches accumulate (no_sync), which is
-  // how Accelerate/Lightning run gradient accumulation: conservative for nodes > 1.
-  t.gradients = to_bytes(trainable * train_dtype);
+  // PEFT keeps adapters in fp32; full fine-tuning trains the model's own dtype; DeepSpeed casts
+  // the whole module, adapters included, to the half dtype.
+  const double train_dtype = deepspeed && run.precision != Precision::fp32 ? dense_bytes
+                             : peft ? (run.adapter_fp32 ? 4.0 : dense_bytes)
+                                    : dense_bytes;
+  const double adapter = peft ? trainable * train_dtype : 0.0;
+  // Megatron's main_grad buffer is fp32 (grad_reduce_in_fp32); otherwise gradients take the
+  // trainable parameters' dtype.
+  const double gradients = trainable * (run.fp32_grads ? 4.0 : train_dtype);
   double optimizer = 0;
+  // fp32 states whatever the parameter dtype: Megatron's and DeepSpeed's optimizers step fp32
+  // main params.
+  const bool fp32_states = run.fp32_optimizer_states || deepspeed;
   switch (run.optim) {
     case Optim::adamw:
       // torch AdamW keeps states in the parameter dtype: fp32 (8 B) or bf16/fp16 (4 B).
-      optimizer = trainable * (train_dtype >= 4.0 || run.precision == Precision::mixed ? 8.0 : 4.0);
+      optimizer =
+          trainable *
+          (train_dtype >= 4.0 || run.precision == Precision::mixed || fp32_states ? 8.0 : 4.0);
       break;
     case Optim::paged_adamw:
       // bitsandbytes 32-bit AdamW: state1/state2 fp32 (optim/optimizer.py get_state_buffer).
@@ -315,7 +341,36 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
       optimizer = 0;
       break;
   }
-  t.optimizer = to_bytes(optimizer / nodes);
+  double master = 0;
+  if ((run.precision == Precision::mixed && !peft) || (fp32_states && train_dtype < 4.0))
+    master = trainable * 4.0;
+
+  // One rank's share (plan/sharding.cpp): what the framework's data-parallel wrapper shards,
+  // gathers and buckets.
+  ShardInput si;
+  si.ranks = ranks;
+  si.weights = weights;
+  si.adapter = adapter;
+  si.gradients = gradients;
+  si.optimizer = optimizer;
+  si.master = master;
+  si.root_weights = root_weights;
+  si.layer_weights = (weights - root_weights) / layers;
+  double largest_linear = 0;
+  for (const auto& m : layer_linears(a))
+    largest_linear = std::max(largest_linear, d(m.d_in * m.d_out));
+  si.largest_module = std::max(d(a.vocab) * d(a.hidden), largest_linear) * root_bytes_per;
+  si.layer_grads = gradients / layers;
+  si.trainable = trainable;
+  si.grad_elem_bytes = run.fp32_grads ? 4.0 : train_dtype;
+  si.hidden = d(a.hidden);
+  si.no_sync = run.fsdp_no_sync && run.grad_accum > 1;
+  const ShardTerms st = shard_terms(run.shard, si);
+  t.weights = to_bytes(st.weights);
+  t.adapter = to_bytes(st.adapter);
+  t.gradients = to_bytes(st.gradients);
+  t.optimizer = to_bytes(st.optimizer);
+  t.master = to_bytes(st.master);
   // bitsandbytes pages the state of every tensor of >= 1e5 elements (optim/optimizer.py
   // get_state_buffer -> functional.get_paged: cudaMallocManaged): outside torch's allocator.
   double paged = 0;
@@ -335,19 +390,34 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
     paged = trainable > 0 ? d(t.optimizer) * std::min(1.0, paged_elems / trainable) : 0;
   }
   e.paged_bytes = to_bytes(paged);
-  if (run.precision == Precision::mixed && !peft) t.master = to_bytes(trainable * 4.0 / nodes);
+  // Offloaded checkpointing (unsloth_zoo gradient_checkpointing.py UnslothCheckpointFunction):
+  // from the second step every checkpointed layer input above 2 MiB except the last layer's is
+  // copied into a pin_memory buffer, which torch's CachingHostAllocator rounds up to a power of
+  // two (ATen/core/CachingHostAllocator.h). The first step ran with all of them on the device,
+  // so the allocated peak is that of plain checkpointing and the pinned copies add to the pool.
+  if (run.grad_ckpt == GradCkpt::offload && a.layers > 1) {
+    const double layer_in = d(run.batch) * d(run.seq) * d(a.hidden) * dense_bytes;
+    if (layer_in > 2.0 * 1024 * 1024)
+      e.pinned_host_bytes = to_bytes((layers - 1) * std::exp2(std::ceil(std::log2(layer_in))));
+  }
 
   // Activations, loss and the backward working set from the family's operator sequence.
+  SimRun sr = sim_run(a, run);
+  // Gradients already reduce-scattered keep only this rank's share through the backward.
+  sr.grad_share = gradients > 0 ? std::min(1.0, st.gradients / gradients) : 1.0;
   SimResult sim;
-  if (auto r = simulate_step(a, sim_run(a, run))) sim = *r;
+  if (auto r = simulate_step(a, sr)) sim = *r;
   t.activations = to_bytes(sim.activations);
   t.logits = to_bytes(sim.loss);
   const double fixed = d(t.weights) + d(t.adapter) + d(t.optimizer) - paged + d(t.master);
-  // torch/optim/adamw.py _multi_tensor_adamw: one temporary the size of the states' group.
-  const double optim_temp = run.optim == Optim::adamw ? trainable * train_dtype / nodes : 0;
+  // torch AdamW(fused=True) updates in one kernel per group: no temporary.
+  // torch/optim/adamw.py _multi_tensor_adamw: one temporary the size of the local parameters.
+  const double share = optimizer > 0 ? st.optimizer / optimizer : 1.0;
+  const double optim_temp =
+      run.optim == Optim::adamw && !run.fused_adamw ? trainable * train_dtype * share : 0;
   const double forward = fixed + sim.inputs + sim.forward_peak_extra;
-  const double backward = fixed + sim.inputs + sim.backward_peak_extra;
-  const double step = fixed + d(t.gradients) + optim_temp;
+  const double backward = fixed + sim.inputs + sim.backward_peak_extra + st.reduce_transient;
+  const double step = fixed + d(t.gradients) + optim_temp + st.step_transient;
   const double peak = std::max({forward, backward, step});
   const double held = fixed + d(t.activations) + d(t.logits);
   t.transient = to_bytes(peak - std::min(peak, held));
@@ -358,9 +428,10 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
   e.reserved_low_bytes = to_bytes(d(e.train_peak_allocated_bytes) * (1 + k.allocator_reserve_low));
   e.reserved_high_bytes =
       to_bytes(d(e.train_peak_allocated_bytes) * (1 + k.allocator_reserve_high));
-  e.train_peak_pool_bytes =
+  e.train_peak_pool_bytes = sat_add(
       sat_add(sat_add(sat_add(e.train_peak_allocated_bytes, t.cuda_context), t.allocator_reserve),
-              e.paged_bytes);
+              e.paged_bytes),
+      e.pinned_host_bytes);
 
   const std::uint64_t checkpoint = s.quant ? s.quant->weight_bytes : p.total * 2;
   e.largest_shard_bytes = shard.value_or(std::min(checkpoint, k.assumed_shard_bytes));

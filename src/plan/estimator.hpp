@@ -30,8 +30,12 @@ enum class GradCkpt { none, full, offload };
 enum class Attn { flash, sdpa, eager };
 enum class LoraTargets { all_linear, attn, list };
 enum class KbitPrep { off, on };
-enum class LossKind { hf, chunked, fused };  // HF upcast CE | chunked (LitGPT) | fused linear-CE
-enum class Framework { hf, litgpt };         // presets: plan/frameworks.hpp
+// HF upcast CE | chunked (LitGPT) | fused linear-CE | TRL's checkpointed 256-token chunks
+enum class LossKind { hf, chunked, fused, chunked_nll };
+// presets: plan/frameworks.hpp
+enum class Framework { hf, trl, unsloth, axolotl, llamafactory, torchtune, litgpt, nemo };
+// How the static terms are split across data-parallel ranks: plan/sharding.hpp
+enum class ShardMode { ddp, fsdp, zero1, zero2, zero3 };
 enum class DoubleQuant { on, off };
 
 std::string_view method_name(Method m);
@@ -64,8 +68,22 @@ struct RunConfig {
   KbitPrep kbit_prep = KbitPrep::off;
   LossKind loss = LossKind::hf;
   DoubleQuant double_quant = DoubleQuant::on;  // QLoRA NF4 with double quantization
-  std::uint64_t nodes = 1;                     // FSDP full shard across this many machines
-  double lora_dropout = 0.0;                   // PEFT LoraConfig default
+  std::uint64_t nodes = 1;                     // machines (a DGX Spark has one GPU each)
+  std::uint64_t gpus = 1;                      // GPUs per machine; ranks = nodes x gpus
+  ShardMode shard = ShardMode::ddp;            // with more than one rank (the framework's default)
+  std::uint64_t grad_accum = 1;                // micro-batches accumulated per optimizer step
+  // The framework accumulates under no_sync (Accelerate accumulate(), Lightning
+  // no_backward_sync): FSDP then keeps full, unsharded gradients between steps.
+  bool fsdp_no_sync = true;
+  bool fused_adamw = false;  // torch AdamW(fused=True): no foreach temporary at the step
+  // Megatron-Core (NeMo): an fp32 main_grad buffer (grad_reduce_in_fp32) and fp32 main params
+  // with fp32 Adam states, whatever the parameter dtype.
+  bool fp32_grads = false;
+  bool fp32_optimizer_states = false;
+  // A fused linear-cross-entropy that the framework uses only above this many tokens a batch
+  // (Unsloth: the plain head below 1024); 0 = always.
+  std::uint64_t fused_loss_above_tokens = 0;
+  double lora_dropout = 0.0;     // PEFT LoraConfig default
   bool bnb_saves_input = false;  // older bitsandbytes MatMul4Bit kept ctx.tensors = (A, B)
   bool adapter_fp32 = true;      // PEFT keeps adapters fp32; LitGPT/torchtune the model dtype
   // How the training loop and the quantization plugin behave (docs/estimator.md "Framework
@@ -128,6 +146,10 @@ struct Estimate {
   // Optimizer states bitsandbytes pages (cudaMallocManaged, tensors >= 1e5 elements): in the pool,
   // never in torch's allocator statistics.
   std::uint64_t paged_bytes = 0;
+  // Checkpointed layer inputs copied to pinned host buffers (offloaded checkpointing): outside
+  // torch's device statistics, in the pool on a unified machine.
+  std::uint64_t pinned_host_bytes = 0;
+  std::uint64_t ranks = 1;                 // data-parallel ranks the static terms are split across
   std::uint64_t load_peak_pool_bytes = 0;  // mmap'd shard + device copy (+ bf16 shard, QLoRA)
   std::uint64_t largest_shard_bytes = 0;
   std::uint64_t peak_pool_bytes() const;  // max(train, load)

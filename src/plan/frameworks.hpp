@@ -4,6 +4,7 @@
 // that framework's code or shipped config at a named version (docs/estimator.md "Framework
 // presets"). A preset sets only what the framework decides; the user's flags win afterwards.
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -13,7 +14,7 @@
 namespace sparkops::plan {
 
 // Framework (estimator.hpp) lists only frameworks whose memory-relevant defaults were read from
-// their code; docs/estimator.md names the ones still missing.
+// their code; docs/estimator.md "Framework presets" has one row per default with its source.
 
 struct FrameworkPreset {
   Framework id;
@@ -25,6 +26,7 @@ struct FrameworkPreset {
 const std::vector<FrameworkPreset>& framework_presets();
 const FrameworkPreset& framework_preset(Framework f);
 Result<Framework> parse_framework(std::string_view s);  // Error names --framework
+std::string framework_choices();                        // "hf|trl|...", for messages
 
 // The framework a DGX Spark user most often runs: Hugging Face transformers Trainer + PEFT.
 inline constexpr Framework kDefaultFramework = Framework::hf;

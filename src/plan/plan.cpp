@@ -260,6 +260,8 @@ std::vector<Advice> advise(const ModelShape& shape, const RunConfig& run, std::u
   if (run.nodes < 2) {
     RunConfig two = run;
     two.nodes = 2;
+    // Two machines help only when the static terms are sharded: FSDP (FULL_SHARD) across them.
+    two.shard = ShardMode::fsdp;
     out.push_back(make_advice(AdviceKind::more_nodes, shape, two, budget, shard));
   }
   return out;
@@ -292,6 +294,18 @@ Result<PlanResult> make_plan(const PlanInput& input, const PlanEnvironment& env)
         "sdpa in Hugging Face: a·s² scores counted; --attn flash avoids them");
   }
   r.estimate = estimate(r.model.shape, run, shard);
+  if (r.estimate.pinned_host_bytes > 0) {
+    r.notes.push_back(fmt::format(
+        "offloaded checkpointing: {:.1f} GiB of layer inputs in pinned host memory, outside "
+        "torch's device figures but in a unified pool (counted in the pool peak)",
+        static_cast<double>(r.estimate.pinned_host_bytes) / 1073741824.0));
+  }
+  if (r.estimate.ranks > 1 && run.shard == ShardMode::ddp) {
+    r.notes.push_back(fmt::format(
+        "{} ranks under DDP: every rank holds the whole model, gradients and optimizer states "
+        "(plus the gradient buckets); --shard fsdp|zero3 shards them",
+        r.estimate.ranks));
+  }
 
   if (input.budget_bytes) {
     r.budget_bytes = *input.budget_bytes;

@@ -4,6 +4,7 @@
 
 #include "base/units.hpp"
 #include "plan/frameworks.hpp"
+#include "plan/sharding.hpp"
 
 namespace sparkops::plan {
 
@@ -59,7 +60,9 @@ std::string run_text(const plan::RunConfig& run) {
   if (run.method != plan::Method::full && run.lora_dropout > 0)
     s += fmt::format("  lora-dropout {}", run.lora_dropout);
   if (run.method != plan::Method::full && !run.adapter_fp32) s += "  adapters in model dtype";
-  if (run.nodes > 1) s += fmt::format("  nodes {}", run.nodes);
+  if (run.nodes * run.gpus > 1)
+    s += fmt::format("  {} × {} GPU {}{}", run.nodes, run.gpus, plan::shard_name(run.shard),
+                     run.grad_accum > 1 ? fmt::format(" accum {}", run.grad_accum) : "");
   return s;
 }
 
@@ -77,7 +80,7 @@ std::string advice_text(const plan::Advice& a) {
       what = fmt::format("method {} at packing {}", plan::method_name(r.method), r.seq);
       break;
     case plan::AdviceKind::more_nodes:
-      what = fmt::format("--nodes {} (FSDP)", r.nodes);
+      what = fmt::format("--nodes {} --shard {}", r.nodes, plan::shard_name(r.shard));
       break;
   }
   return fmt::format(
@@ -94,6 +97,9 @@ json run_json(const plan::RunConfig& r) {
             {"grad_ckpt", plan::grad_ckpt_name(r.grad_ckpt)},
             {"attn", plan::attn_name(r.attn)},
             {"nodes", r.nodes},
+            {"gpus", r.gpus},
+            {"shard", plan::shard_name(r.shard)},
+            {"grad_accum", r.grad_accum},
             {"kbit_prep", r.kbit_prep == plan::KbitPrep::on},
             {"chunked_loss", r.loss == plan::LossKind::chunked},
             {"loss", plan::loss_name(r.loss)},

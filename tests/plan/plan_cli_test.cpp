@@ -277,3 +277,75 @@ TEST(PlanCli, ParamsTakeTheBlockLayout) {
 
 }  // namespace
 }  // namespace sparkops::plan
+
+namespace sparkops::plan {
+namespace {
+
+// Each preset reaches the plan: its name in --json, its version on the Preset line, and the
+// fields its docs/estimator.md rows set.
+TEST(PlanCli, EveryFrameworkPresetIsAssumedAndPrinted) {
+  struct Case {
+    const char* name;
+    const char* version_prefix;
+    const char* loss;
+    const char* grad_ckpt;
+  };
+  const Case cases[] = {{"hf", "transformers 4.46", "hf", "full"},
+                        {"trl", "trl 1.9.0", "chunked_nll", "full"},
+                        {"unsloth", "unsloth 2025.9.9", "fused", "offload"},
+                        {"axolotl", "axolotl 0.18.0", "hf", "full"},
+                        {"llamafactory", "LLaMA-Factory 0.9.4", "hf", "full"},
+                        {"torchtune", "torchtune 0.6.1", "hf", "full"},
+                        {"litgpt", "litgpt 0.4", "chunked", "full"},
+                        {"nemo", "NeMo 2.x", "hf", "none"}};
+  for (const auto& c : cases) {
+    const auto j =
+        run_sparkops({"--root", root(), "plan", "Llama-3.1-8B", "--framework", c.name, "--json"});
+    ASSERT_EQ(j.exit_code, 0) << c.name << ": " << j.err;
+    const auto run = nlohmann::json::parse(j.out)["run"];
+    EXPECT_EQ(run["framework"], c.name);
+    EXPECT_EQ(run["loss"], c.loss) << c.name;
+    EXPECT_EQ(run["grad_ckpt"], c.grad_ckpt) << c.name;
+    const auto text =
+        run_sparkops({"--root", root(), "plan", "Llama-3.1-8B", "--framework", c.name});
+    ASSERT_EQ(text.exit_code, 0) << c.name << ": " << text.err;
+    EXPECT_NE(text.out.find(std::string("Preset   ") + c.name + " [" + c.version_prefix),
+              std::string::npos)
+        << text.out;
+  }
+  // The user's flags still win over a preset's checkpointing and attention.
+  const auto over = run_sparkops({"--root", root(), "plan", "Llama-3.1-8B", "--framework",
+                                  "unsloth", "--grad-ckpt", "full", "--attn", "eager", "--json"});
+  ASSERT_EQ(over.exit_code, 0) << over.err;
+  const auto o = nlohmann::json::parse(over.out)["run"];
+  EXPECT_EQ(o["grad_ckpt"], "full");
+  EXPECT_EQ(o["attn"], "eager");
+}
+
+TEST(PlanCli, ShardingFlagsReachTheEstimate) {
+  const auto r = run_sparkops({"--root", root(), "plan", "Llama-3.1-8B", "--method", "full",
+                               "--gpus", "8", "--shard", "fsdp", "--budget", "1000", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["run"]["gpus"], 8);
+  EXPECT_EQ(j["run"]["shard"], "fsdp");
+  // tests/plan/sharding_test.cpp works this figure by hand.
+  EXPECT_EQ(j["terms"]["weights"], 4'981'360'128u);
+  const auto text =
+      run_sparkops({"--root", root(), "plan", "Llama-3.1-8B", "--method", "full", "--nodes", "2",
+                    "--shard", "zero3", "--grad-accum", "4", "--budget", "1000"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("2 × 1 GPU zero3 accum 4"), std::string::npos) << text.out;
+  for (const auto& bad : std::vector<std::vector<std::string>>{
+           {"--shard", "hsdp"}, {"--gpus", "0"}, {"--grad-accum", "x"}, {"--gpus", "70000"}}) {
+    std::vector<std::string> args = {"--root", root(), "plan", "Llama-3.1-8B"};
+    args.insert(args.end(), bad.begin(), bad.end());
+    const auto b = run_sparkops(args);
+    EXPECT_EQ(b.exit_code, 2) << bad[0] << " " << bad[1];
+    EXPECT_EQ(std::count(b.err.begin(), b.err.end(), '\n'), 1) << b.err;
+    EXPECT_NE(b.err.find(bad[0]), std::string::npos) << b.err;
+  }
+}
+
+}  // namespace
+}  // namespace sparkops::plan

@@ -153,6 +153,8 @@ std::vector<Row> evaluate(const std::string& csv_text) {
                                                : Method::full;
     run.precision = Precision::bf16;
     run.optim = icontains(col(f, "optimizer"), "8bit") ? Optim::paged_adamw8bit : Optim::adamw;
+    // "AdamW(fused)": torch's fused kernel keeps no foreach temporary at the step.
+    run.fused_adamw = icontains(col(f, "optimizer"), "fused");
     run.batch = *batch;
     run.seq = *seq;
     // Excluded rows say "per config (mostly on)" / "HF default (on)": estimated with checkpointing.
@@ -179,7 +181,11 @@ std::vector<Row> evaluate(const std::string& csv_text) {
     }
     const std::string hw = col(f, "hardware");
     if (const auto x = hw.find("x "); x != std::string::npos && icontains(r.method_text, "FSDP")) {
-      run.nodes = parse_u64(hw.substr(0, x)).value_or(1);
+      // Several GPUs of one machine under the preset's wrapper (LitGPT: FSDP per Block);
+      // config_hub/finetune/gemma-2b/full.yaml at 00af8b0d: devices 4, global_batch_size 16,
+      // micro_batch_size 1, so 4 micro-batches accumulate under no_backward_sync.
+      run.gpus = parse_u64(hw.substr(0, x)).value_or(1);
+      if (r.id == "L03") run.grad_accum = 4;
     }
     const Estimate e = estimate(r.shape, run);
     r.pool_estimate_bytes = static_cast<double>(e.train_peak_pool_bytes);

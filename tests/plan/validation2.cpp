@@ -12,6 +12,7 @@
 #include "base/text.hpp"
 #include "models/catalogue.hpp"
 #include "plan/frameworks.hpp"
+#include "plan/sharding.hpp"
 #include "validation.hpp"
 
 namespace sparkops::plan::validation {
@@ -68,6 +69,22 @@ std::vector<std::string> map_targets(std::string_view text) {
   return out;
 }
 
+// What the LitGPT config-hub yaml of a multi-GPU row ran with, at the commit the row names:
+// config_hub/finetune/{phi-2,stablelm-base-alpha-3b}/full.yaml at 00af8b0d (devices 2,
+// global_batch_size 8, micro_batch_size 4 and 1) and llama-2-7b/full.yaml at a509064d (devices 4,
+// global 64, micro 4). The tables list 4 GPUs for the first two; 8 / 4 / 4 would leave phi-2
+// no accumulation step at all (LitGPT asserts at least one), so the yaml's 2 devices ran.
+struct LitgptYaml {
+  std::string_view id;
+  std::uint64_t devices, accum;
+};
+const LitgptYaml* litgpt_yaml(std::string_view id) {
+  static constexpr LitgptYaml kRows[] = {{"LC09", 2, 1}, {"LC13", 2, 4}, {"LC17", 4, 4}};
+  for (const auto& y : kRows)
+    if (y.id == id) return &y;
+  return nullptr;
+}
+
 }  // namespace
 
 std::vector<Row> evaluate_v2(const std::string& csv_text) {
@@ -117,12 +134,9 @@ std::vector<Row> evaluate_v2(const std::string& csv_text) {
     if (contains(sharding, "offload") && !contains(sharding, "no offload") &&
         !contains(sharding, "no cpu offload"))
       exclude("parameter offload to the CPU");
-    if (contains(sharding, "zero") || contains(sharding, "fsdp")) {
-      if (gpus.value_or(1) > 1)
-        exclude("multi-GPU ZeRO/FSDP: per-framework sharding not modelled yet");
-      else
-        exclude("ZeRO on one GPU (DeepSpeed's own buffers not modelled)");
-    }
+    const bool sharded = contains(sharding, "zero") || contains(sharding, "fsdp");
+    if (sharded && gpus.value_or(1) <= 1)
+      exclude("ZeRO on one GPU (DeepSpeed's own buffers not modelled)");
     if (metric == "unknown") exclude("metric unknown (allocated, reserved or device?)");
 
     RunConfig& run = r.run;
@@ -131,6 +145,26 @@ std::vector<Row> evaluate_v2(const std::string& csv_text) {
                                           : Method::full;
     const bool litgpt = contains(framework, "litgpt") || contains(framework, "lit-gpt");
     apply_framework(litgpt ? Framework::litgpt : Framework::hf, run);
+    // Several GPUs: the row's wrapper (plan/sharding.cpp) and accumulation.
+    std::string shard_flags;
+    if (sharded && gpus.value_or(1) > 1) {
+      run.gpus = *gpus;
+      run.shard = contains(sharding, "zero-3") || contains(sharding, "zero3")   ? ShardMode::zero3
+                  : contains(sharding, "zero-2") || contains(sharding, "zero2") ? ShardMode::zero2
+                                                                                : ShardMode::fsdp;
+      const std::string notes = to_lower(col("notes"));
+      if (const auto g = notes.find("grad-accum "); g != std::string::npos)
+        run.grad_accum = leading_count(notes.substr(g + 11)).value_or(1);
+      // LitGPT config-hub rows: devices and accumulation from the row's yaml at its commit
+      // (gradient_accumulation_iters = global_batch_size / devices / micro_batch_size).
+      if (const auto* y = litgpt_yaml(r.id)) {
+        run.gpus = y->devices;
+        run.grad_accum = y->accum;
+      }
+      shard_flags =
+          fmt::format(" --gpus {} --shard {}{}", run.gpus, shard_name(run.shard),
+                      run.grad_accum > 1 ? fmt::format(" --grad-accum {}", run.grad_accum) : "");
+    }
     const std::string prec = to_lower(col("base_precision"));
     run.precision = starts_with(prec, "fp16") ? Precision::fp16
                     : contains(prec, "mixed") ? Precision::mixed
@@ -213,6 +247,7 @@ std::vector<Row> evaluate_v2(const std::string& csv_text) {
         fmt::format("--method {} --batch {} --seq {} --grad-ckpt {} --attn {} --loss {}{}",
                     method_name(run.method), run.batch, run.seq, grad_ckpt_name(run.grad_ckpt),
                     attn_name(run.attn), loss_name(run.loss), litgpt ? " --framework litgpt" : "");
+    r.flags += shard_flags;
     if (r.shape.params.total > 0 && batch && seq) {
       const Estimate e = estimate(r.shape, run);
       const double allocated = static_cast<double>(e.train_peak_allocated_bytes);

@@ -1,0 +1,159 @@
+// Every framework preset sets what its docs/estimator.md row says, and each has that row.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+#include "models/catalogue.hpp"
+#include "plan/frameworks.hpp"
+
+#include "support/test_support.hpp"
+
+namespace sparkops::plan {
+namespace {
+
+ModelShape shape(std::string_view name) {
+  const auto* e = models::find_in_catalogue(name);
+  EXPECT_NE(e, nullptr);
+  return ModelShape{e->name, e->arch, count_params(e->arch), std::nullopt};
+}
+
+RunConfig preset(Framework f, Method m = Method::lora) {
+  RunConfig r;
+  r.method = m;
+  apply_framework(f, r);
+  return r;
+}
+
+TEST(FrameworkPresets, HfIsTheTrainerWithPeftDefaults) {
+  const RunConfig r = preset(Framework::hf);
+  EXPECT_EQ(r.loss, LossKind::hf);
+  EXPECT_TRUE(r.adapter_fp32);
+  EXPECT_EQ(r.lora_dropout, 0.0);
+  EXPECT_EQ(r.grad_ckpt, GradCkpt::full);  // the project's default, untouched by the preset
+  EXPECT_FALSE(r.fused_adamw);
+  EXPECT_EQ(r.shard, ShardMode::ddp);
+  EXPECT_TRUE(r.fsdp_no_sync);
+}
+
+TEST(FrameworkPresets, TrlIsSftConfigDefaults) {
+  const RunConfig r = preset(Framework::trl);
+  EXPECT_EQ(r.loss, LossKind::chunked_nll);
+  EXPECT_EQ(r.grad_ckpt, GradCkpt::full);
+  EXPECT_EQ(r.lora_dropout, 0.05);
+  EXPECT_TRUE(r.adapter_fp32);
+  EXPECT_TRUE(r.fused_adamw);
+  EXPECT_EQ(r.shard, ShardMode::ddp);
+}
+
+TEST(FrameworkPresets, UnslothOffloadsCheckpointsAndFusesTheLossAbove1024Tokens) {
+  const RunConfig r = preset(Framework::unsloth);
+  EXPECT_EQ(r.grad_ckpt, GradCkpt::offload);
+  EXPECT_EQ(r.loss, LossKind::fused);
+  EXPECT_EQ(r.fused_loss_above_tokens, 1024u);
+  EXPECT_EQ(r.lora_dropout, 0.0);
+  EXPECT_TRUE(r.adapter_fp32);
+}
+
+TEST(FrameworkPresets, AxolotlPicksItsExampleOptimizerByMethod) {
+  EXPECT_EQ(preset(Framework::axolotl, Method::lora).optim, Optim::adamw8bit);
+  EXPECT_EQ(preset(Framework::axolotl, Method::qlora).optim, Optim::paged_adamw);
+  EXPECT_EQ(preset(Framework::axolotl, Method::full).optim, Optim::paged_adamw8bit);
+  const RunConfig r = preset(Framework::axolotl);
+  EXPECT_EQ(r.lora_dropout, 0.05);
+  EXPECT_EQ(r.attn, Attn::flash);
+  EXPECT_EQ(r.grad_ckpt, GradCkpt::full);
+}
+
+TEST(FrameworkPresets, LlamaFactoryAdaptsAllLinearsInFp32) {
+  RunConfig r;
+  r.lora_targets = LoraTargets::attn;
+  apply_framework(Framework::llamafactory, r);
+  EXPECT_EQ(r.lora_targets, LoraTargets::all_linear);
+  EXPECT_TRUE(r.adapter_fp32);
+  EXPECT_EQ(r.lora_dropout, 0.0);
+  EXPECT_EQ(r.grad_ckpt, GradCkpt::full);
+  EXPECT_EQ(r.loss, LossKind::hf);
+}
+
+TEST(FrameworkPresets, TorchtuneKeepsAdaptersInTheModelDtypeAndShardsWithFsdp) {
+  const RunConfig r = preset(Framework::torchtune);
+  EXPECT_FALSE(r.adapter_fp32);
+  EXPECT_EQ(r.lora_dropout, 0.0);
+  EXPECT_TRUE(r.fused_adamw);
+  EXPECT_EQ(r.grad_ckpt, GradCkpt::full);
+  EXPECT_EQ(r.shard, ShardMode::fsdp);
+  EXPECT_FALSE(r.fsdp_no_sync);
+}
+
+TEST(FrameworkPresets, LitgptShardsWithFsdpAndAccumulatesUnderNoSync) {
+  const RunConfig r = preset(Framework::litgpt);
+  EXPECT_EQ(r.loss, LossKind::chunked);
+  EXPECT_EQ(r.shard, ShardMode::fsdp);
+  EXPECT_TRUE(r.fsdp_no_sync);
+}
+
+TEST(FrameworkPresets, NemoIsMegatronsDistributedOptimizer) {
+  const RunConfig r = preset(Framework::nemo);
+  EXPECT_EQ(r.shard, ShardMode::zero1);
+  EXPECT_TRUE(r.fp32_grads);
+  EXPECT_TRUE(r.fp32_optimizer_states);
+  EXPECT_FALSE(r.adapter_fp32);
+  EXPECT_EQ(r.grad_ckpt, GradCkpt::none);
+}
+
+TEST(FrameworkPresets, EveryPresetParsesAndHasItsDocRow) {
+  const std::string doc = test::slurp(test::fixture("../../docs/estimator.md"));
+  for (const auto& p : framework_presets()) {
+    auto f = parse_framework(p.name);
+    ASSERT_TRUE(f) << p.name;
+    EXPECT_EQ(*f, p.id);
+    EXPECT_EQ(preset(p.id).framework, p.id);
+    EXPECT_NE(doc.find(fmt::format("| `{}` | {} |", p.name, p.version)), std::string::npos)
+        << "docs/estimator.md needs a preset row for " << p.name << " at " << p.version;
+  }
+  EXPECT_FALSE(parse_framework("megatron"));
+  EXPECT_EQ(kDefaultFramework, Framework::hf);
+}
+
+// The mechanisms the presets switch on, at the estimate.
+TEST(FrameworkPresets, OffloadedCheckpointsAddPinnedHostMemoryToThePool) {
+  const auto s8 = shape("Llama-3.1-8B");
+  RunConfig full;
+  RunConfig off = full;
+  off.grad_ckpt = GradCkpt::offload;
+  const Estimate a = estimate(s8, full), b = estimate(s8, off);
+  // The first step runs with every layer input on the device: the same allocated peak.
+  EXPECT_EQ(a.train_peak_allocated_bytes, b.train_peak_allocated_bytes);
+  // 31 of 32 layer inputs (2048 x 4096 x 2 = 16 MiB, a power of two) pinned on the host.
+  EXPECT_EQ(b.pinned_host_bytes, 31ull * 16 * 1024 * 1024);
+  EXPECT_EQ(b.train_peak_pool_bytes, a.train_peak_pool_bytes + b.pinned_host_bytes);
+  // Below 2 MiB a layer input stays on the device (unsloth_zoo MINIMUM_SIZE).
+  off.seq = 128;
+  EXPECT_EQ(estimate(s8, off).pinned_host_bytes, 0u);
+}
+
+TEST(FrameworkPresets, FusedAdamwHasNoForeachTemporary) {
+  const auto s8 = shape("Llama-3.1-8B");
+  RunConfig r;
+  r.method = Method::full;
+  r.seq = 128;  // the optimizer step is the peak
+  RunConfig fused = r;
+  fused.fused_adamw = true;
+  const Estimate a = estimate(s8, r), b = estimate(s8, fused);
+  // foreach AdamW's temporary: one bf16 copy of the 8,030,261,248 parameters.
+  EXPECT_EQ(a.train_peak_allocated_bytes - b.train_peak_allocated_bytes, 16'060'522'496u);
+}
+
+TEST(FrameworkPresets, UnslothFusedLossOnlyAbove1024Tokens) {
+  const auto s8 = shape("Llama-3.1-8B");
+  RunConfig r;
+  apply_framework(Framework::unsloth, r);
+  RunConfig hf;
+  hf.grad_ckpt = GradCkpt::offload;
+  r.seq = hf.seq = 1024;
+  EXPECT_EQ(estimate(s8, r).terms.logits, estimate(s8, hf).terms.logits);
+  r.seq = hf.seq = 2048;
+  EXPECT_LT(estimate(s8, r).terms.logits, estimate(s8, hf).terms.logits);
+}
+
+}  // namespace
+}  // namespace sparkops::plan
