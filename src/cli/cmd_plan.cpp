@@ -1,5 +1,6 @@
 // `sparkops plan`: the UMA accounting worksheet (docs/estimator.md).
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 
@@ -162,6 +163,22 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
     ctx.exit_code = kExitBadInput;
     return;
   }
+  // The host side on the pool: measured defaults, each overridable in the config.
+  plan::HostSide& host = input->run.host;
+  host.process_bytes = ctx.config.get_bytes("plan.host_process");
+  host.dataset_bytes = ctx.config.get_bytes("plan.dataset");
+  host.dataloader_workers = static_cast<std::uint64_t>(
+      std::max<std::int64_t>(0, ctx.config.get_integer("plan.dataloader_workers")));
+  host.worker_bytes = ctx.config.get_bytes("plan.worker_bytes");
+  const std::string page_cache = ctx.config.get_string("plan.page_cache");
+  if (page_cache != "resident" && page_cache != "dropped") {
+    print_error(ctx,
+                fmt::format("config plan.page_cache: unknown value {} (one of resident|dropped)",
+                            quote_for_message(page_cache)));
+    ctx.exit_code = kExitBadInput;
+    return;
+  }
+  host.page_cache_resident = page_cache == "resident";
   auto seqs = parse_count_list(st.flags.seq, "--seq");
   auto batches = parse_count_list(st.flags.batch, "--batch");
 
@@ -219,8 +236,8 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
         run.batch = b;
         plan::MatrixCell c{s, b, plan::estimate(result->model.shape, run, shard),
                            plan::Verdict::wont_fit};
-        c.verdict =
-            plan::verdict_for(c.estimate.peak_pool_bytes(), result->budget_bytes, result->pool);
+        c.verdict = plan::verdict_for(c.estimate.peak_pool_bytes(), result->budget_bytes,
+                                      result->pool, c.estimate.terms.page_cache);
         cells.push_back(c);
       }
     }

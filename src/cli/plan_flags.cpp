@@ -82,6 +82,13 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f) {
                   "Micro-batches per optimizer step (FSDP under no_sync keeps full gradients "
                   "between them)")
       ->capture_default_str();
+  cmd->add_option("--lengths", f.lengths,
+                  "fixed (every micro-batch holds --seq tokens: packing, or padding to the "
+                  "maximum) | varying (unpacked data, --seq is the longest): varying prints the "
+                  "caching allocator's reserve as a range")
+      ->capture_default_str();
+  cmd->add_flag("--expandable-segments", f.expandable_segments,
+                "The run sets PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True");
   cmd->add_option(
          "--budget", f.budget,
          "Memory budget: a size (24, 24G and 24GiB are 24 GiB, as free -g; 24GB is 24 x 10^9 "
@@ -317,6 +324,12 @@ Result<plan::PlanInput> plan_input_from_flags(const PlanFlags& f) {
   if (f.no_double_quant && r.method != plan::Method::qlora) {
     return fail(Errc::invalid_argument, "--no-double-quant: only meaningful with --method qlora");
   }
+  if (f.lengths != "fixed" && f.lengths != "varying")
+    return fail(Errc::invalid_argument,
+                fmt::format("--lengths: unknown value {} (one of fixed|varying)",
+                            quote_for_message(f.lengths)));
+  r.packed = f.lengths == "fixed";
+  r.expandable_segments = f.expandable_segments;
   std::optional<std::uint64_t> nodes;
   if (auto s = optional_count(f.nodes, "--nodes", nodes); !s) return tl::unexpected(s.error());
   r.nodes = nodes.value_or(1);

@@ -37,6 +37,8 @@ struct PlanFlags {
   std::string adapter_dtype;  // fp32 | model; empty: the preset's
   std::string bnb_version;    // bitsandbytes release; empty: the preset's
   bool no_double_quant = false;
+  std::string lengths = "fixed";  // fixed | varying (unpacked data up to --seq)
+  bool expandable_segments = false;
   std::string nodes = "1";
   std::string gpus = "1";  // GPUs per machine
   std::string shard;       // ddp | fsdp | zero1 | zero2 | zero3; empty: the preset's

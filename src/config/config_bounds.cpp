@@ -54,6 +54,12 @@ constexpr std::array kBounds = {
     ConfigBounds{"procs.near_capacity_fraction", 0, 1, true, "a fraction of the device total"},
     ConfigBounds{"procs.tight_margin", 0, kPoolMax, false, "above any machine's memory"},
     ConfigBounds{"procs.orphan_min", 0, kPoolMax, false, "above any machine's memory"},
+    ConfigBounds{"plan.host_process", 0, kPoolMax, false, "above any machine's memory"},
+    ConfigBounds{"plan.dataset", 0, kPoolMax, false, "above any machine's memory"},
+    ConfigBounds{"plan.worker_bytes", 0, kPoolMax, false, "above any machine's memory"},
+    // More workers than any machine has cores is a typo.
+    ConfigBounds{"plan.dataloader_workers", 0, 1024, false,
+                 "more workers than any machine's cores"},
 };
 
 }  // namespace

@@ -81,6 +81,18 @@ const std::vector<ConfigKey>& config_keys() {
       {"plan.framework", "hf", "string",
        "training framework whose memory defaults `plan` assumes without --framework "
        "(hf|trl|unsloth|axolotl|llamafactory|torchtune|litgpt|nemo)"},
+      {"plan.host_process", "1524160K", "bytes",
+       "the training process's own resident memory on the pool: Python, torch and the CUDA "
+       "libraries (default measured, docs/estimator.md)"},
+      {"plan.dataset", "0", "bytes",
+       "a dataset the run holds in RAM (Arrow datasets are memory-mapped: their pages are cache)"},
+      {"plan.dataloader_workers", "0", "integer",
+       "DataLoader worker processes of the run (transformers' dataloader_num_workers default 0)"},
+      {"plan.worker_bytes", "261064K", "bytes",
+       "anonymous memory of one forked DataLoader worker (default measured, docs/estimator.md)"},
+      {"plan.page_cache", "resident", "string",
+       "resident|dropped: whether the checkpoint's file pages stay cached after loading (they "
+       "count against what is free without a flush)"},
   };
   return keys;
 }

@@ -168,6 +168,10 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   if (!no_logits) fwd_extra += head_dequant;
   const bool head_keeps_h = (head_trainable || head_held) && !no_logits;
   res.loss = loss_saved - (head_keeps_h ? 0 : h_out);
+  res.rope = rope_bytes;
+  res.final_saved = final_own + (final_saves_in ? layer_in : 0);
+  res.loss_forward_transient = std::max(0.0, fwd_extra - loss_saved);
+  res.loss_backward_transient = std::max(0.0, loss_bwd - loss_saved);
   // The previous step's graph, when the loop still holds it: its ctx-held bitsandbytes inputs
   // (none under reentrant checkpointing: the recomputed graphs were local to each backward) and
   // its logits (the model-dtype outputs the loop's `logits` name keeps).
@@ -220,6 +224,17 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   };
   auto [mid_peak, mid_params, mid_end] = walk(mid->first, mid->second, true);
   (void)mid_end;
+  {
+    const Graph& lg = mid->first;
+    const int out_storage = lg.tensors[mid->second].storage;
+    for (int st = has_rope ? 3 : 1; st < static_cast<int>(lg.storages.size()); ++st) {
+      if (st == out_storage) continue;
+      res.layer_blocks.push_back(
+          {lg.storages[st].per_token * T + lg.storages[st].absolute, lg.saved.count(st) > 0});
+    }
+    res.layer_backward_peak = mid_peak;
+    res.layer_saves_input = mid_saves_in;
+  }
   auto [first_peak, first_params, first_end] = walk(first->first, first->second, true);
   (void)first_end;
   const double head_grad = (head_trainable ? V * d.h * db : 0) * run.grad_share;

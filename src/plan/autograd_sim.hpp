@@ -6,7 +6,7 @@
 // "Activations, by mechanism" lists every rule and its source; tools/memtrace measures the same
 // step on the real engine and tests/plan/memtrace_agreement checks the two agree.
 //
-// Pure; all sizes in bytes; no allocation rounding (see allocator.hpp for the CUDA allocator).
+// Pure; all sizes in bytes; no allocation rounding (caching_allocator.hpp models that).
 
 #include <cstdint>
 #include <string>
@@ -68,6 +68,22 @@ struct SimResult {
   double prev_graph = 0;           // the previous step's graph still live at the forward peak
   bool family_known = false;
   std::string family;  // the families.json entry used
+  // A middle layer's storages in creation (forward) order at this token count, for the caching
+  // allocator replay (plan/step_replay.hpp): bytes, and whether backward keeps it (saved) or it
+  // dies once the next operator has consumed it. The layer's input and output (hidden-sized) and
+  // the shared cos/sin are not listed. `layer_backward_peak`: that layer's backward working set
+  // above what was live before it (its inputs' gradients, parameter gradients, temporaries).
+  struct LayerBlock {
+    double bytes = 0;
+    bool saved = false;
+  };
+  std::vector<LayerBlock> layer_blocks;
+  double layer_backward_peak = 0;
+  bool layer_saves_input = false;  // backward keeps the layer's input (LayerNorm, a trained linear)
+  double rope = 0;                 // the shared cos and sin
+  double final_saved = 0;          // what the final norm keeps
+  double loss_forward_transient = 0;   // the loss forward's working set above `loss`
+  double loss_backward_transient = 0;  // the loss backward's working set above `loss`
 };
 
 // Errors: a families.json entry that does not parse (names the entry and the line).

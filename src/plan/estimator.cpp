@@ -8,6 +8,7 @@
 
 #include "base/checked_cast.hpp"
 #include "plan/autograd_sim.hpp"
+#include "plan/reserve_model.hpp"
 #include "plan/sharding.hpp"
 
 namespace sparkops::plan {
@@ -144,6 +145,12 @@ const EstimatorConstants& estimator_constants() {
   return constants;
 }
 
+bool is_lora_target(const LinearMap& m, const RunConfig& run) {
+  RunConfig canon = run;
+  for (auto& t : canon.lora_target_names) t = std::string(canonical_target(t));
+  return targeted(m, canon);
+}
+
 std::uint64_t lora_params(const Architecture& a, const RunConfig& run) {
   std::uint64_t per_layer = 0;
   for (const auto& m : layer_linears(a)) {
@@ -184,8 +191,22 @@ std::vector<std::pair<std::string_view, std::uint64_t>> term_list(const Terms& t
           {"activations", t.activations},
           {"logits", t.logits},
           {"transient", t.transient},
+          {"workspaces", t.workspaces},
+          {"allocator_reserve", t.allocator_reserve},
           {"cuda_context", t.cuda_context},
-          {"allocator_reserve", t.allocator_reserve}};
+          {"host_process", t.host_process},
+          {"dataset", t.dataset},
+          {"dataloader_workers", t.dataloader_workers},
+          {"page_cache", t.page_cache}};
+}
+
+std::string_view term_basis(std::string_view term) {
+  if (term == "cuda_context") return "measured";
+  if (term == "host_process") return "measured, plan.host_process";
+  if (term == "dataset") return "assumed, plan.dataset";
+  if (term == "dataloader_workers") return "measured, plan.dataloader_workers";
+  if (term == "page_cache") return "measured, plan.page_cache";
+  return "derived";
 }
 
 std::uint64_t Estimate::peak_pool_bytes() const {
@@ -212,8 +233,10 @@ double adafactor_elements(const ModelShape& s, const RunConfig& run) {
   return n;
 }
 
+}  // namespace
+
 // The run as the autograd simulation sees it.
-SimRun sim_run(const Architecture& a, const RunConfig& run) {
+SimRun sim_run_for(const Architecture& a, const RunConfig& run) {
   SimRun r;
   r.method = run.method == Method::full   ? TrainMethod::full
              : run.method == Method::lora ? TrainMethod::lora
@@ -251,8 +274,6 @@ SimRun sim_run(const Architecture& a, const RunConfig& run) {
   r.fused_qkv_lora = run.fused_qkv_lora;
   return r;
 }
-
-}  // namespace
 
 Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::uint64_t> shard) {
   const auto& k = estimator_constants();
@@ -402,7 +423,7 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
   }
 
   // Activations, loss and the backward working set from the family's operator sequence.
-  SimRun sr = sim_run(a, run);
+  SimRun sr = sim_run_for(a, run);
   // Gradients already reduce-scattered keep only this rank's share through the backward.
   sr.grad_share = gradients > 0 ? std::min(1.0, st.gradients / gradients) : 1.0;
   SimResult sim;
@@ -421,17 +442,48 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
   const double peak = std::max({forward, backward, step});
   const double held = fixed + d(t.activations) + d(t.logits);
   t.transient = to_bytes(peak - std::min(peak, held));
-  e.train_peak_allocated_bytes = to_bytes(peak);
-  t.cuda_context = k.cuda_context_bytes;
-  t.allocator_reserve = to_bytes(d(e.train_peak_allocated_bytes) * k.allocator_reserve_fraction);
+  // cuBLAS workspaces come from torch's caching allocator (CublasHandlePool.cpp getNewWorkspace):
+  // max_memory_allocated counts them.
+  ReserveFigures reserve;
+  if (run.reserve_fraction_hint >= 0) {
+    reserve.workspaces = 2 * run.cublas_workspace_bytes + kCublasLtWorkspaceBytes;
+    reserve.fixed = reserve.varying =
+        to_bytes(run.reserve_fraction_hint * (peak + d(reserve.workspaces)));
+  } else {
+    reserve = replay_reserve(s, run, t, e.paged_bytes, sr.grad_share);
+  }
+  t.workspaces = reserve.workspaces;
+  e.train_peak_allocated_bytes = sat_add(to_bytes(peak), t.workspaces);
+  // The caching allocator's reserve from its rules (plan/caching_allocator.hpp), replayed over
+  // this run's tensors: what max_memory_reserved shows above max_memory_allocated.
+  // Lengths that vary leave the cache holding segments for a chain of shapes (a long run of
+  // shuffled lengths contains rising chains many times over): the point is the rising replay,
+  // the fixed-length replay the range's low end.
+  t.allocator_reserve = run.packed ? reserve.fixed : reserve.varying;
   e.train_peak_reserved_bytes = sat_add(e.train_peak_allocated_bytes, t.allocator_reserve);
-  e.reserved_low_bytes = to_bytes(d(e.train_peak_allocated_bytes) * (1 + k.allocator_reserve_low));
-  e.reserved_high_bytes =
-      to_bytes(d(e.train_peak_allocated_bytes) * (1 + k.allocator_reserve_high));
-  e.train_peak_pool_bytes = sat_add(
-      sat_add(sat_add(sat_add(e.train_peak_allocated_bytes, t.cuda_context), t.allocator_reserve),
-              e.paged_bytes),
-      e.pinned_host_bytes);
+  e.reserved_low_bytes = sat_add(e.train_peak_allocated_bytes, reserve.fixed);
+  e.reserved_high_bytes = sat_add(e.train_peak_allocated_bytes, reserve.varying);
+  if (!run.packed && !run.expandable_segments && run.reserve_fraction_hint < 0) {
+    RunConfig expandable = run;
+    expandable.expandable_segments = true;
+    e.expandable_reserve_bytes =
+        replay_reserve(s, expandable, t, e.paged_bytes, sr.grad_share).varying;
+  }
+  t.cuda_context = k.cuda_context_bytes;
+  // The host side on the same pool, and the checkpoint's pages the load left cached.
+  t.host_process = run.host.process_bytes;
+  t.dataset = run.host.dataset_bytes;
+  t.dataloader_workers = to_bytes(d(run.host.dataloader_workers) * d(run.host.worker_bytes));
+  const std::uint64_t host = sat_add(sat_add(t.host_process, t.dataset), t.dataloader_workers);
+  // Pinned host buffers of offloaded checkpointing sit on the same pool, outside the device view.
+  const std::uint64_t outside = sat_add(sat_add(e.paged_bytes, host), e.pinned_host_bytes);
+  e.train_peak_device_bytes =
+      sat_add(sat_add(e.train_peak_reserved_bytes, t.cuda_context), e.paged_bytes);
+  e.train_peak_pool_bytes = sat_add(sat_add(e.train_peak_reserved_bytes, t.cuda_context), outside);
+  e.train_peak_pool_low_bytes =
+      sat_add(sat_add(e.reserved_low_bytes, k.cuda_context_low_bytes), outside);
+  e.train_peak_pool_high_bytes =
+      sat_add(sat_add(e.reserved_high_bytes, k.cuda_context_high_bytes), outside);
 
   const std::uint64_t checkpoint = s.quant ? s.quant->weight_bytes : p.total * 2;
   e.largest_shard_bytes = shard.value_or(std::min(checkpoint, k.assumed_shard_bytes));
@@ -440,7 +492,10 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
   // A pre-quantized checkpoint loads as stored: no 16-bit copy waits to be quantized.
   const bool quantize_on_load = run.method == Method::qlora && !stored_quantized;
   const std::uint64_t transient = e.largest_shard_bytes * (quantize_on_load ? 2 : 1);
-  e.load_peak_pool_bytes = t.weights + transient + t.cuda_context;
+  e.load_peak_pool_bytes = t.weights + transient + t.cuda_context + t.host_process;
+  // Every file of the checkpoint was read once; its pages stay cached until reclaimed (measured
+  // on a GB10: docs/domain.md), which CUDA cannot take without a flush.
+  t.page_cache = run.host.page_cache_resident ? checkpoint : 0;
   return e;
 }
 

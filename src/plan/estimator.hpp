@@ -51,6 +51,25 @@ Result<GradCkpt> parse_grad_ckpt(std::string_view s);
 Result<Attn> parse_attn(std::string_view s);
 Result<LossKind> parse_loss(std::string_view s);
 
+// cuBLAS's workspace per (handle, stream) when CUBLAS_WORKSPACE_CONFIG is unset
+// (aten/src/ATen/cuda/CublasHandlePool.cpp parseChosenWorkspaceSize): 32 MiB (4096 KiB x 8) on
+// compute capability 9.x (GH200) and, in current torch, 10.x-12.x (Thor, GB10); ":4096:2:16:8"
+// (8 MiB + 128 KiB) on older GPUs. cuBLASLt's: 1 MiB (parseCUDABlasLtWorkspaceSize).
+inline constexpr std::uint64_t kCublasWorkspaceHopperBytes = 4096ULL * 8 * 1024;
+inline constexpr std::uint64_t kCublasWorkspaceOlderBytes = 4096ULL * 1024 * 2 + 16 * 1024 * 8;
+inline constexpr std::uint64_t kCublasLtWorkspaceBytes = 1024ULL * 1024;
+
+// The process's host side on a unified machine, outside torch's allocator but in the same pool
+// (config plan.host_process, plan.dataset, plan.dataloader_workers, plan.worker_bytes,
+// plan.page_cache; docs/estimator.md "The whole pool" gives each default's measurement).
+struct HostSide {
+  std::uint64_t process_bytes = 1560739840;  // Python + torch + CUDA libraries resident (RSS)
+  std::uint64_t dataset_bytes = 0;           // a dataset held in RAM (Arrow datasets are mmap'd)
+  std::uint64_t dataloader_workers = 0;      // transformers TrainingArguments default
+  std::uint64_t worker_bytes = 267329536;    // anonymous RSS of one forked worker
+  bool page_cache_resident = true;           // the checkpoint's file pages stay cached
+};
+
 // What a DGX Spark user most often runs: bf16 LoRA r=16 on all linear layers, AdamW, batch 1,
 // packing 2048, gradient checkpointing, SDPA/flash attention, one machine.
 struct RunConfig {
@@ -97,6 +116,17 @@ struct RunConfig {
   bool quantize_head = false;
   bool separate_head = false;
   bool fused_qkv_lora = false;  // q/k/v adapters share one dropout of x (LitGPT LoRAQKVLinear)
+  // Every micro-batch holds `seq` tokens (packing, or padding to the maximum); false: lengths
+  // vary up to `seq` (unpacked data), which the caching allocator's reserve answers with a range.
+  bool packed = true;
+  // PYTORCH_CUDA_ALLOC_CONF expandable_segments:True (one growing segment per pool).
+  bool expandable_segments = false;
+  std::uint64_t cublas_workspace_bytes = kCublasWorkspaceHopperBytes;  // per (handle, stream)
+  HostSide host;
+  // >= 0: take the allocator reserve as this fraction of allocated instead of replaying it. Only
+  // the advice ladder's bisection probes set it (from one replay of the run they start from);
+  // every figure the plan prints comes from its own replay.
+  double reserve_fraction_hint = -1;
 };
 
 // Rejects zero batch/seq/nodes/rank and contradictory combinations (kbit-prep without qlora, a
@@ -105,15 +135,16 @@ Status validate_run(const RunConfig& run, const ModelShape& shape);
 
 // The constants the estimator uses, in one place so docs/estimator.md and tests can name them.
 struct EstimatorConstants {
-  double nf4_bytes_per_param = 0.5625;            // bitsandbytes NF4, block 64, fp32 absmax
-  double nf4_dq_bytes_per_param = 0.5159;         // with double quantization
-  std::uint64_t cuda_context_bytes = 1ULL << 30;  // context + cuBLAS/cuDNN workspaces
-  // reserved/allocated - 1 of the CUDA caching allocator: docs/domain.md's measured 1.1-1.4
-  // (segments are cached, never returned: the high-water mark of a fragmented mix; its rules are
-  // not simulated yet, so the figure carries that measured range).
-  double allocator_reserve_fraction = 0.15;
-  double allocator_reserve_low = 0.10;
-  double allocator_reserve_high = 0.40;
+  double nf4_bytes_per_param = 0.5625;     // bitsandbytes NF4, block 64, fp32 absmax
+  double nf4_dq_bytes_per_param = 0.5159;  // with double quantization
+  // The CUDA context (driver state and the kernels loaded into it), measured, outside torch's
+  // allocator: torch 1.13 with every kernel module loaded 666,632,192 B (pytorch PR #86509, the
+  // CUDA_MODULE_LOADING=DEFAULT figure: what a training step's many kernels approach); the bare
+  // lazily-loaded context 426 MiB (torch 2.10, CUDA 13; unsloth-zoo PR #1053); docs/domain.md's
+  // 1.5 GB for context plus library state the upper end.
+  std::uint64_t cuda_context_bytes = 666632192;
+  std::uint64_t cuda_context_low_bytes = 426ULL * 1024 * 1024;
+  std::uint64_t cuda_context_high_bytes = 1500000000;
   std::uint64_t assumed_shard_bytes = 5ULL * 1000 * 1000 * 1000;  // save_pretrained default
 };
 const EstimatorConstants& estimator_constants();
@@ -123,16 +154,29 @@ struct Terms {
   std::uint64_t adapter = 0;  // LoRA A/B weights
   std::uint64_t gradients = 0;
   std::uint64_t optimizer = 0;
-  std::uint64_t master = 0;        // fp32 master copy (mixed precision)
-  std::uint64_t activations = 0;   // saved for backward at the end of the forward (autograd_sim)
-  std::uint64_t logits = 0;        // what the loss path keeps until backward
-  std::uint64_t transient = 0;     // the peak phase's working set above the terms it holds
-  std::uint64_t cuda_context = 0;  // context and library workspaces
-  std::uint64_t allocator_reserve = 0;  // caching allocator reserve over allocated
+  std::uint64_t master = 0;       // fp32 master copy (mixed precision)
+  std::uint64_t activations = 0;  // saved for backward at the end of the forward (autograd_sim)
+  std::uint64_t logits = 0;       // what the loss path keeps until backward
+  std::uint64_t transient = 0;    // the peak phase's working set above the terms it holds
+  std::uint64_t workspaces = 0;   // cuBLAS/cuBLASLt workspaces (through torch's allocator)
+  std::uint64_t allocator_reserve = 0;  // reserved above allocated (caching allocator replay)
+  std::uint64_t cuda_context = 0;       // driver context and loaded kernels (outside torch)
+  // The host side on the same pool (HostSide): the process, a dataset in RAM, dataloader workers.
+  std::uint64_t host_process = 0;
+  std::uint64_t dataset = 0;
+  std::uint64_t dataloader_workers = 0;
+  // The checkpoint's file pages still cached after loading: reclaimable (drop_caches), so not in
+  // the training peak, but the verdict counts them against what is free without a flush.
+  std::uint64_t page_cache = 0;
 };
 
 // The term names in display order with their values, for tables and JSON.
 std::vector<std::pair<std::string_view, std::uint64_t>> term_list(const Terms& t);
+
+// What a term rests on: "derived" (a mechanism with a cited source), "measured" (a published
+// measurement, docs/estimator.md names it; the config key that overrides it follows), or
+// "assumed" (no measurement: the config key to set). For the worksheet and --json.
+std::string_view term_basis(std::string_view term);
 
 struct Estimate {
   std::uint64_t params = 0;
@@ -140,9 +184,19 @@ struct Estimate {
   Terms terms;
   std::uint64_t train_peak_allocated_bytes = 0;  // what torch.cuda.max_memory_allocated shows
   std::uint64_t train_peak_reserved_bytes = 0;   // torch.cuda.max_memory_reserved: + reserve
-  std::uint64_t reserved_low_bytes = 0;          // the reserve's measured range (constants)
+  // The reserve's range: low = every micro-batch at --seq; high = lengths varying up to --seq
+  // (unpacked data): eight shapes in rising order, which is also the point then. Equal when
+  // packed.
+  std::uint64_t reserved_low_bytes = 0;
   std::uint64_t reserved_high_bytes = 0;
-  std::uint64_t train_peak_pool_bytes = 0;  // + context + allocator reserve + paged
+  // reserved + paged + context: what nvidia-smi shows for the process on a discrete GPU.
+  std::uint64_t train_peak_device_bytes = 0;
+  // reserved + paged + context + host side: what the pool loses at the training peak.
+  std::uint64_t train_peak_pool_bytes = 0;
+  // Its range: the context's measured range and the reserve's range (both ends).
+  std::uint64_t train_peak_pool_low_bytes = 0;
+  std::uint64_t train_peak_pool_high_bytes = 0;
+  std::uint64_t expandable_reserve_bytes = 0;  // the reserve under expandable_segments:True
   // Optimizer states bitsandbytes pages (cudaMallocManaged, tensors >= 1e5 elements): in the pool,
   // never in torch's allocator statistics.
   std::uint64_t paged_bytes = 0;
@@ -161,5 +215,12 @@ Estimate estimate(const ModelShape& shape, const RunConfig& run,
 
 // LoRA parameters r·(d_in + d_out) summed over the targeted linear maps of every layer.
 std::uint64_t lora_params(const Architecture& a, const RunConfig& run);
+
+// Whether the run's LoRA targets include this linear map (short names such as "q" accepted).
+bool is_lora_target(const LinearMap& m, const RunConfig& run);
+
+struct SimRun;
+// The run as the activation model (autograd_sim) sees it.
+SimRun sim_run_for(const Architecture& a, const RunConfig& run);
 
 }  // namespace sparkops::plan

@@ -1,6 +1,7 @@
 #include "plan/plan.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -11,6 +12,7 @@
 #include "host/meminfo.hpp"
 #include "models/catalogue.hpp"
 #include "models/resolve.hpp"
+#include "plan/reserve_model.hpp"
 
 namespace sparkops::plan {
 
@@ -140,22 +142,28 @@ Result<ResolvedModel> resolve_model(const ModelRef& ref, const HfCacheEnv& hf_ca
   return models::resolve_model_name(ref.name, models::ResolveEnv{hf_cache, hub});
 }
 
-Verdict verdict_for(std::uint64_t peak, std::uint64_t budget, const std::optional<PoolView>& pool) {
+Verdict verdict_for(std::uint64_t peak, std::uint64_t budget, const std::optional<PoolView>& pool,
+                    std::uint64_t page_cache) {
   if (peak > budget) return Verdict::wont_fit;
   if (static_cast<double>(peak) > 0.9 * static_cast<double>(budget)) return Verdict::tight;
   if (pool) {
     const std::uint64_t free_budget = pool->free_now_bytes > pool->overhead_bytes
                                           ? pool->free_now_bytes - pool->overhead_bytes
                                           : 0;
-    if (peak > std::min(free_budget, budget)) return Verdict::fits_after_flush;
+    // The run's own cached checkpoint pages also come out of what is free without reclaim.
+    const std::uint64_t need =
+        peak > std::numeric_limits<std::uint64_t>::max() - page_cache ? peak : peak + page_cache;
+    if (need > std::min(free_budget, budget)) return Verdict::fits_after_flush;
   }
   return Verdict::fits;
 }
 
 namespace {
 
-Advice make_advice(AdviceKind kind, const ModelShape& shape, const RunConfig& run,
-                   std::uint64_t budget, std::optional<std::uint64_t> shard) {
+// The advice is estimated in full: its reserve replayed, not scaled from the probe's hint.
+Advice make_advice(AdviceKind kind, const ModelShape& shape, RunConfig run, std::uint64_t budget,
+                   std::optional<std::uint64_t> shard) {
+  run.reserve_fraction_hint = -1;
   Advice a{kind, run, estimate(shape, run, shard), false};
   a.fits = a.estimate.peak_pool_bytes() <= budget;
   return a;
@@ -166,50 +174,62 @@ bool fits(const ModelShape& shape, const RunConfig& run, std::uint64_t budget,
   return estimate(shape, run, shard).peak_pool_bytes() <= budget;
 }
 
+double reserve_fraction(const Estimate& e) {
+  return e.train_peak_allocated_bytes > 0 ? static_cast<double>(e.terms.allocator_reserve) /
+                                                static_cast<double>(e.train_peak_allocated_bytes)
+                                          : 0.0;
+}
+
+// The largest value in [1, hi] whose run fits, the peak growing with it. The probes take the
+// allocator reserve as the fraction one replay gives (a replay per probe would cost milliseconds
+// each); the answer is then replayed itself (make_advice), and when that does not fit the search
+// goes on below it with the answer's own fraction.
+template <class Set>
+std::optional<Advice> bisect_fit(AdviceKind kind, const ModelShape& shape, const RunConfig& run,
+                                 std::uint64_t hi, std::uint64_t budget,
+                                 std::optional<std::uint64_t> shard, Set set) {
+  RunConfig probe = run;
+  probe.reserve_fraction_hint = reserve_fraction(estimate(shape, run, shard));
+  for (int round = 0; round < 8 && hi > 0; ++round) {
+    std::uint64_t lo = 0;  // largest known to fit (0 = none)
+    while (lo < hi) {
+      const std::uint64_t mid = lo + (hi - lo + 1) / 2;
+      set(probe, mid);
+      if (fits(shape, probe, budget, shard)) {
+        lo = mid;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    if (lo == 0) return std::nullopt;
+    set(probe, lo);
+    Advice a = make_advice(kind, shape, probe, budget, shard);
+    if (a.fits) return a;
+    probe.reserve_fraction_hint = reserve_fraction(a.estimate);
+    hi = lo - 1;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<Advice> largest_seq_that_fits(const ModelShape& shape, const RunConfig& run,
                                             std::uint64_t budget,
                                             std::optional<std::uint64_t> shard) {
-  // The peak grows monotonically with seq: binary search over multiples of 128 below run.seq.
-  std::uint64_t lo = 0;  // largest known to fit (0 = none)
+  // Multiples of 128 strictly below the current packing.
   std::uint64_t hi = run.seq / 128;
-  if (run.seq % 128 == 0 && hi > 0) --hi;  // strictly shorter than the current packing
-  RunConfig probe = run;
-  while (lo < hi) {
-    const std::uint64_t mid = (lo + hi + 1) / 2;
-    probe.seq = mid * 128;
-    if (fits(shape, probe, budget, shard)) {
-      lo = mid;
-    } else {
-      hi = mid - 1;
-    }
-  }
-  if (lo == 0) return std::nullopt;
-  probe.seq = lo * 128;
-  return make_advice(AdviceKind::shorter_seq, shape, probe, budget, shard);
+  if (run.seq % 128 == 0 && hi > 0) --hi;
+  return bisect_fit(AdviceKind::shorter_seq, shape, run, hi, budget, shard,
+                    [](RunConfig& r, std::uint64_t v) { r.seq = v * 128; });
 }
 
 std::optional<Advice> largest_batch_that_fits(const ModelShape& shape, const RunConfig& run,
                                               std::uint64_t budget,
                                               std::optional<std::uint64_t> shard) {
-  // The peak grows monotonically with the micro-batch: bisect over [1, batch - 1] (a count-down
-  // would not finish for --batch 9223372036854775807).
+  // Bisect over [1, batch - 1] (a count-down would not finish for --batch 9223372036854775807).
   if (run.batch < 2) return std::nullopt;
-  RunConfig probe = run;
-  std::uint64_t lo = 0, hi = run.batch - 1;  // lo: largest known to fit (0 = none)
-  while (lo < hi) {
-    const std::uint64_t mid = lo + (hi - lo + 1) / 2;
-    probe.batch = mid;
-    if (fits(shape, probe, budget, shard)) {
-      lo = mid;
-    } else {
-      hi = mid - 1;
-    }
-  }
-  if (lo == 0) return std::nullopt;
-  probe.batch = lo;
-  return make_advice(AdviceKind::smaller_batch, shape, probe, budget, shard);
+  return bisect_fit(AdviceKind::smaller_batch, shape, run, run.batch - 1, budget, shard,
+                    [](RunConfig& r, std::uint64_t v) { r.batch = v; });
 }
 
 std::optional<RunConfig> method_tier_down(const RunConfig& run) {
@@ -306,6 +326,21 @@ Result<PlanResult> make_plan(const PlanInput& input, const PlanEnvironment& env)
         "(plus the gradient buckets); --shard fsdp|zero3 shards them",
         r.estimate.ranks));
   }
+  if (!run.packed) {
+    const Estimate& e = r.estimate;
+    std::string expandable;
+    if (e.expandable_reserve_bytes > 0)
+      expandable = fmt::format(
+          "; with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True the upper end is {} GiB",
+          format_gib(e.train_peak_allocated_bytes + e.expandable_reserve_bytes));
+    r.notes.push_back(fmt::format(
+        "lengths vary up to --seq: max_memory_reserved {}-{} GiB. The estimate replays {} batch "
+        "shapes in rising order (no cached block of a shorter step fits the next; a long run of "
+        "shuffled lengths holds such chains); the chain's depth moves it most, a deeper one "
+        "reserves more{}",
+        format_gib(e.reserved_low_bytes), format_gib(e.reserved_high_bytes), kVaryingShapes,
+        expandable));
+  }
 
   if (input.budget_bytes) {
     r.budget_bytes = *input.budget_bytes;
@@ -321,7 +356,7 @@ Result<PlanResult> make_plan(const PlanInput& input, const PlanEnvironment& env)
   if (r.pool) r.budget_bytes = r.pool->budget_bytes;
 
   const std::uint64_t peak = r.estimate.peak_pool_bytes();
-  r.verdict = verdict_for(peak, r.budget_bytes, r.pool);
+  r.verdict = verdict_for(peak, r.budget_bytes, r.pool, r.estimate.terms.page_cache);
   r.anchor = nearest_anchor(env.anchors, r.model.shape.params.total, run, r.estimate,
                             r.verdict != Verdict::wont_fit);
   if (r.verdict == Verdict::wont_fit) r.advice = advise(r.model.shape, run, r.budget_bytes, shard);

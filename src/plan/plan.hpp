@@ -97,9 +97,10 @@ Result<ResolvedModel> resolve_model(const ModelRef& ref, const HfCacheEnv& hf_ca
                                     const models::HubAccess& hub = {});
 
 // Verdict for a peak against a budget: wont_fit above the budget, tight within 10 % of it,
-// fits_after_flush when it exceeds what is free now (pool given) but not the budget, else fits.
+// fits_after_flush when it, with the run's own cached checkpoint pages (`page_cache`), exceeds
+// what is free now (pool given) but not the budget, else fits.
 Verdict verdict_for(std::uint64_t peak_pool_bytes, std::uint64_t budget_bytes,
-                    const std::optional<PoolView>& pool);
+                    const std::optional<PoolView>& pool, std::uint64_t page_cache = 0);
 
 // The largest packing length (multiple of 128, <= run.seq) whose peak fits the budget.
 // `largest_shard_bytes` as in estimate(): the model directory's largest shard when known.

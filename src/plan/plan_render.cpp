@@ -63,6 +63,8 @@ std::string run_text(const plan::RunConfig& run) {
   if (run.nodes * run.gpus > 1)
     s += fmt::format("  {} × {} GPU {}{}", run.nodes, run.gpus, plan::shard_name(run.shard),
                      run.grad_accum > 1 ? fmt::format(" accum {}", run.grad_accum) : "");
+  if (!run.packed) s += "  lengths varying";
+  if (run.expandable_segments) s += "  expandable-segments";
   return s;
 }
 
@@ -103,7 +105,9 @@ json run_json(const plan::RunConfig& r) {
             {"kbit_prep", r.kbit_prep == plan::KbitPrep::on},
             {"chunked_loss", r.loss == plan::LossKind::chunked},
             {"loss", plan::loss_name(r.loss)},
-            {"framework", plan::framework_preset(r.framework).name}};
+            {"framework", plan::framework_preset(r.framework).name},
+            {"lengths", r.packed ? "fixed" : "varying"},
+            {"expandable_segments", r.expandable_segments}};
   if (r.method != plan::Method::full) {
     j["lora_rank"] = r.lora_rank;
     j["lora_targets"] = targets_text(r);
@@ -139,18 +143,29 @@ std::string render_plan_text(const plan::PlanResult& r) {
   const auto& preset = plan::framework_preset(r.run.framework);
   out += fmt::format("Run      {}\n", run_text(r.run));
   out += fmt::format("Preset   {} [{}]: {}\n\n", preset.name, preset.version, preset.summary);
-  out += fmt::format("{:<30}{:>12}\n", "Term", "GiB");
+  out += fmt::format("{:<30}{:>12}  {}\n", "Term", "GiB", "basis");
   for (const auto& [name, bytes] : plan::term_list(e.terms)) {
-    out += fmt::format("  {:<28}{:>12}\n", name, format_gib(bytes));
+    out += fmt::format("  {:<28}{:>12}  {}{}\n", name, format_gib(bytes), plan::term_basis(name),
+                       name == "page_cache" ? " (reclaimable: not in the peak)" : "");
   }
   out += fmt::format("{:<30}{:>12}  (torch.cuda.max_memory_allocated)\n",
                      "Training peak, allocated", format_gib(e.train_peak_allocated_bytes));
-  out += fmt::format(
-      "{:<30}{:>12}  (max_memory_reserved: allocated x 1.15; measured range {}-{} GiB)\n",
-      "Training peak, reserved", format_gib(e.train_peak_reserved_bytes),
-      format_gib(e.reserved_low_bytes), format_gib(e.reserved_high_bytes));
-  out += fmt::format("{:<30}{:>12}  (+ context and allocator reserve)\n", "Training peak, pool",
-                     format_gib(e.train_peak_pool_bytes));
+  if (e.reserved_high_bytes > e.reserved_low_bytes) {
+    out += fmt::format(
+        "{:<30}{:>12}  (max_memory_reserved, caching-allocator replay of rising lengths; "
+        "every batch at --seq: {} GiB)\n",
+        "Training peak, reserved", format_gib(e.train_peak_reserved_bytes),
+        format_gib(e.reserved_low_bytes));
+  } else {
+    out += fmt::format("{:<30}{:>12}  (max_memory_reserved, caching-allocator replay)\n",
+                       "Training peak, reserved", format_gib(e.train_peak_reserved_bytes));
+  }
+  out += fmt::format("{:<30}{:>12}  (reserved + context + host side{}{}; range {}-{} GiB)\n",
+                     "Training peak, pool", format_gib(e.train_peak_pool_bytes),
+                     e.paged_bytes > 0 ? " + paged states" : "",
+                     e.pinned_host_bytes > 0 ? " + pinned host buffers" : "",
+                     format_gib(e.train_peak_pool_low_bytes),
+                     format_gib(e.train_peak_pool_high_bytes));
   out += fmt::format(
       "{:<30}{:>12}  (weights + {} shard{})\n", "Load peak, pool",
       format_gib(e.load_peak_pool_bytes), format_bytes(e.largest_shard_bytes),
@@ -203,6 +218,12 @@ json plan_to_json(const plan::PlanResult& r) {
   j["train_peak_reserved_bytes"] = e.train_peak_reserved_bytes;
   j["train_peak_reserved_range_bytes"] = {e.reserved_low_bytes, e.reserved_high_bytes};
   j["train_peak_pool_bytes"] = e.train_peak_pool_bytes;
+  j["train_peak_pool_range_bytes"] = {e.train_peak_pool_low_bytes, e.train_peak_pool_high_bytes};
+  j["term_basis"] = json::object();
+  for (const auto& [name, bytes] : plan::term_list(e.terms))
+    j["term_basis"][std::string(name)] = plan::term_basis(name);
+  if (e.expandable_reserve_bytes > 0)
+    j["expandable_segments_reserve_bytes"] = e.expandable_reserve_bytes;
   j["load_peak_pool_bytes"] = e.load_peak_pool_bytes;
   j["largest_shard_bytes"] = e.largest_shard_bytes;
   j["budget_bytes"] = r.budget_bytes;

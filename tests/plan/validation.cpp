@@ -54,6 +54,13 @@ bool plain_mlp(std::string_view model) {
 
 }  // namespace
 
+std::uint64_t cublas_workspace_for(std::string_view hardware) {
+  for (const char* sm9_or_later :
+       {"H100", "H200", "H800", "H20", "GH200", "B200", "GB10", "Spark", "Thor"})
+    if (icontains(hardware, sm9_or_later)) return kCublasWorkspaceHopperBytes;
+  return kCublasWorkspaceOlderBytes;
+}
+
 std::vector<Row> evaluate(const std::string& csv_text) {
   std::vector<Row> rows;
   const auto lines = split_lines(csv_text);
@@ -180,6 +187,7 @@ std::vector<Row> evaluate(const std::string& csv_text) {
       apply_framework(Framework::litgpt, run);
     }
     const std::string hw = col(f, "hardware");
+    run.cublas_workspace_bytes = cublas_workspace_for(hw);
     if (const auto x = hw.find("x "); x != std::string::npos && icontains(r.method_text, "FSDP")) {
       // Several GPUs of one machine under the preset's wrapper (LitGPT: FSDP per Block);
       // config_hub/finetune/gemma-2b/full.yaml at 00af8b0d: devices 4, global_batch_size 16,
@@ -188,9 +196,11 @@ std::vector<Row> evaluate(const std::string& csv_text) {
       if (r.id == "L03") run.grad_accum = 4;
     }
     const Estimate e = estimate(r.shape, run);
-    r.pool_estimate_bytes = static_cast<double>(e.train_peak_pool_bytes);
-    r.estimate_bytes =
-        static_cast<double>(r.pool_metric ? e.train_peak_pool_bytes : e.train_peak_allocated_bytes);
+    // nvidia-smi/VRAM rows are discrete GPUs: the process's device memory (reserved + context),
+    // not the host side a unified pool would also pay.
+    r.pool_estimate_bytes = static_cast<double>(e.train_peak_device_bytes);
+    r.estimate_bytes = static_cast<double>(r.pool_metric ? e.train_peak_device_bytes
+                                                         : e.train_peak_allocated_bytes);
     r.estimated = true;
     if (r.measured_bytes > 0) r.error = r.estimate_bytes / r.measured_bytes - 1.0;
     rows.push_back(std::move(r));

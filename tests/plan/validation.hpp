@@ -30,10 +30,16 @@ struct Row {
   std::string source;  // the publication the row comes from
   std::string metric;  // allocated | reserved | pool (what the estimate was compared with)
   std::string flags;   // the plan flags the row maps to
+  // The estimate's range for the row's metric (equal ends when nothing is unknown).
+  double range_low_bytes = 0, range_high_bytes = 0;
 };
 
 // RFC 4180 fields of one CSV line (no newlines inside fields in these files).
 std::vector<std::string> csv_fields(std::string_view line);
+
+// cuBLAS's default workspace on the row's GPU (CublasHandlePool.cpp): 32 MiB from compute
+// capability 9 (Hopper, Blackwell, GB10), ":4096:2:16:8" before.
+std::uint64_t cublas_workspace_for(std::string_view hardware);
 
 // memory-measured-2.csv (its own header: metric and unit per row, framework, sharding, loss).
 std::vector<Row> evaluate_v2(const std::string& csv_text);

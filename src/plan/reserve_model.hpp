@@ -1,0 +1,40 @@
+#pragma once
+// The caching allocator's reserve for a run: builds the replay (plan/step_replay.hpp) from the
+// model's tensors and the run's steps and reads what the allocator reserved above what was asked
+// for. docs/estimator.md "The caching allocator" describes the tensors and the two step orders.
+
+#include <cstdint>
+
+#include "plan/estimator.hpp"
+#include "plan/step_replay.hpp"
+
+namespace sparkops::plan {
+
+struct ReserveFigures {
+  // max_memory_reserved - the requested bytes at their peak, with every micro-batch holding
+  // `run.seq` tokens (packed, or padded to the maximum): the steady state of one shape.
+  std::uint64_t fixed = 0;
+  // The same when lengths vary up to `run.seq` (unpacked data): eight shapes arriving in rising
+  // order (no cached block of an earlier, shorter step fits a request of the next; a long run of
+  // shuffled lengths holds such chains). Equal to `fixed` for packed runs.
+  std::uint64_t varying = 0;
+  std::uint64_t workspaces = 0;  // cuBLAS/cuBLASLt workspaces (through the allocator)
+  ReplayResult fixed_replay, varying_replay;
+};
+
+// The number of lengths the varying-length bound replays (rising: seq/8, 2·seq/8, ..., seq).
+inline constexpr unsigned kVaryingShapes = 8;
+
+// `terms`: the estimator's static terms (weights, adapter, gradients, optimizer, master) so the
+// replay's tensors add up to them; paged optimizer states are outside the allocator.
+// `grad_share`: the share of the gradients a sharded rank keeps through the backward
+// (SimRun::grad_share, plan/sharding.hpp); 1 on one GPU.
+// Memoized (bounded): the same run planned again costs a lookup.
+ReserveFigures replay_reserve(const ModelShape& shape, const RunConfig& run, const Terms& terms,
+                              std::uint64_t paged_bytes, double grad_share = 1.0);
+// The replay itself, for benchmarks.
+ReserveFigures replay_reserve_uncached(const ModelShape& shape, const RunConfig& run,
+                                       const Terms& terms, std::uint64_t paged_bytes,
+                                       double grad_share = 1.0);
+
+}  // namespace sparkops::plan

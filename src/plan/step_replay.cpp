@@ -1,0 +1,184 @@
+#include "plan/step_replay.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace sparkops::plan {
+
+namespace {
+
+using Id = CachingAllocator::Id;
+
+std::uint64_t bytes_of(double v) {
+  if (!(v > 0)) return 0;
+  if (v >= 1.8e19) return std::uint64_t{1} << 63;
+  return static_cast<std::uint64_t>(std::ceil(v));
+}
+
+// A live tensor, or none (an empty tensor takes no block).
+struct Held {
+  Id id = 0;
+  bool live = false;
+};
+
+struct Replayer {
+  CachingAllocator alloc;
+  explicit Replayer(const AllocatorConfig& c) : alloc(c) {}
+
+  Held take(double bytes) {
+    const std::uint64_t b = bytes_of(bytes);
+    if (b == 0) return {};
+    return {alloc.malloc(b), true};
+  }
+  void drop(Held& h) {
+    if (h.live) alloc.free(h.id);
+    h.live = false;
+  }
+  void drop_all(std::vector<Held>& hs) {
+    for (auto& h : hs) drop(h);
+    hs.clear();
+  }
+  std::vector<Held> take_all(const std::vector<std::uint64_t>& sizes) {
+    std::vector<Held> out;
+    out.reserve(sizes.size());
+    for (const auto s : sizes) out.push_back(take(static_cast<double>(s)));
+    return out;
+  }
+
+  // One layer's forward: storages in creation order; with `keep_saved` a saved storage stays
+  // (returned), any other dies as soon as the next storage exists (its consumer ran).
+  std::vector<Held> layer_forward(const StepShape& s, bool keep_saved, double min_block) {
+    std::vector<Held> kept;
+    Held pending;
+    for (const auto& b : s.layer) {
+      if (b.bytes < min_block) continue;
+      Held h = take(b.bytes);
+      drop(pending);
+      if (keep_saved && b.saved)
+        kept.push_back(h);
+      else
+        pending = h;
+    }
+    drop(pending);
+    return kept;
+  }
+};
+
+}  // namespace
+
+ReplayResult replay_training(const ReplayModel& m, const std::vector<StepShape>& steps,
+                             const AllocatorConfig& config) {
+  Replayer r(config);
+  std::vector<Held> params = r.take_all(m.params);
+  std::vector<Held> adapters = r.take_all(m.adapters);
+  std::vector<Held> workspaces;
+  bool workspaces_made = false;
+  std::vector<Held> states;
+  bool states_made = false;
+  const std::uint64_t L = std::max<std::uint64_t>(m.layers, 1);
+  const double min_block = static_cast<double>(m.min_layer_block);
+
+  for (const StepShape& s : steps) {
+    Held inputs = r.take(s.inputs);
+    Held stem = r.take(s.hidden);
+    Held stem_extra = r.take(s.stem_extra);
+    Held rope = r.take(s.rope);
+    if (!workspaces_made)
+      for (auto& w : r.take_all(m.forward_workspaces)) workspaces.push_back(w);
+
+    // Forward: each layer's input is the previous layer's output.
+    std::vector<std::vector<Held>> saved(L);
+    std::vector<Held> layer_inputs(L);
+    // The stem output (layer 0's input) lives through the step either way: the embedding's
+    // backward, or the leaf that enable_input_require_grads made of it, keeps it.
+    layer_inputs[0] = stem;
+    Held x = stem;
+    const bool keep_input = m.checkpointing || s.layer_saves_input;
+    for (std::uint64_t l = 0; l < L; ++l) {
+      saved[l] = r.layer_forward(s, !m.checkpointing, min_block);
+      Held out = r.take(s.hidden);
+      if (l > 0) {
+        if (keep_input)
+          layer_inputs[l] = x;
+        else
+          r.drop(x);
+      }
+      x = out;
+    }
+    Held final_saved = r.take(s.final_saved);
+    Held h_out = x;
+    Held loss_saved = r.take(s.loss_saved);
+    {
+      Held t = r.take(s.loss_forward);
+      r.drop(t);
+    }
+
+    // Backward: the loss, then the head (its gradients), then the layers top-down.
+    if (!workspaces_made)
+      for (auto& w : r.take_all(m.backward_workspaces)) workspaces.push_back(w);
+    workspaces_made = true;
+    {
+      Held t = r.take(s.loss_backward);
+      r.drop(t);
+    }
+    r.drop(loss_saved);
+    std::vector<Held> grads = r.take_all(m.head_grads);
+    Held grad = r.take(s.hidden);
+    r.drop(final_saved);
+    r.drop(h_out);
+    const std::uint64_t layer_grad_bytes = [&] {
+      std::uint64_t t = 0;
+      for (const auto g : m.layer_grads) t += g;
+      return t;
+    }();
+    for (std::uint64_t l = L; l-- > 0;) {
+      Held recomputed_out;
+      if (m.checkpointing) {
+        saved[l] = r.layer_forward(s, true, min_block);
+        recomputed_out = r.take(s.hidden);
+      }
+      for (auto& g : r.take_all(m.layer_grads)) grads.push_back(g);
+      {
+        const double working =
+            s.layer_backward_peak - 2 * s.hidden - static_cast<double>(layer_grad_bytes);
+        Held t = r.take(working);
+        r.drop(t);
+      }
+      Held grad_in = r.take(s.hidden);
+      r.drop(grad);
+      grad = grad_in;
+      r.drop_all(saved[l]);
+      r.drop(recomputed_out);
+      if (l > 0) r.drop(layer_inputs[l]);
+    }
+    for (auto& g : r.take_all(m.stem_grads)) grads.push_back(g);
+    r.drop(grad);
+    Held leaf = r.take(s.leaf_grad);
+    r.drop(layer_inputs[0]);
+    r.drop(stem_extra);
+    r.drop(rope);
+
+    // optimizer.step(): states at the first step (zeros_like per parameter), its temporaries.
+    if (!states_made) {
+      states = r.take_all(m.states);
+      states_made = true;
+    }
+    std::vector<Held> temps = r.take_all(m.step_temps);
+    r.drop_all(temps);
+    // zero_grad(set_to_none=True): the gradients go; the batch goes.
+    r.drop_all(grads);
+    r.drop(leaf);
+    r.drop(inputs);
+  }
+  (void)params;
+  (void)adapters;
+  ReplayResult out;
+  out.peak_reserved = r.alloc.peak_reserved_bytes();
+  out.peak_allocated = r.alloc.peak_allocated_bytes();
+  out.peak_requested = r.alloc.peak_requested_bytes();
+  out.segments = r.alloc.segments();
+  out.out_of_memory = r.alloc.out_of_memory();
+  return out;
+}
+
+}  // namespace sparkops::plan
