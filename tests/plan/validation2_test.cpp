@@ -31,11 +31,11 @@ TEST(EstimatorValidation2, StaysWithinTodaysBounds) {
   for (const auto& r : rows2()) {
     if (!r.fully_specified) continue;
     errors.push_back(std::fabs(r.error));
-    EXPECT_LE(std::fabs(r.error), 0.67) << r.id << " " << r.model << " " << r.error;
+    EXPECT_LE(std::fabs(r.error), 0.61) << r.id << " " << r.model << " " << r.error;
   }
   ASSERT_GE(errors.size(), 66u);
   std::sort(errors.begin(), errors.end());
-  EXPECT_LE(errors[errors.size() / 2], 0.13);
+  EXPECT_LE(errors[errors.size() / 2], 0.09);
 }
 
 TEST(EstimatorValidation2, DocsCarryTheGeneratedTable) {
