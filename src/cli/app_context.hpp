@@ -24,6 +24,7 @@ struct AppContext : Console {
   std::string root_flag;    // --root DIR; empty = SPARKOPS_ROOT or "/"
   bool no_color = false;    // --no-color (cli/colour.hpp decides whether colour is on)
   bool json = false;        // --json: the command's JSON document (docs/json.md) instead of text
+  bool quiet = false;       // --quiet: no progress line on stderr (cli/progress_line.hpp)
   GpuFlags gpu;             // --gpu SOURCE
   std::string config_file;  // --config FILE: read last, like SPARKOPS_CONFIG (the flag wins)
   // --trust-output-path: write through a symlinked directory or into one other users can write

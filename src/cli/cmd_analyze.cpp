@@ -1,8 +1,10 @@
 // sparkops analyze: per-step timing from a training log, slowdowns and their causes from the
 // thermal samples, as text, JSON or a self-contained HTML report.
 
+#include <filesystem>
 #include <optional>
 #include <string>
+#include <system_error>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -15,6 +17,7 @@
 #include "cli/colour.hpp"
 #include "cli/commands.hpp"
 #include "cli/common_options.hpp"
+#include "cli/progress_line.hpp"
 #include "diagnose/diagnosis.hpp"
 #include "diagnose/thermal_log.hpp"
 #include "report/analysis_json.hpp"
@@ -100,8 +103,20 @@ void run_analyze(const AnalyzeFlags& f, AppContext& ctx) {
     return bad("analyze.min_wall_share must be between 0 and 1");
   if (!(o.noise_sigmas >= 0)) return bad("analyze.noise_sigmas must be 0 or more");
 
-  auto series = trainlog::parse_log_file(f.log, po);
-  if (!series) return bad(series.error().detail);
+  std::error_code size_error;
+  const auto log_size = std::filesystem::file_size(f.log, size_error);
+  std::optional<trainlog::StepSeries> parsed;
+  {
+    ProgressLine progress(ctx, f.log,
+                          size_error ? std::nullopt : std::optional<std::uint64_t>(log_size));
+    if (progress.enabled()) po.progress = progress.callback();
+    auto result = trainlog::parse_log_file(f.log, po);
+    po.progress = nullptr;
+    progress.finish();  // before any message: the line is gone when the answer or error prints
+    if (!result) return bad(result.error().detail);
+    parsed = std::move(*result);
+  }
+  const auto* series = &*parsed;
   std::optional<diagnose::ThermalLog> thermal;
   if (!f.thermal.empty()) {
     auto t = diagnose::read_thermal_log(f.thermal, to);

@@ -3,9 +3,13 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <memory>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -17,6 +21,7 @@
 #include "cli/commands.hpp"
 #include "cli/domain_options.hpp"
 #include "cli/plan_flags.hpp"
+#include "cli/progress_line.hpp"
 #include "cli/serve_plan.hpp"
 #include "host/meminfo.hpp"
 #include "ladder/ladder_advice.hpp"
@@ -42,48 +47,67 @@ bool given(const OomState& st, const char* option) {
   return o != nullptr && o->count() > 0;
 }
 
-// The server's own lines in a log file (a second bounded pass; the classifier already read it).
-serving::ServerLogFacts server_facts_of(const std::string& path) {
+// The text of `in` fed to the classifier and to the server-log scanner in one pass (a large log
+// is read once), with the progress line; `name` in errors ("stdin", the path).
+Result<OomReport> classify_stream(std::FILE* in, std::string_view name, ProgressLine& progress,
+                                  serving::ServerLogFacts& facts, std::uint64_t& bytes_seen) {
+  OomClassifier classifier;
   serving::ServerLogScanner scanner;
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return scanner.finish();
   std::vector<char> buffer(64 * 1024);
   while (true) {
-    const auto got = std::fread(buffer.data(), 1, buffer.size(), f);
-    if (got > 0) scanner.feed(std::string_view(buffer.data(), got));
-    if (got < buffer.size()) break;
+    const auto got = std::fread(buffer.data(), 1, buffer.size(), in);
+    if (got > 0) {
+      classifier.feed(std::string_view(buffer.data(), got));
+      scanner.feed(std::string_view(buffer.data(), got));
+      progress.update(classifier.bytes_seen());
+    }
+    if (got < buffer.size()) {
+      if (std::ferror(in) != 0) {
+        progress.finish();
+        return fail(Errc::io, fmt::format("{}: read error: {}", name, std::strerror(errno)));
+      }
+      break;
+    }
   }
-  std::fclose(f);
-  return scanner.finish();
+  progress.finish();
+  facts = scanner.finish();
+  bytes_seen = classifier.bytes_seen();
+  auto r = classifier.finish();
+  if (!r) return fail(r.error().code, fmt::format("{}: {}", name, r.error().detail));
+  return r;
 }
 
 // nullopt report with no error: stdin was implicit and empty (no log given). `facts` receives
 // what an inference server's lines in the text say (serving/server_log.hpp).
-Result<std::optional<OomReport>> read_report(const OomState& st, serving::ServerLogFacts& facts) {
+Result<std::optional<OomReport>> read_report(const OomState& st, const AppContext& ctx,
+                                             serving::ServerLogFacts& facts) {
+  std::uint64_t bytes_seen = 0;
   if (!st.log.empty() && st.log != "-") {
-    auto r = classify_oom_file(st.log);
+    struct Closer {
+      void operator()(std::FILE* f) const { std::fclose(f); }
+    };
+    std::unique_ptr<std::FILE, Closer> file(std::fopen(st.log.c_str(), "rb"));
+    if (!file) {
+      const int err = errno;
+      const Errc code = err == ENOENT                     ? Errc::not_found
+                        : (err == EACCES || err == EPERM) ? Errc::permission_denied
+                                                          : Errc::io;
+      return fail(code, fmt::format("{}: cannot open: {}", st.log, std::strerror(err)));
+    }
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(st.log, ec);
+    ProgressLine progress(ctx, st.log, ec ? std::nullopt : std::optional<std::uint64_t>(size));
+    auto r = classify_stream(file.get(), st.log, progress, facts, bytes_seen);
     if (!r) return tl::unexpected(r.error());
-    facts = server_facts_of(st.log);
     return std::optional<OomReport>(*r);
   }
   const bool implicit = st.log.empty();
   if (implicit && (!st.done.empty() || ::isatty(STDIN_FILENO) != 0))
     return std::optional<OomReport>();
-  OomClassifier classifier;
-  serving::ServerLogScanner scanner;
-  std::vector<char> buffer(64 * 1024);
-  while (true) {
-    const auto got = std::fread(buffer.data(), 1, buffer.size(), stdin);
-    if (got > 0) {
-      classifier.feed(std::string_view(buffer.data(), got));
-      scanner.feed(std::string_view(buffer.data(), got));
-    }
-    if (got < buffer.size()) break;
-  }
-  facts = scanner.finish();
-  if (implicit && classifier.bytes_seen() == 0) return std::optional<OomReport>();
-  auto r = classifier.finish();
-  if (!r) return fail(r.error().code, fmt::format("stdin: {}", r.error().detail));
+  ProgressLine progress(ctx, "stdin", std::nullopt);
+  auto r = classify_stream(stdin, "stdin", progress, facts, bytes_seen);
+  if (implicit && bytes_seen == 0) return std::optional<OomReport>();
+  if (!r) return tl::unexpected(r.error());
   return std::optional<OomReport>(*r);
 }
 
@@ -149,7 +173,7 @@ int run_oom(OomState& st, AppContext& ctx) {
   }
 
   serving::ServerLogFacts facts;
-  auto report = read_report(st, facts);
+  auto report = read_report(st, ctx, facts);
   if (!report) {
     print_error(ctx, report.error().detail);
     return kExitBadInput;

@@ -14,7 +14,9 @@
 #include "cli/colour.hpp"
 #include "cli/commands.hpp"
 #include "cli/domain_options.hpp"
+#include "cli/hub_progress.hpp"
 #include "cli/plan_flags.hpp"
+#include "cli/progress_line.hpp"
 #include "cli/serve_plan.hpp"
 #include "models/catalogue.hpp"
 #include "models/http_client.hpp"
@@ -96,9 +98,13 @@ beside_for(const PlanFlags& flags, const plan::PlanEnvironment& env, const Servi
 
 void run_serve_plan(AppContext& ctx, const PlanCommandState& st) {
   const auto curl = models::make_curl_client();
+  ProgressLine hub_progress(ctx, fmt::format("reading {} from the Hub", st.flags.model),
+                            std::nullopt);
+  const ProgressHttpClient client(*curl, hub_progress);
   std::vector<std::string> notes;
-  const plan::PlanEnvironment env = online_environment(ctx, curl.get(), &notes);
+  const plan::PlanEnvironment env = online_environment(ctx, &client, &notes);
   const auto bad = [&](const Error& e) {
+    hub_progress.finish();
     print_error(ctx, e.detail);
     ctx.exit_code = e.code == Errc::io ? kExitFailure : kExitBadInput;
   };
@@ -106,6 +112,7 @@ void run_serve_plan(AppContext& ctx, const PlanCommandState& st) {
   if (!sc) return bad(sc.error());
   auto sp = serving_plan_from_flags(st.flags, env, *sc);
   if (!sp) return bad(sp.error());
+  hub_progress.finish();  // the model is read; the line is gone before the answer prints
   const auto job = serving::new_serving_job(
       fmt::format("{} {}", serving::serve_engine_title(sp->args.engine), sp->model_name), *sp,
       sc->scan);
@@ -186,8 +193,12 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
   // plan is the one command that may go online (for an ORG/NAME neither local nor cached);
   // libcurl is loaded only if that happens.
   const auto curl = models::make_curl_client();
-  plan::PlanEnvironment env = online_environment(ctx, curl.get(), &anchor_notes);
+  ProgressLine hub_progress(ctx, fmt::format("reading {} from the Hub", st.flags.model),
+                            std::nullopt);
+  const ProgressHttpClient client(*curl, hub_progress);
+  plan::PlanEnvironment env = online_environment(ctx, &client, &anchor_notes);
   auto result = plan::make_plan(*input, env);
+  hub_progress.finish();
   if (!result) {
     print_error(ctx, result.error().detail);
     ctx.exit_code = result.error().code == Errc::io ? kExitFailure : kExitBadInput;

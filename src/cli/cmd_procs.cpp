@@ -16,6 +16,7 @@
 #include "cli/plan_flags.hpp"
 #include "cli/procs_render.hpp"
 #include "cli/serve_plan.hpp"
+#include "cli/terminal.hpp"
 #include "gpu/smi_parse.hpp"
 #include "host/meminfo.hpp"
 #include "plan/anchors.hpp"
@@ -186,7 +187,7 @@ void run_procs(const ProcsFlags& flags, AppContext& ctx) {
     if (beside) j["beside"] = beside_to_json(beside->first, beside->second);
     fmt::print(ctx.out, "{}\n", dump_document(j));
   } else {
-    std::string text = render_procs_table(report);
+    std::string text = render_procs_table(report, output_width(ctx.out));
     if (beside) text += render_beside_text(beside->first, beside->second);
     fmt::print(ctx.out, "{}", paint_lines(terminal_text(text), colour_enabled(ctx, ctx.out)));
   }

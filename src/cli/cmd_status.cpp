@@ -8,6 +8,7 @@
 #include "cli/colour.hpp"
 #include "cli/commands.hpp"
 #include "cli/common_options.hpp"
+#include "cli/terminal.hpp"
 #include "status/status_json.hpp"
 #include "status/status_render.hpp"
 #include "status/status_report.hpp"
@@ -47,7 +48,8 @@ void run_status(const StatusFlags& flags, AppContext& ctx) {
     fmt::print(ctx.out, "{}\n", dump_document(status_to_json(report)));
   } else {
     fmt::print(ctx.out, "{}",
-               paint_lines(terminal_text(render_status(report)), colour_enabled(ctx, ctx.out)));
+               paint_lines(terminal_text(render_status(report, output_width(ctx.out))),
+                           colour_enabled(ctx, ctx.out)));
   }
   // Exit 0 when the machine could be read; the pool is the one figure status cannot do without.
   ctx.exit_code = report.pool ? kExitOk : kExitFailure;

@@ -20,6 +20,9 @@ void add_global_options(CLI::App& cmd, AppContext& ctx) {
   cmd.add_flag("--json", ctx.json,
                "Print the command's JSON document instead of text (schemas: docs/json.md)")
       ->group(kGlobalGroup);
+  cmd.add_flag("--quiet", ctx.quiet,
+               "No progress line on stderr during long reads (it is drawn only on a terminal)")
+      ->group(kGlobalGroup);
   cmd.add_option("--gpu", ctx.gpu.backend,
                  "GPU source: auto (NVML, then nvidia-smi), nvml, nvidia-smi or none (also "
                  "SPARKOPS_GPU_BACKEND; default auto)")

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "base/table.hpp"
 #include "base/time_format.hpp"
 #include "base/units.hpp"
 #include "base/utf8.hpp"
@@ -73,49 +74,88 @@ nlohmann::json process_json(const WorkloadProcess& p) {
   };
 }
 
+// The lines of the table's notes, each as the text shows it (after its indentation) and as --json
+// `notes` carries it: the same strings, so a warning never appears in only one of them.
+std::vector<std::string> workload_note_lines(const ProcsReport& r) {
+  std::vector<std::string> out;
+  for (const auto& w : r.scan.workloads) {
+    std::vector<std::string> lines = w.cap.notes;
+    if (w.heavy) lines.insert(lines.begin(), "heavy: " + w.heavy_reason);
+    for (const auto& line : lines)
+      out.push_back(fmt::format("{} {}: {}", w.pid, w.kind.label, line));
+  }
+  return out;
+}
+
+std::string gpu_line(const ProcsReport& r) {
+  return r.gpu_note.empty() ? std::string() : fmt::format("GPU: {}", r.gpu_note);
+}
+
+std::string scan_line(const WorkloadScan& scan) {
+  if (scan.stats.pids_vanished == 0 && scan.stats.files_unreadable == 0) return {};
+  return fmt::format(
+      "Scanned {} PIDs: {} exited mid-scan, {} files unreadable (other users' processes).",
+      scan.stats.pids_listed, scan.stats.pids_vanished, scan.stats.files_unreadable);
+}
+
+std::vector<std::string> verdict_warning_lines(const ProcsReport& r) {
+  std::vector<std::string> out;
+  if (!r.verdict) return out;
+  for (const auto& o : r.verdict->orphans) {
+    out.push_back(
+        fmt::format("Orphan: {} ({}): {}; `kill {}` frees it", o.pid, o.label, o.reason, o.pid));
+  }
+  if (!r.verdict->oversubscription.empty()) {
+    out.push_back(fmt::format("Warning: {}", r.verdict->oversubscription));
+  }
+  return out;
+}
+
 }  // namespace
 
-std::string render_procs_table(const ProcsReport& r) {
+std::string render_procs_table(const ProcsReport& r, std::optional<std::size_t> width) {
   std::string out;
   const auto& scan = r.scan;
   if (scan.workloads.empty()) {
     out += "No inference server, trainer or GPU process found.\n";
   } else {
-    out += fmt::format("{:<8} {:<34} {:<40} {:>10} {:>10} {:>10} {:>10} {:<6} {:>8}\n", "PID",
-                       "KIND", "CAP", "CLAIM", "RSS", "PSS", "GPU", "HEAVY", "AGE");
+    // Identity and the verdict's inputs stay; the per-process detail goes first when narrow.
+    Table table({{"PID"},
+                 {"KIND", Align::left, 0, true, 16},
+                 {"CAP", Align::left, 0, true, 20},
+                 {"CLAIM", Align::right},
+                 {"RSS", Align::right, 4},
+                 {"PSS", Align::right, 2},
+                 {"GPU", Align::right, 3},
+                 {"HEAVY"},
+                 {"AGE", Align::right, 5}});
     for (const auto& w : scan.workloads) {
       const auto& root = w.processes.front();
       std::string heavy = w.heavy ? "yes" : "no";
       if (w.orphan) heavy += "*";
-      out += fmt::format("{:<8} {:<34} {:<40} {:>10} {:>10} {:>10} {:>10} {:<6} {:>8}\n", w.pid,
-                         cut(w.kind.label, 34), cut(w.cap.text, 40), opt_bytes(w.claim_bytes),
-                         format_bytes(w.rss_bytes), format_bytes(w.pss_bytes),
-                         format_bytes(w.gpu_bytes), heavy, age_text(root.age));
+      table.add_row({std::to_string(w.pid), w.kind.label, w.cap.text, opt_bytes(w.claim_bytes),
+                     format_bytes(w.rss_bytes), format_bytes(w.pss_bytes),
+                     format_bytes(w.gpu_bytes), heavy, age_text(root.age)});
       for (std::size_t i = 1; i < w.processes.size(); ++i) {
         const auto& p = w.processes[i];
-        out += fmt::format("  {:<6} {:<34} {:<40} {:>10} {:>10} {:>10} {:>10} {:<6} {:>8}\n", p.pid,
-                           cut("- " + p.kind.label, 34), "", "", opt_bytes(p.rss_bytes),
-                           opt_bytes(p.pss_bytes ? p.pss_bytes : p.rss_bytes),
-                           opt_bytes(p.gpu_bytes), "", age_text(p.age));
+        table.add_row({"  " + std::to_string(p.pid), "- " + p.kind.label, "", "",
+                       opt_bytes(p.rss_bytes), opt_bytes(p.pss_bytes ? p.pss_bytes : p.rss_bytes),
+                       opt_bytes(p.gpu_bytes), "", age_text(p.age)});
       }
     }
+    out += table.render(width);
     out +=
         "PSS falls back to RSS where smaps_rollup is unreadable; GPU is per-process GPU memory "
         "(NVML/nvidia-smi). * orphan.\n";
-  }
-  bool notes_header = false;
-  for (const auto& w : scan.workloads) {
-    std::vector<std::string> lines = w.cap.notes;
-    if (w.heavy) lines.insert(lines.begin(), "heavy: " + w.heavy_reason);
-    for (const auto& line : lines) {
-      if (!notes_header) {
-        out += "\nNotes:\n";
-        notes_header = true;
-      }
-      out += fmt::format("  {} {}: {}\n", w.pid, w.kind.label, line);
+    if (width && !table.left_out().empty()) {
+      out += left_out_note(table.left_out(), *width) + "\n";
     }
   }
-  if (!r.gpu_note.empty()) out += fmt::format("\nGPU: {}\n", r.gpu_note);
+  if (const auto lines = workload_note_lines(r); !lines.empty()) {
+    out += "\nNotes:\n";
+    for (const auto& line : lines) out += fmt::format("  {}\n", line);
+  }
+  if (const auto line = gpu_line(r); !line.empty()) out += fmt::format("\n{}\n", line);
   if (!scan.gpu_outside.empty()) {
     out += scan.nested_pid_namespace
                ? "\nGPU processes (host PIDs; this /proc is a nested PID namespace, so they are "
@@ -126,11 +166,7 @@ std::string render_procs_table(const ProcsReport& r) {
                          opt_bytes(g.used_bytes));
     }
   }
-  if (scan.stats.pids_vanished > 0 || scan.stats.files_unreadable > 0) {
-    out += fmt::format(
-        "\nScanned {} PIDs: {} exited mid-scan, {} files unreadable (other users' processes).\n",
-        scan.stats.pids_listed, scan.stats.pids_vanished, scan.stats.files_unreadable);
-  }
+  if (const auto line = scan_line(scan); !line.empty()) out += fmt::format("\n{}\n", line);
   if (r.pool) {
     out += fmt::format(
         "\nPool: total {}, available {}, budget {} (overhead {}); claims and holdings of the "
@@ -139,14 +175,8 @@ std::string render_procs_table(const ProcsReport& r) {
         format_bytes(r.pool->budget_bytes), format_bytes(r.pool->overhead_bytes),
         format_bytes(r.verdict ? r.verdict->reserved_bytes : 0));
   }
+  for (const auto& line : verdict_warning_lines(r)) out += line + "\n";
   if (r.verdict) {
-    for (const auto& o : r.verdict->orphans) {
-      out +=
-          fmt::format("Orphan: {} ({}): {}; `kill {}` frees it\n", o.pid, o.label, o.reason, o.pid);
-    }
-    if (!r.verdict->oversubscription.empty()) {
-      out += fmt::format("Warning: {}\n", r.verdict->oversubscription);
-    }
     out += fmt::format("Verdict: {}\n", r.verdict->summary);
   }
   return out;
@@ -197,6 +227,13 @@ nlohmann::json procs_to_json(const ProcsReport& r) {
         {"files_unreadable", scan.stats.files_unreadable}}},
       {"trainer_running", trainer_running(scan)},
   };
+  // Every note and warning line the text shows, word for word.
+  std::vector<std::string> notes = workload_note_lines(r);
+  for (const auto& line : {gpu_line(r), scan_line(scan)}) {
+    if (!line.empty()) notes.push_back(line);
+  }
+  for (auto& line : verdict_warning_lines(r)) notes.push_back(std::move(line));
+  doc["notes"] = notes;
   if (r.pool) {
     doc["pool"] = {{"total_bytes", r.pool->total_bytes},
                    {"available_bytes", r.pool->available_bytes},
@@ -216,6 +253,7 @@ nlohmann::json procs_to_json(const ProcsReport& r) {
         {"room_at_caps_bytes", v.room_at_caps_bytes},
         {"reserved_bytes", v.reserved_bytes},
         {"oversubscribed_bytes", v.oversubscribed_bytes},
+        {"heavy_count", v.heavy_count},
         {"oversubscription",
          v.oversubscription.empty() ? nlohmann::json(nullptr) : nlohmann::json(v.oversubscription)},
         {"stop", advice_json(v.stop)},

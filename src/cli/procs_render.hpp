@@ -2,6 +2,7 @@
 // `sparkops procs` output: the workload table with its verdict, and the same as JSON. Pure
 // functions of their inputs (pinned by golden files under tests/fixtures/golden/procs/).
 
+#include <cstddef>
 #include <optional>
 #include <string>
 
@@ -21,7 +22,11 @@ struct ProcsReport {
   std::string gpu_note;                       // why GPU memory is missing, empty when joined
 };
 
-std::string render_procs_table(const ProcsReport& report);
+// width: the terminal's columns (cli/terminal.hpp); nullopt keeps natural widths. Narrow tables
+// cut the middle of long kind and cap texts and leave out per-process columns by priority (the
+// table says which; --json has every field).
+std::string render_procs_table(const ProcsReport& report,
+                               std::optional<std::size_t> width = std::nullopt);
 nlohmann::json procs_to_json(const ProcsReport& report);
 
 }  // namespace sparkops::cli

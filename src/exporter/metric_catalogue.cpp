@@ -31,6 +31,9 @@ const std::vector<MetricDef>& metric_catalogue() {
        "Effective available memory minus overhead: what a new job may plan against."},
       {"sparkops_pool_flush_suggested", gauge, "",
        "1 when reclaimable page cache exceeds the flush hint gap, else 0."},
+      {"sparkops_pool_oversubscribed_bytes", gauge, "",
+       "How far the workloads' claims (max of cap and holding) exceed the pool after overhead; 0 "
+       "when they fit."},
       {"sparkops_cgroup_memory_max_bytes", gauge, "", "cgroup v2 memory.max of sparkops' cgroup."},
       {"sparkops_cgroup_memory_high_bytes", gauge, "",
        "cgroup v2 memory.high of sparkops' cgroup."},

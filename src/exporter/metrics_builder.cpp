@@ -59,6 +59,10 @@ void add_pool(FamilySet& f, const StatusReport& r) {
     f.add("sparkops_pool_budget_bytes", {}, static_cast<double>(p.budget_bytes));
     f.add("sparkops_pool_flush_suggested", {}, p.flush_suggested ? 1.0 : 0.0);
   }
+  if (r.coexistence_verdict) {
+    f.add("sparkops_pool_oversubscribed_bytes", {},
+          static_cast<double>(r.coexistence_verdict->oversubscribed_bytes));
+  }
   if (r.cgroup) {
     f.add_opt("sparkops_cgroup_memory_max_bytes", {}, r.cgroup->max_bytes);
     f.add_opt("sparkops_cgroup_memory_high_bytes", {}, r.cgroup->high_bytes);

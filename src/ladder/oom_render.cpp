@@ -15,6 +15,27 @@ json opt(const std::optional<T>& v) {
   return v ? json(*v) : json(nullptr);
 }
 
+// The failure in words for people; JSON keeps oom_kind_name's tokens for scripts.
+std::string_view oom_kind_words(OomKind k) {
+  switch (k) {
+    case OomKind::not_oom:
+      return "not an out-of-memory failure";
+    case OomKind::cuda_allocator:
+      return "CUDA caching allocator out of memory";
+    case OomKind::accelerator_runtime:
+      return "accelerator runtime out of memory";
+    case OomKind::host_oom_killer:
+      return "killed by the host OOM killer";
+    case OomKind::cgroup_oom_killer:
+      return "killed by the cgroup OOM killer";
+    case OomKind::server_admission:
+      return "inference server refused to start for lack of memory";
+    case OomKind::driver:
+      return "NVIDIA driver memory error";
+  }
+  return "not an out-of-memory failure";
+}
+
 std::string facts_line(const OomReport& r) {
   std::string line;
   const auto add = [&line](std::string part) {
@@ -86,12 +107,12 @@ std::string render_oom_text(const OomView& v) {
   if (v.report) {
     const auto& r = *v.report;
     if (r.kind == OomKind::not_oom) {
-      out += "Failure: not_oom\n";
+      out += fmt::format("Failure: {}\n", oom_kind_words(OomKind::not_oom));
       if (!r.near_miss.empty()) {
         out += fmt::format("  near miss: {}, phase {}\n", r.near_miss, oom_phase_name(r.phase));
       }
     } else {
-      out += fmt::format("Failure: {} ({}{}), phase {}\n", oom_kind_name(r.kind), r.evidence_text,
+      out += fmt::format("Failure: {} ({}{}), phase {}\n", oom_kind_words(r.kind), r.evidence_text,
                          r.evidence == Evidence::inferred ? ", inferred" : "",
                          oom_phase_name(r.phase));
       if (const auto facts = facts_line(r); !facts.empty()) out += fmt::format("  {}\n", facts);
@@ -154,6 +175,7 @@ json oom_to_json(const OomView& v) {
   j["ladder"] = v.ctx.server ? "server" : "training";  // which ladder's steps (docs/oom-ladder.md)
   j["next_step"] = v.advice.next ? step_json(*v.advice.next) : json(nullptr);
   j["advice"] = v.advice.notes;
+  j["notes"] = v.advice.notes;  // the "Note:" lines of the text, as every document names them
   json steps = json::array();
   for (const auto& r : v.state.steps) {
     steps.push_back(json{{"step", std::string(step_id(r.step))},

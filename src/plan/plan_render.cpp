@@ -8,9 +8,6 @@
 
 namespace sparkops::plan {
 
-namespace {
-
-// The verdict in words for people; JSON keeps plan::verdict_name's tokens for scripts.
 std::string_view verdict_words(plan::Verdict v) {
   switch (v) {
     case plan::Verdict::fits:
@@ -24,8 +21,6 @@ std::string_view verdict_words(plan::Verdict v) {
   }
   return "won't fit";
 }
-
-}  // namespace
 
 namespace {
 

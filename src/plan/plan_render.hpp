@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -12,6 +13,10 @@
 #include "plan/plan.hpp"
 
 namespace sparkops::plan {
+
+// The verdict in words for people ("won't fit", "fits after flush"); JSON keeps verdict_name's
+// tokens for scripts. Every text that shows a plan verdict (plan, the serving plan) uses it.
+std::string_view verdict_words(plan::Verdict v);
 
 std::string render_plan_text(const plan::PlanResult& r);
 nlohmann::json plan_to_json(const plan::PlanResult& r);

@@ -22,6 +22,55 @@ std::string seconds_text(std::optional<double> s) {
   return fmt::format("{:.4f}", *s);
 }
 
+// Words for people; the JSON document keeps the tokens (time_basis_name and friends).
+std::string_view time_basis_words(trainlog::TimeBasis b) {
+  switch (b) {
+    case trainlog::TimeBasis::none:
+      return "none (no wall time in the log)";
+    case trainlog::TimeBasis::log_timestamps:
+      return "the log's own timestamps";
+    case trainlog::TimeBasis::sidecar:
+      return "the sparkops watch sidecar";
+    case trainlog::TimeBasis::start_flag:
+      return "elapsed times anchored by --start";
+    case trainlog::TimeBasis::file_mtime:
+      return "elapsed times anchored by the file's modification time";
+  }
+  return "none (no wall time in the log)";
+}
+
+std::string_view time_source_words(trainlog::TimeSource s) {
+  switch (s) {
+    case trainlog::TimeSource::none:
+      return "none";
+    case trainlog::TimeSource::printed:
+      return "printed";
+    case trainlog::TimeSource::ema:
+      return "smoothed rate";
+    case trainlog::TimeSource::running_mean:
+      return "running mean";
+    case trainlog::TimeSource::elapsed_delta:
+      return "elapsed-clock delta";
+    case trainlog::TimeSource::wall_delta:
+      return "wall-clock delta";
+    case trainlog::TimeSource::samples_rate:
+      return "samples/s rate";
+  }
+  return "none";
+}
+
+std::string_view thermal_format_words(diagnose::ThermalFormat f) {
+  switch (f) {
+    case diagnose::ThermalFormat::nvidia_smi:
+      return "nvidia-smi CSV";
+    case diagnose::ThermalFormat::extended_csv:
+      return "sparkops extended CSV";
+    case diagnose::ThermalFormat::jsonl:
+      return "JSONL";
+  }
+  return "nvidia-smi CSV";
+}
+
 struct Event {
   std::size_t order;  // record index, for log order
   int rank;           // tie-break: pauses and starts before ends
@@ -54,7 +103,7 @@ std::string render_analysis_text(std::string_view log_name, const trainlog::Step
   {
     std::string src;
     for (const auto& [s, count] : trainlog::time_sources(series))
-      src += fmt::format("{}{} {}", src.empty() ? "" : ", ", count, trainlog::time_source_name(s));
+      src += fmt::format("{}{} {}", src.empty() ? "" : ", ", count, time_source_words(s));
     if (!src.empty()) {
       out += fmt::format("Step time  {}{}{}\n", series.unit.empty() ? "" : series.unit,
                          series.unit.empty() ? "" : " as printed; ", src);
@@ -63,11 +112,11 @@ std::string render_analysis_text(std::string_view log_name, const trainlog::Step
   out += fmt::format(
       "Baseline   {} s/step (median after {} warm-up measurement(s)); overall median {} s/step\n",
       seconds_text(d.baseline_seconds), d.warmup_skipped, seconds_text(h.median_seconds));
-  out += fmt::format("Times      {}{}\n", trainlog::time_basis_name(series.time_basis),
+  out += fmt::format("Times      {}{}\n", time_basis_words(series.time_basis),
                      series.times_approximate ? " (approximate)" : "");
   if (thermal) {
     out += fmt::format("Thermal    {} ({}, {} samples)\n", thermal_name,
-                       diagnose::thermal_format_name(thermal->format), thermal->samples.size());
+                       thermal_format_words(thermal->format), thermal->samples.size());
   } else {
     out += "Thermal    none (--thermal FILE correlates slowdowns with temperature and power)\n";
   }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/units.hpp"
+#include "plan/plan_render.hpp"
 
 namespace sparkops::serving {
 
@@ -54,7 +55,7 @@ std::string render_serving_text(const serving::ServingPlan& p) {
   out += fmt::format("footprint {} in the pool; up to {} while loading\n",
                      format_bytes(p.footprint_bytes), format_bytes(p.startup_peak_bytes));
   out +=
-      fmt::format("budget {}: {}\n", format_bytes(p.budget_bytes), plan::verdict_name(p.verdict));
+      fmt::format("budget {}: {}\n", format_bytes(p.budget_bytes), plan::verdict_words(p.verdict));
   if (p.largest_context) {
     const std::string_view flag = a.engine == ServeEngine::vllm     ? "--max-model-len"
                                   : a.engine == ServeEngine::sglang ? "--context-length"

@@ -1,5 +1,7 @@
 #include "status/status_json.hpp"
 
+#include "status/status_render.hpp"
+
 #include "base/time_format.hpp"
 #include "gpu/throttle_reasons.hpp"
 
@@ -149,6 +151,19 @@ Json workloads_json(const StatusReport& r) {
   return list;
 }
 
+// The verdict as fields beside the sentence: a script reads these, never the sentence.
+Json coexistence_json(const std::optional<CoexistenceVerdict>& v) {
+  if (!v) return nullptr;
+  Json stop = Json::array();
+  for (const auto& s : v->stop) stop.push_back(s.pid);
+  return Json{{"verdict", verdict_kind_name(v->kind)},
+              {"heavy_count", v->heavy_count},
+              {"room_bytes", v->room_bytes},
+              {"reserved_bytes", v->reserved_bytes},
+              {"oversubscribed_bytes", v->oversubscribed_bytes},
+              {"stop_pids", stop}};
+}
+
 }  // namespace
 
 nlohmann::ordered_json status_to_json(const StatusReport& r) {
@@ -178,7 +193,11 @@ nlohmann::ordered_json status_to_json(const StatusReport& r) {
   j["thermals"] = thermals;
   j["workloads"] = workloads_json(r);
   j["coexistence"] = r.coexistence.empty() ? Json(nullptr) : Json(r.coexistence);
-  j["notes"] = r.notes;
+  j["coexistence_verdict"] = coexistence_json(r.coexistence_verdict);
+  // Every warning the table shows is a note here too.
+  std::vector<std::string> notes = r.notes;
+  for (auto& w : status_warnings(r)) notes.push_back(std::move(w));
+  j["notes"] = notes;
   return j;
 }
 

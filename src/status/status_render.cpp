@@ -4,11 +4,36 @@
 
 #include <fmt/format.h>
 
+#include "base/table.hpp"
 #include "base/time_format.hpp"
 #include "base/units.hpp"
 #include "gpu/throttle_reasons.hpp"
 
 namespace sparkops {
+
+namespace {
+
+std::string flush_warning(const StatusReport& r) {
+  if (!r.pool || !r.pool->flush_suggested) return {};
+  return fmt::format(
+      "free now is {} below available: between runs, `sudo sparkops flush` (OOM ladder step 1)",
+      format_bytes(r.pool->reclaimable_bytes));
+}
+
+std::string prochot_warning(const StatusReport& r) {
+  if (!r.spbm || !r.spbm->prochot || *r.spbm->prochot == 0) return {};
+  return "spbm reports PROCHOT asserted: the firmware is throttling";
+}
+
+}  // namespace
+
+std::vector<std::string> status_warnings(const StatusReport& r) {
+  std::vector<std::string> out;
+  for (auto w : {flush_warning(r), prochot_warning(r)}) {
+    if (!w.empty()) out.push_back(std::move(w));
+  }
+  return out;
+}
 
 namespace {
 
@@ -56,12 +81,7 @@ void render_pool(const StatusReport& r, std::string& out) {
       fmt::format("{} - {} overhead: plan against this",
                   p.cgroup_headroom_bytes ? "cgroup room" : "available",
                   format_bytes(p.overhead_bytes)));
-  if (p.flush_suggested) {
-    out += fmt::format(
-        "  ! free now is {} below available: between runs, `sudo sparkops flush` (OOM ladder step "
-        "1)\n",
-        format_bytes(p.reclaimable_bytes));
-  }
+  if (const auto w = flush_warning(r); !w.empty()) out += fmt::format("  ! {}\n", w);
 }
 
 void render_gpu_device(const GpuDevice& d, const GpuSnapshot& s, std::string& out) {
@@ -165,9 +185,7 @@ void render_thermals_and_pressure(const StatusReport& r, std::string& out) {
     }
     out += fmt::format("  spbm rails: {}\n", fmt::join(rails, ", "));
   }
-  if (r.spbm && r.spbm->prochot && *r.spbm->prochot != 0) {
-    out += "  ! spbm reports PROCHOT asserted: the firmware is throttling\n";
-  }
+  if (const auto w = prochot_warning(r); !w.empty()) out += fmt::format("  ! {}\n", w);
   if (r.memory_pressure) {
     const Psi& p = *r.memory_pressure;
     out += fmt::format("PRESSURE  memory some {:.2f}% (10s) {:.2f}% (60s)", p.some.avg10,
@@ -179,18 +197,29 @@ void render_thermals_and_pressure(const StatusReport& r, std::string& out) {
   }
 }
 
-void render_workloads(const StatusReport& r, std::string& out) {
+void render_workloads(const StatusReport& r, std::optional<std::size_t> width, std::string& out) {
   if (!r.workloads) return;
   out += "\nWORKLOADS";
   if (r.workloads->empty()) {
     out += "  no inference servers or trainers running\n";
   } else {
     out += "\n";
+    Table table({{"PID", Align::right},
+                 {"KIND"},
+                 {"NAME", Align::left, 0, true, 15},
+                 {"CLAIM", Align::right},
+                 {"ACTUAL", Align::right},
+                 {"HEAVY", Align::left, 1}},
+                "  ");
     for (const auto& w : *r.workloads) {
-      out += fmt::format("  {:>7}  {:<10} {:<28} claim {:>10}  actual {:>10}{}\n", w.pid, w.kind,
-                         w.name, w.claim_bytes ? format_bytes(*w.claim_bytes) : "uncapped",
-                         w.actual_bytes ? format_bytes(*w.actual_bytes) : "-",
-                         w.heavy ? "  heavy" : "");
+      table.add_row({std::to_string(w.pid), w.kind, w.name,
+                     w.claim_bytes ? format_bytes(*w.claim_bytes) : "uncapped",
+                     w.actual_bytes ? format_bytes(*w.actual_bytes) : "-",
+                     w.heavy ? (w.orphan ? "yes (orphan)" : "yes") : "no"});
+    }
+    out += table.render(width);
+    if (width && !table.left_out().empty()) {
+      out += "  " + left_out_note(table.left_out(), *width) + "\n";
     }
   }
   if (!r.coexistence.empty()) out += fmt::format("  {}\n", r.coexistence);
@@ -198,13 +227,13 @@ void render_workloads(const StatusReport& r, std::string& out) {
 
 }  // namespace
 
-std::string render_status(const StatusReport& r) {
+std::string render_status(const StatusReport& r, std::optional<std::size_t> width) {
   std::string out;
   render_header(r, out);
   render_pool(r, out);
   render_gpu(r, out);
   render_thermals_and_pressure(r, out);
-  render_workloads(r, out);
+  render_workloads(r, width, out);
   if (!r.notes.empty()) {
     out += "\nNOTES\n";
     for (const auto& n : r.notes) out += fmt::format("  {}\n", n);

@@ -32,13 +32,24 @@ void collect_gpu(GpuSource& gpu, StatusReport& report) {
   }
 }
 
-// The one-heavy-job rule in one line: who must stop before a trainer starts, else how much room a
-// new run has beside what is running (docs/domain.md; src/workloads/coexistence.hpp).
+// The verdict in one sentence: an oversubscribed pool first (the claims exceed it whether or not a
+// job is heavy), then who must stop before a trainer starts (the one-heavy-job rule), else how much
+// room a new run has beside what is running (docs/domain.md; src/workloads/coexistence.hpp).
 std::string coexistence_line(const CoexistenceVerdict& v) {
+  const auto pids = [&] {
+    std::vector<std::string> parts;
+    for (const auto& s : v.stop)
+      parts.push_back(fmt::format("PID {} ({}, {})", s.pid, s.label, s.reason));
+    return fmt::format("{}", fmt::join(parts, ", then "));
+  };
+  if (v.oversubscribed_bytes > 0) {
+    return fmt::format(
+        "the pool is oversubscribed by {}: the workloads claim {}, more than the pool after "
+        "overhead; stop or re-cap {} before starting a trainer",
+        format_bytes(v.oversubscribed_bytes), format_bytes(v.reserved_bytes), pids());
+  }
   if (!v.stop.empty()) {
-    const StopAdvice& s = v.stop.front();
-    return fmt::format("one heavy job at a time: stop PID {} ({}, {}) before starting a trainer",
-                       s.pid, s.label, s.reason);
+    return fmt::format("one heavy job at a time: stop {} before starting a trainer", pids());
   }
   return fmt::format("a new run can take up to {} beside what is running",
                      format_bytes(v.room_bytes));
@@ -92,6 +103,7 @@ void collect_workloads(const HostRoot& root, const StatusOptions& options, Statu
     const CoexistenceVerdict verdict = coexistence_verdict(*scan, 0, *report.pool);
     report.coexistence = coexistence_line(verdict);
     report.coexistence_stop_first = !verdict.stop.empty();
+    report.coexistence_verdict = verdict;
   }
 }
 

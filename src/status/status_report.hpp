@@ -14,6 +14,7 @@
 #include "host/host_root.hpp"
 #include "host/host_snapshot.hpp"
 #include "host/pool.hpp"
+#include "workloads/coexistence.hpp"
 
 namespace sparkops {
 
@@ -63,8 +64,11 @@ struct StatusReport {
   std::optional<SpbmStatus> spbm;
   GpuStatus gpu;
   std::optional<std::vector<WorkloadLine>> workloads;  // absent when the scan did not run
-  std::string coexistence;                             // one-line verdict; empty when not computed
+  std::string coexistence;              // the verdict in one sentence; empty when not computed
   bool coexistence_stop_first = false;  // the verdict names a PID to stop before a trainer starts
+  // The same verdict as fields (status --json `coexistence_verdict`, the exporter's
+  // sparkops_pool_oversubscribed_bytes); absent when the scan or the pool is.
+  std::optional<CoexistenceVerdict> coexistence_verdict;
   std::vector<std::string>
       notes;  // permission-denied files, fallbacks, anything the user should know
 };

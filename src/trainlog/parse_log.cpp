@@ -169,7 +169,12 @@ Result<StepSeries> parse_stream(const ReaderFactory& open_log,
   auto parser = make_parser(*detection.format, ctx);
   std::uint64_t total_lines = 0, binary_lines = 0, other_rank = 0;
   const int keep_rank = saw_rank0 || !lowest_rank ? 0 : *lowest_rank;
+  std::uint64_t reported = 0;
   while (reader->next(line)) {
+    if (options.progress && reader->bytes_read() != reported) {
+      reported = reader->bytes_read();
+      options.progress(reported);
+    }
     ++total_lines;
     if (has_nul(line.text)) {
       ++binary_lines;

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "base/clock.hpp"
+#include "base/progress.hpp"
 #include "base/result.hpp"
 #include "trainlog/record_reader.hpp"
 #include "trainlog/step_series.hpp"
@@ -25,6 +26,9 @@ struct ParseOptions {
   std::size_t max_steps = 1'000'000;
   std::uint64_t detect_bytes = 4 << 20;       // detection looks at least this far...
   std::uint64_t max_detect_bytes = 64 << 20;  // ...and at most this far when nothing was found
+  // Called with the bytes the parse pass has read, each time it reads more (the detection pass
+  // reads at most max_detect_bytes and is not reported).
+  ByteProgress progress;
 };
 
 // Errors: the file cannot be read (not_found / permission_denied / io), it is empty, binary, or no

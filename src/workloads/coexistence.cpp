@@ -56,7 +56,10 @@ CoexistenceVerdict coexistence_verdict(const WorkloadScan& scan, std::uint64_t n
   CoexistenceVerdict v;
   v.need_bytes = need_bytes;
   const std::uint64_t total_budget = pool_total_budget(pool);
-  for (const auto& w : scan.workloads) v.reserved_bytes += w.reserved_bytes();
+  for (const auto& w : scan.workloads) {
+    v.reserved_bytes += w.reserved_bytes();
+    if (w.heavy) ++v.heavy_count;
+  }
   v.budget_now_bytes = pool.budget_bytes;
   v.room_at_caps_bytes = sub_floor(total_budget, v.reserved_bytes);
   v.room_bytes = std::min(v.budget_now_bytes, v.room_at_caps_bytes);

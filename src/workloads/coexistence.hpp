@@ -18,6 +18,7 @@
 // `oversubscription` says it in one line, and the verdict is stop_first (never "no heavy workload
 // running"): the stop list names the largest claimers, in order, until the claims fit.
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -50,6 +51,7 @@ struct CoexistenceVerdict {
   std::uint64_t budget_now_bytes = 0;      // pool budget: MemAvailable - overhead
   std::uint64_t room_at_caps_bytes = 0;    // total - overhead - reserved
   std::uint64_t reserved_bytes = 0;        // sum over workloads of max(claim, actual)
+  std::size_t heavy_count = 0;             // workloads the one-heavy-job rule counts as heavy
   std::vector<StopAdvice> stop;            // in the order to stop them
   std::vector<StopAdvice> orphans;         // orphaned vLLM engines holding memory (always listed)
   std::uint64_t oversubscribed_bytes = 0;  // reserved - (total - overhead); 0 when the claims fit

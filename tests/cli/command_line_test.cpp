@@ -18,7 +18,8 @@ namespace {
 const std::vector<std::string> kCommands{"status", "config",  "serve",     "sample", "plan",
                                          "procs",  "analyze", "oom",       "flush",  "watch",
                                          "top",    "help",    "completion"};
-const std::vector<std::string> kGlobal{"--root", "--json", "--gpu", "--no-color", "--config"};
+const std::vector<std::string> kGlobal{"--root", "--json",     "--quiet",
+                                       "--gpu",  "--no-color", "--config"};
 
 std::string root(const char* name) {
   return test::fixture(std::string("roots/") + name).string();

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fake_nvml_env.hpp"
+#include "base/units.hpp"
 #include "gpu/open_source.hpp"
 #include "status/status_json.hpp"
 #include "status/status_render.hpp"
@@ -200,6 +201,49 @@ TEST(StatusCli, RunsOnThisMachineWithoutGpu) {
   const auto res = test::run_sparkops({"status", "--gpu", "none"});
   EXPECT_EQ(res.exit_code, 0) << res.err;
   EXPECT_NE(res.out.find("POOL"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sparkops
+
+namespace sparkops {
+namespace {
+
+// The skill example's tree with 70 GiB of overhead: vLLM's 0.5 cap claims more than the pool has
+// left. The verdict is fields in --json (a script never parses the sentence) and the sentence
+// says the pool is oversubscribed, by how much, not "one heavy job at a time".
+TEST(StatusReport, OversubscriptionIsWordedAsSuchAndGivenAsFields) {
+  auto gpu = make_null_gpu_source(GpuState::no_library, "none");
+  ManualClock clock;
+  StatusOptions options;
+  options.pool.overhead_bytes = 70ULL << 30;
+  const StatusReport r =
+      collect_status(HostRoot(test::fixture("procs/vllm_capped_lora")), *gpu, clock, options);
+  ASSERT_TRUE(r.coexistence_verdict);
+  const auto& v = *r.coexistence_verdict;
+  ASSERT_GT(v.oversubscribed_bytes, 0u);
+  const std::string text = render_status(r);
+  EXPECT_NE(text.find("the pool is oversubscribed by " + format_bytes(v.oversubscribed_bytes)),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("one heavy job at a time"), std::string::npos) << text;
+  const auto j = status_to_json(r);
+  const auto& f = j["coexistence_verdict"];
+  EXPECT_EQ(f["verdict"], "stop_first");
+  EXPECT_EQ(f["oversubscribed_bytes"].get<std::uint64_t>(), v.oversubscribed_bytes);
+  EXPECT_EQ(f["room_bytes"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(f["heavy_count"].get<std::size_t>(), v.heavy_count);
+  EXPECT_EQ(f["stop_pids"][0], 4242);
+  EXPECT_EQ(j["coexistence"], r.coexistence);  // the sentence beside the fields
+}
+
+TEST(StatusReport, QuietPoolVerdictFields) {
+  const StatusReport r = collect({"gb10-idle", "gb10"});
+  const auto j = status_to_json(r);
+  EXPECT_EQ(j["coexistence_verdict"]["heavy_count"], 0);
+  EXPECT_EQ(j["coexistence_verdict"]["oversubscribed_bytes"], 0);
+  EXPECT_GT(j["coexistence_verdict"]["room_bytes"].get<std::uint64_t>(), 0u);
+  EXPECT_TRUE(j["coexistence_verdict"]["stop_pids"].empty());
 }
 
 }  // namespace

@@ -96,6 +96,12 @@ StatusReport full_status_report() {
       line(2900, "ollama", "ollama \"runner\"", std::nullopt, std::nullopt, false, false),
   };
   r.coexistence = "two heavy jobs share the pool";
+  CoexistenceVerdict verdict;
+  verdict.kind = VerdictKind::stop_first;
+  verdict.heavy_count = 2;
+  verdict.reserved_bytes = 138512695296ULL;  // the trainer's 49 GiB + the engine's 80 GiB claim
+  verdict.oversubscribed_bytes = 10737418240ULL;
+  r.coexistence_verdict = verdict;
   return r;
 }
 

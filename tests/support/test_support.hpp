@@ -43,7 +43,7 @@ struct ProcessResult {
 
 // Runs argv (argv[0] a path) with the given extra environment (overrides; "" value unsets) and
 // optional stdin text. HOME and XDG_CONFIG_HOME are pointed at an empty scratch dir and
-// SPARKOPS_CONFIG/SPARKOPS_ROOT are unset unless given, so no test reads the user's config.
+// SPARKOPS_CONFIG/SPARKOPS_ROOT/COLUMNS are unset unless given, so no test reads the user's config.
 ProcessResult run_process(const std::vector<std::string>& argv,
                           const std::map<std::string, std::string>& env = {},
                           std::string_view stdin_text = {});

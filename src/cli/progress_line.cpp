@@ -1,0 +1,92 @@
+#include "cli/progress_line.hpp"
+
+#include <fmt/format.h>
+
+#include "base/table.hpp"
+#include "base/units.hpp"
+#include "base/utf8.hpp"
+#include "cli/terminal.hpp"
+
+namespace sparkops::cli {
+
+namespace {
+
+// Clear to the end of the line (ECMA-48 EL 0): a shorter redraw leaves no tail of the last one.
+constexpr std::string_view kClearLine = "\x1b[K";
+
+}  // namespace
+
+bool progress_enabled(const AppContext& ctx) {
+  return !ctx.quiet && is_terminal(ctx.err);
+}
+
+ProgressLine::ProgressLine(std::FILE* stream, bool enabled, std::string label,
+                           std::optional<std::uint64_t> total, const Clock& clock)
+    : stream_(stream),
+      enabled_(enabled),
+      label_(terminal_text(label)),
+      total_(total),
+      clock_(clock),
+      started_(clock.steady_now()) {}
+
+ProgressLine::ProgressLine(const AppContext& ctx, std::string label,
+                           std::optional<std::uint64_t> total)
+    : stream_(ctx.err),
+      enabled_(progress_enabled(ctx)),
+      label_(terminal_text(label)),
+      total_(total),
+      clock_(system_clock_),
+      started_(system_clock_.steady_now()) {}
+
+ProgressLine::~ProgressLine() {
+  finish();
+}
+
+std::string ProgressLine::text(std::uint64_t done, std::chrono::nanoseconds elapsed) const {
+  std::string line = fmt::format("{}: {}", label_, format_bytes(done));
+  if (total_ && *total_ > 0) {
+    const std::uint64_t shown = std::min(done, *total_);
+    line += fmt::format(" of {} ({}%)", format_bytes(*total_), shown * 100 / *total_);
+  }
+  const double seconds = std::chrono::duration<double>(elapsed).count();
+  // A rate needs time to mean something; the first draw has none.
+  if (seconds >= 0.05 && done > 0) {
+    const double rate = static_cast<double>(done) / seconds;
+    line += fmt::format(", {}/s", format_bytes(static_cast<std::uint64_t>(rate)));
+    if (total_ && *total_ > done) {
+      const double left = static_cast<double>(*total_ - done) / rate;
+      line += fmt::format(", {} left",
+                          format_duration(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                              std::chrono::duration<double>(left))));
+    }
+  }
+  return line;
+}
+
+void ProgressLine::update(std::uint64_t done) {
+  if (!enabled_) return;
+  const SteadyTime now = clock_.steady_now();
+  if (last_draw_ && now - *last_draw_ < kProgressInterval) return;
+  last_draw_ = now;
+  std::string line = text(done, now - started_);
+  // One line, never wrapped: a wrapped line cannot be redrawn with '\r'.
+  if (const auto width = output_width(stream_); width && *width > 1) {
+    line = elide_middle(line, *width - 1);
+  }
+  fmt::print(stream_, "\r{}{}", line, kClearLine);
+  std::fflush(stream_);
+  drawn_ = true;
+}
+
+void ProgressLine::finish() {
+  if (!drawn_) return;
+  fmt::print(stream_, "\r{}", kClearLine);
+  std::fflush(stream_);
+  drawn_ = false;
+}
+
+ByteProgress ProgressLine::callback() {
+  return [this](std::uint64_t done) { update(done); };
+}
+
+}  // namespace sparkops::cli

@@ -1,0 +1,128 @@
+// `notes` carries every warning the text shows: each command is run on the fixtures as text and as
+// --json, and every note or warning line of the text ("Warning:", "Orphan:", "GPU:", "!", "note:",
+// "Note", the lines of a Notes block) has an entry in the document's `notes` saying the same.
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "base/text.hpp"
+#include "support/test_support.hpp"
+
+namespace sparkops {
+namespace {
+
+// The warning lines of a text, without their marker ("! ", "note: ", "Note       ", "Note: ").
+std::vector<std::string> warning_lines(const std::string& text) {
+  std::vector<std::string> out;
+  bool in_block = false;
+  for (const auto raw : split_lines(text)) {
+    const std::string_view line = trim(raw);
+    if (line == "Notes:" || line == "NOTES") {
+      in_block = true;
+      continue;
+    }
+    if (line.empty()) {
+      in_block = false;
+      continue;
+    }
+    if (in_block && starts_with(raw, "  ")) {
+      out.emplace_back(line);
+      continue;
+    }
+    in_block = false;
+    for (const std::string_view marker : {"! ", "note: ", "Note: ", "Note "}) {
+      if (starts_with(line, marker)) {
+        out.emplace_back(trim(line.substr(marker.size())));
+        break;
+      }
+    }
+    for (const std::string_view kept : {"Warning: ", "Orphan: ", "GPU: ", "Scanned "}) {
+      if (starts_with(line, kept)) out.emplace_back(line);
+    }
+  }
+  return out;
+}
+
+void expect_notes_cover_warnings(std::vector<std::string> args) {
+  std::string what;
+  for (const auto& a : args) what += " " + a;
+  const auto text = test::run_sparkops(args);
+  args.push_back("--json");
+  const auto doc = test::run_sparkops(args);
+  ASSERT_EQ(text.exit_code, doc.exit_code) << what << "\n" << text.err << doc.err;
+  const auto j = nlohmann::json::parse(doc.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << what << "\n" << doc.out;
+  ASSERT_TRUE(j.contains("notes") && j["notes"].is_array()) << what << "\n" << doc.out;
+  std::vector<std::string> notes;
+  for (const auto& n : j["notes"]) notes.push_back(n.get<std::string>());
+  for (const auto& w : warning_lines(text.out)) {
+    const bool found = std::any_of(notes.begin(), notes.end(), [&](const std::string& n) {
+      return n.find(w) != std::string::npos || w.find(n) != std::string::npos;
+    });
+    EXPECT_TRUE(found) << what << "\n  the text warns: " << w << "\n  notes: " << j["notes"].dump();
+  }
+}
+
+std::string root(const std::string& name) {
+  return test::fixture("roots/" + name).string();
+}
+std::string procs(const std::string& name) {
+  return test::fixture("procs/" + name).string();
+}
+
+const std::vector<std::string> kRoots{"container-cgroup", "gb10-finetune", "gb10-idle",
+                                      "gb10-throttled", "x86-bare"};
+
+TEST(NotesCarryWarnings, Status) {
+  for (const auto& r : kRoots)
+    expect_notes_cover_warnings({"status", "--root", root(r), "--gpu", "none"});
+}
+
+TEST(NotesCarryWarnings, Procs) {
+  for (const std::string s : {"vllm_uncapped_orphan", "vllm_capped_lora"}) {
+    expect_notes_cover_warnings(
+        {"procs", "--root", procs(s), "--gpu-apps", procs(s) + "/gpu-apps.csv"});
+  }
+  expect_notes_cover_warnings({"procs", "--root", procs("vllm_capped_lora"), "--gpu-apps",
+                               procs("vllm_capped_lora") + "/gpu-apps.csv", "--overhead", "70"});
+  for (const std::string s : {"ollama", "trainers", "vanishing"}) {
+    expect_notes_cover_warnings({"procs", "--root", procs(s)});
+  }
+  for (const auto& r : kRoots)
+    expect_notes_cover_warnings({"procs", "--root", root(r), "--gpu", "none"});
+}
+
+TEST(NotesCarryWarnings, Plan) {
+  for (const auto& r : kRoots) {
+    expect_notes_cover_warnings({"plan", "Llama-3.1-8B", "--root", root(r)});
+    expect_notes_cover_warnings({"plan", "Llama-3.1-70B", "--method", "full", "--root", root(r)});
+    expect_notes_cover_warnings({"plan", "Llama-3.1-8B", "--serve", "vllm", "--root", root(r)});
+  }
+}
+
+TEST(NotesCarryWarnings, OomAndAnalyze) {
+  const test::TempDir tmp;
+  for (const auto& e : std::filesystem::directory_iterator(test::fixture("oom/corpus"))) {
+    if (e.path().extension() != ".txt") continue;
+    expect_notes_cover_warnings({"oom", "--root", root("gb10-idle"), "--log", e.path().string(),
+                                 "--state", (tmp / "ladder.json").string()});
+  }
+  for (const auto& e : std::filesystem::directory_iterator(test::fixture("logs"))) {
+    const auto ext = e.path().extension();
+    if (ext != ".log" && ext != ".jsonl") continue;
+    expect_notes_cover_warnings({"analyze", "--log", e.path().string()});
+  }
+}
+
+TEST(NotesCarryWarnings, TheCheckFindsWarningLines) {
+  EXPECT_EQ(
+      warning_lines("Pool: x\nWarning: oversubscribed\nNotes:\n  1 vLLM: heavy\n\n  ! flush\n"),
+      (std::vector<std::string>{"Warning: oversubscribed", "1 vLLM: heavy", "flush"}));
+}
+
+}  // namespace
+}  // namespace sparkops
