@@ -84,6 +84,22 @@ std::string Table::render(std::optional<std::size_t> width) const {
   }
   std::vector<bool> shown(n, true);
   std::vector<std::size_t> widths = natural;
+  // One space between columns, two where a number follows text: "0.5  59.9 GiB", not "0.5 59.9
+  // GiB".
+  const auto gap_before = [&](std::size_t c, std::optional<std::size_t> previous) -> std::size_t {
+    if (!previous) return 0;
+    return columns_[*previous].align == Align::left && columns_[c].align == Align::right ? 2 : 1;
+  };
+  const auto gaps = [&] {
+    std::size_t sum = 0;
+    std::optional<std::size_t> previous;
+    for (std::size_t c = 0; c < n; ++c) {
+      if (!shown[c]) continue;
+      sum += gap_before(c, previous);
+      previous = c;
+    }
+    return sum;
+  };
   left_out_.clear();
   if (width) {
     const auto narrowest = [&](std::size_t c) {
@@ -93,13 +109,10 @@ std::string Table::render(std::optional<std::size_t> width) const {
     };
     const auto total = [&](const auto& column_width) {
       std::size_t sum = display_width(indent_);
-      std::size_t count = 0;
       for (std::size_t c = 0; c < n; ++c) {
-        if (!shown[c]) continue;
-        sum += column_width(c);
-        ++count;
+        if (shown[c]) sum += column_width(c);
       }
-      return sum + (count > 0 ? count - 1 : 0);
+      return sum + gaps();
     };
     while (total(narrowest) > *width) {
       // The highest rank goes first; among equals, the rightmost.
@@ -125,11 +138,11 @@ std::string Table::render(std::optional<std::size_t> width) const {
   std::string out;
   const auto emit = [&](const std::vector<std::string>& cells, bool header) {
     std::string line = indent_;
-    bool first = true;
+    std::optional<std::size_t> previous;
     for (std::size_t c = 0; c < n; ++c) {
       if (!shown[c]) continue;
-      if (!first) line += ' ';
-      first = false;
+      line.append(gap_before(c, previous), ' ');
+      previous = c;
       const std::string cell = header ? cells[c] : elide_middle(cells[c], widths[c]);
       pad_to(line, cell, widths[c], columns_[c].align);
     }

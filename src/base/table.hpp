@@ -39,7 +39,8 @@ class Table {
   // One cell per column (missing trailing cells are empty).
   void add_row(std::vector<std::string> cells);
 
-  // The table with a header line, columns separated by one space, no trailing spaces.
+  // The table with a header line, columns separated by one space (two where a right-aligned
+  // column follows a left-aligned one), no trailing spaces.
   // width: the terminal's columns; nullopt = no limit (natural widths).
   std::string render(std::optional<std::size_t> width) const;
 

@@ -125,7 +125,8 @@ TEST(OomCli, NearMissAndItsPhaseEvidenceAreShown) {
            .string(),
        "--state", s.state()});
   ASSERT_EQ(r.exit_code, 1) << r.err;  // no out-of-memory failure: the answer is "no"
-  EXPECT_NE(r.out.find("Failure: not_oom\n  near miss: NvMap error 12"), std::string::npos)
+  EXPECT_NE(r.out.find("Failure: not an out-of-memory failure\n  near miss: NvMap error 12"),
+            std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("phase load\n  phase evidence: \"During startup you may see:\""),
             std::string::npos)
@@ -249,7 +250,7 @@ TEST(OomCli, ClassifyingAloneWritesNoLadderState) {
                          "cd '" + dir.path().string() + "' && exec '" + test::sparkops_binary() +
                              "' --root '" + (dir / "root").string() + "' oom --log '" + log + "'"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("cuda_allocator"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("CUDA caching allocator out of memory"), std::string::npos) << r.out;
   EXPECT_FALSE(std::filesystem::exists(dir / ".sparkops"))
       << "state written without --done/--state";
 }
