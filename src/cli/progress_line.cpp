@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "base/checked_cast.hpp"
 #include "base/table.hpp"
 #include "base/units.hpp"
 #include "base/utf8.hpp"
@@ -52,12 +53,14 @@ std::string ProgressLine::text(std::uint64_t done, std::chrono::nanoseconds elap
   // A rate needs time to mean something; the first draw has none.
   if (seconds >= 0.05 && done > 0) {
     const double rate = static_cast<double>(done) / seconds;
-    line += fmt::format(", {}/s", format_bytes(static_cast<std::uint64_t>(rate)));
+    line += fmt::format(", {}/s", format_bytes(saturating_round<std::uint64_t>(rate)));
     if (total_ && *total_ > done) {
-      const double left = static_cast<double>(*total_ - done) / rate;
-      line += fmt::format(", {} left",
-                          format_duration(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                              std::chrono::duration<double>(left))));
+      // A stalled read gives a tiny rate and an ETA past what nanoseconds hold: saturate, never
+      // convert an out-of-range double (undefined behaviour).
+      const double left_ns = static_cast<double>(*total_ - done) / rate * 1e9;
+      line += fmt::format(
+          ", {} left",
+          format_duration(std::chrono::nanoseconds{saturating_round<std::int64_t>(left_ns)}));
     }
   }
   return line;
