@@ -1,8 +1,8 @@
 #pragma once
 // The options every command takes, before or after the subcommand (`sparkops --root DIR status`
 // and `sparkops status --root DIR --json` mean the same): --root, --json, --quiet, --gpu,
-// --no-color, --config. They are added to the app and to every subcommand, bound to the same AppContext
-// fields, so each subcommand's --help lists them under "Global options".
+// --no-color, --config. They are added to the app and to every subcommand, bound to the same
+// AppContext fields, so each subcommand's --help lists them under "Global options".
 
 #include <string_view>
 

@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "fake_nvml_env.hpp"
 #include "base/units.hpp"
+#include "fake_nvml_env.hpp"
 #include "gpu/open_source.hpp"
 #include "status/status_json.hpp"
 #include "status/status_render.hpp"
