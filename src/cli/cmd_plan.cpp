@@ -17,11 +17,11 @@
 #include "cli/hub_progress.hpp"
 #include "cli/plan_flags.hpp"
 #include "cli/progress_line.hpp"
-#include "cli/serve_plan.hpp"
 #include "models/catalogue.hpp"
 #include "models/http_client.hpp"
 #include "plan/frameworks.hpp"
 #include "plan/plan_render.hpp"
+#include "serving/serving_render.hpp"
 #include "workloads/coexistence.hpp"
 #include "workloads/scan.hpp"
 
@@ -75,13 +75,14 @@ int beside_exit_code(VerdictKind k) {
 
 // The --beside / --beside-running verdict for a new job (docs/serving.md "Beside").
 Result<std::optional<std::pair<serving::BesideVerdict, std::vector<serving::PlannedJob>>>>
-beside_for(const PlanFlags& flags, const plan::PlanEnvironment& env, const ServingContext& sc,
-           const serving::NewJob& job, const Config& config, std::vector<std::string>& notes) {
+beside_for(const PlanFlags& flags, const plan::PlanEnvironment& env,
+           const serving::ServingContext& sc, const serving::NewJob& job, const Config& config,
+           std::vector<std::string>& notes) {
   using Out = std::optional<std::pair<serving::BesideVerdict, std::vector<serving::PlannedJob>>>;
   if (flags.beside.empty() && !flags.beside_running) return Out();
   if (!sc.pool)
     return fail(Errc::invalid_argument, "--beside: needs the live pool (--budget auto)");
-  auto jobs = beside_jobs(flags, env, sc, notes);
+  auto jobs = serving::beside_jobs(serving_flags_of(flags), env, sc, notes);
   if (!jobs) return tl::unexpected(jobs.error());
   std::optional<WorkloadScan> running;
   if (flags.beside_running) {
@@ -89,8 +90,7 @@ beside_for(const PlanFlags& flags, const plan::PlanEnvironment& env, const Servi
     if (!scan) return tl::unexpected(scan.error());
     running = std::move(*scan);
   }
-  CoexistenceOptions co;
-  co.tight_margin_bytes = config.get_bytes("procs.tight_margin");
+  const CoexistenceOptions co = coexistence_options_from_config(config);
   auto v =
       serving::beside_verdict(running ? &*running : nullptr, *jobs, job, *sc.pool, sc.scan, co);
   return Out(std::pair{std::move(v), std::move(*jobs)});
@@ -108,9 +108,11 @@ void run_serve_plan(AppContext& ctx, const PlanCommandState& st) {
     print_error(ctx, e.detail);
     ctx.exit_code = e.code == Errc::io ? kExitFailure : kExitBadInput;
   };
-  auto sc = serving_context(st.flags, env, ctx.config);
+  auto sc = serving::serving_context(serving_flags_of(st.flags), env,
+                                     heavy_rules_from_config(ctx.config));
   if (!sc) return bad(sc.error());
-  auto sp = serving_plan_from_flags(st.flags, env, *sc);
+  auto sp = serving::serving_plan_from_flags(serving_flags_of(st.flags),
+                                             plan_input_from_flags(st.flags), env, *sc);
   if (!sp) return bad(sp.error());
   hub_progress.finish();  // the model is read; the line is gone before the answer prints
   const auto job = serving::new_serving_job(
@@ -120,12 +122,12 @@ void run_serve_plan(AppContext& ctx, const PlanCommandState& st) {
   if (!beside) return bad(beside.error());
   for (auto& n : notes) sp->notes.push_back(std::move(n));
   if (ctx.json) {
-    auto j = serving_to_json(*sp);
-    if (*beside) j["beside"] = beside_to_json((*beside)->first, (*beside)->second);
+    auto j = serving::serving_to_json(*sp);
+    if (*beside) j["beside"] = serving::beside_to_json((*beside)->first, (*beside)->second);
     fmt::print(ctx.out, "{}\n", dump_document(j));
   } else {
-    std::string text = render_serving_text(*sp);
-    if (*beside) text += render_beside_text((*beside)->first, (*beside)->second);
+    std::string text = serving::render_serving_text(*sp);
+    if (*beside) text += serving::render_beside_text((*beside)->first, (*beside)->second);
     fmt::print(ctx.out, "{}", paint_lines(terminal_text(text), colour_enabled(ctx, ctx.out)));
   }
   ctx.exit_code = exit_code_for(sp->verdict);
@@ -207,7 +209,8 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
   for (auto& n : anchor_notes) result->notes.push_back(std::move(n));
   std::optional<std::pair<serving::BesideVerdict, std::vector<serving::PlannedJob>>> beside;
   if (!st.flags.beside.empty() || st.flags.beside_running) {
-    auto sc = serving_context(st.flags, env, ctx.config);
+    auto sc = serving::serving_context(serving_flags_of(st.flags), env,
+                                       heavy_rules_from_config(ctx.config));
     if (!sc) {
       print_error(ctx, sc.error().detail);
       ctx.exit_code = kExitBadInput;
@@ -265,11 +268,11 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
   }
   if (ctx.json) {
     auto j = plan::plan_to_json(*result);
-    if (beside) j["beside"] = beside_to_json(beside->first, beside->second);
+    if (beside) j["beside"] = serving::beside_to_json(beside->first, beside->second);
     fmt::print(ctx.out, "{}\n", dump_document(j));
   } else {
     std::string text = plan::render_plan_text(*result);
-    if (beside) text += render_beside_text(beside->first, beside->second);
+    if (beside) text += serving::render_beside_text(beside->first, beside->second);
     fmt::print(ctx.out, "{}", paint_lines(terminal_text(text), colour_enabled(ctx, ctx.out)));
   }
   ctx.exit_code = exit_code_for(result->verdict);

@@ -15,11 +15,11 @@
 #include "cli/common_options.hpp"
 #include "cli/plan_flags.hpp"
 #include "cli/procs_render.hpp"
-#include "cli/serve_plan.hpp"
 #include "cli/terminal.hpp"
 #include "gpu/smi_parse.hpp"
 #include "host/meminfo.hpp"
 #include "plan/anchors.hpp"
+#include "serving/serving_render.hpp"
 #include "workloads/coexistence.hpp"
 #include "workloads/scan.hpp"
 
@@ -80,9 +80,11 @@ Result<std::uint64_t> planned_need(const ProcsFlags& flags, const AppContext& ct
                                    const HostRoot& root) {
   if (!flags.plan_flags.serve.empty()) {
     const auto env = plan_environment(root, ctx.config);
-    auto sc = serving_context(flags.plan_flags, env, ctx.config);
+    auto sc = serving::serving_context(serving_flags_of(flags.plan_flags), env,
+                                       heavy_rules_from_config(ctx.config));
     if (!sc) return tl::unexpected(sc.error());
-    auto sp = serving_plan_from_flags(flags.plan_flags, env, *sc);
+    auto sp = serving::serving_plan_from_flags(serving_flags_of(flags.plan_flags),
+                                               plan_input_from_flags(flags.plan_flags), env, *sc);
     if (!sp) return tl::unexpected(sp.error());
     return sp->footprint_bytes;
   }
@@ -141,9 +143,7 @@ void run_procs(const ProcsFlags& flags, AppContext& ctx) {
   options.device_total_bytes = device_total.value_or(report.pool ? report.pool->total_bytes : 0);
   if (report.pool) options.pool_bytes = pool_total_budget(*report.pool);
   options.ticks_per_second = clock_ticks_per_second(root);
-  options.rules.small_workload_bytes = ctx.config.get_bytes("procs.small_workload");
-  options.rules.near_capacity_fraction = ctx.config.get_number("procs.near_capacity_fraction");
-  options.rules.orphan_min_bytes = ctx.config.get_bytes("procs.orphan_min");
+  options.rules = heavy_rules_from_config(ctx.config);
   auto scan = scan_workloads(root, *gpu, options);
   if (!scan) {
     print_error(ctx, scan.error().detail);
@@ -153,8 +153,7 @@ void run_procs(const ProcsFlags& flags, AppContext& ctx) {
   report.scan = std::move(*scan);
   report.need_given = need.has_value();
   if (report.pool) {
-    CoexistenceOptions co;
-    co.tight_margin_bytes = ctx.config.get_bytes("procs.tight_margin");
+    const CoexistenceOptions co = coexistence_options_from_config(ctx.config);
     report.verdict = coexistence_verdict(report.scan, need.value_or(0), *report.pool, co);
   }
   // --plan ... --beside CMD: the planned job beside what runs and the commands given, with the
@@ -163,20 +162,21 @@ void run_procs(const ProcsFlags& flags, AppContext& ctx) {
   if (flags.plan && !flags.plan_flags.beside.empty() && report.pool) {
     plan::PlanEnvironment env = plan_environment(root, ctx.config);
     env.pool = report.pool;
-    auto sc = serving_context(flags.plan_flags, env, ctx.config);
+    auto sc = serving::serving_context(serving_flags_of(flags.plan_flags), env,
+                                       heavy_rules_from_config(ctx.config));
     if (!sc) return bad(fmt::format("--beside: {}", sc.error().detail));
     sc->scan = options;
     std::vector<std::string> notes;
-    auto jobs = beside_jobs(flags.plan_flags, env, *sc, notes);
+    auto jobs = serving::beside_jobs(serving_flags_of(flags.plan_flags), env, *sc, notes);
     if (!jobs) return bad(jobs.error().detail);
     serving::NewJob job = serving::new_training_job("the planned run", need.value_or(0), options);
     if (!flags.plan_flags.serve.empty()) {
-      auto sp = serving_plan_from_flags(flags.plan_flags, env, *sc);
+      auto sp = serving::serving_plan_from_flags(serving_flags_of(flags.plan_flags),
+                                                 plan_input_from_flags(flags.plan_flags), env, *sc);
       if (!sp) return bad(sp.error().detail);
       job = serving::new_serving_job("the planned server", *sp, options);
     }
-    CoexistenceOptions co;
-    co.tight_margin_bytes = ctx.config.get_bytes("procs.tight_margin");
+    const CoexistenceOptions co = coexistence_options_from_config(ctx.config);
     auto v = serving::beside_verdict(&report.scan, *jobs, job, *report.pool, options, co);
     report.verdict = v.verdict;
     beside = std::pair{std::move(v), std::move(*jobs)};
@@ -184,11 +184,11 @@ void run_procs(const ProcsFlags& flags, AppContext& ctx) {
 
   if (ctx.json) {
     auto j = procs_to_json(report);
-    if (beside) j["beside"] = beside_to_json(beside->first, beside->second);
+    if (beside) j["beside"] = serving::beside_to_json(beside->first, beside->second);
     fmt::print(ctx.out, "{}\n", dump_document(j));
   } else {
     std::string text = render_procs_table(report, output_width(ctx.out));
-    if (beside) text += render_beside_text(beside->first, beside->second);
+    if (beside) text += serving::render_beside_text(beside->first, beside->second);
     fmt::print(ctx.out, "{}", paint_lines(terminal_text(text), colour_enabled(ctx, ctx.out)));
   }
   // README "Exit codes": 1 something must stop first or it cannot fit, 3 tight (as `plan`).

@@ -56,14 +56,9 @@ void run_sample_command(AppContext& ctx, const SampleFlags& flags) {
     return bad("--json prints a summary on stdout: give --out FILE");
   options.json = ctx.json;
   options.detector = detector_from_config(ctx.config);
-  const auto fsync_every = ctx.config.get_integer("sample.fsync_every");
-  const auto buffer_rows = ctx.config.get_integer("sample.memory_buffer_rows");
-  if (fsync_every < 0 || buffer_rows < 1) {
-    return bad("sample.fsync_every must be >= 0 and sample.memory_buffer_rows >= 1");
-  }
-  options.appender.fsync_every = static_cast<std::size_t>(fsync_every);
-  options.appender.memory_buffer_rows = static_cast<std::size_t>(buffer_rows);
-  options.appender.trust = ctx.output_trust;
+  auto appender = appender_options_from_config(ctx.config, ctx.output_trust);
+  if (!appender) return bad(appender.error().detail);
+  options.appender = std::move(*appender);
 
   auto gpu = open_gpu_for(ctx);
   if (!gpu) return bad(gpu.error().detail);

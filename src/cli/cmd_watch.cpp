@@ -17,14 +17,12 @@
 #include "cli/commands.hpp"
 #include "cli/common_options.hpp"
 #include "cli/plan_flags.hpp"
-#include "cli/serve_plan.hpp"
 #include "cli/watch_signals.hpp"
-#include "plan/plan_render.hpp"
 #include "sampling/sample_run.hpp"
-#include "status/status_render.hpp"
 #include "status/status_report.hpp"
 #include "watch/run_folder.hpp"
 #include "watch/watch_finish.hpp"
+#include "watch/watch_preflight.hpp"
 #include "watch/watch_session.hpp"
 #include "watch/watch_summary.hpp"
 
@@ -48,69 +46,6 @@ struct WatchFlags {
 
 bool plan_requested(const WatchFlags& f) {
   return !f.plan.model.empty() || !f.plan.params.empty();
-}
-
-Result<plan::PlanResult> make_watch_plan(const AppContext& ctx, const WatchFlags& f) {
-  auto input = plan_input_from_flags(f.plan);
-  if (!input) return tl::unexpected(input.error());
-  const plan::PlanEnvironment env = plan_environment(ctx.host_root(), ctx.config);
-  return plan::make_plan(*input, env);
-}
-
-// The pre-flight on stderr. Returns false when the launch is refused (wont_fit without --force).
-bool preflight(AppContext& ctx, const WatchFlags& f, GpuSource& gpu,
-               const std::optional<plan::PlanResult>& plan) {
-  SystemClock clock;
-  const HostRoot root = ctx.host_root();
-  const StatusReport report =
-      collect_status(root, gpu, clock, status_options_for(root, ctx.config));
-  fmt::print(ctx.err, "{}", terminal_text(render_status(report)));
-  for (const auto& line : preflight_warnings(report)) print_error(ctx, line);
-  if (plan) {
-    fmt::print(ctx.err, "{}", terminal_text(plan::render_plan_text(*plan)));
-    if (plan->verdict == plan::Verdict::wont_fit) {
-      if (!f.force) {
-        print_error(ctx,
-                    "the plan says this run won't fit; not launching (--force launches anyway)");
-        return false;
-      }
-      print_error(ctx, "the plan says this run won't fit; launching anyway (--force)");
-    }
-    // --beside CMD: the same verdict `plan --beside --beside-running` gives (docs/serving.md).
-    if (!f.plan.beside.empty()) {
-      const plan::PlanEnvironment env = plan_environment(ctx.host_root(), ctx.config);
-      auto sc = serving_context(f.plan, env, ctx.config);
-      std::vector<std::string> notes;
-      auto jobs = sc ? beside_jobs(f.plan, env, *sc, notes)
-                     : Result<std::vector<serving::PlannedJob>>(tl::unexpected(sc.error()));
-      auto scan =
-          sc ? scan_workloads(env.root, {}, sc->scan) : Result<WorkloadScan>(WorkloadScan{});
-      if (!jobs || !scan || !sc->pool) {
-        print_error(ctx, fmt::format("--beside: {}", !jobs   ? jobs.error().detail
-                                                     : !scan ? scan.error().detail
-                                                             : "no live pool"));
-        return false;
-      }
-      const auto job =
-          serving::new_training_job("this run", plan->estimate.peak_pool_bytes(), sc->scan);
-      CoexistenceOptions co;
-      co.tight_margin_bytes = ctx.config.get_bytes("procs.tight_margin");
-      const auto v = serving::beside_verdict(&*scan, *jobs, job, *sc->pool, sc->scan, co);
-      fmt::print(ctx.err, "{}", terminal_text(render_beside_text(v, *jobs)));
-      if (v.verdict.kind == VerdictKind::stop_first ||
-          v.verdict.kind == VerdictKind::does_not_fit) {
-        if (!f.force) {
-          print_error(ctx,
-                      "beside the other jobs this run must wait (see above); not launching "
-                      "(--force launches anyway)");
-          return false;
-        }
-        print_error(ctx, "beside the other jobs this run must wait; launching anyway (--force)");
-      }
-    }
-  }
-  std::fflush(ctx.err);
-  return true;
 }
 
 Result<WatchOptions> options_from_flags(AppContext& ctx, const WatchFlags& f) {
@@ -141,22 +76,12 @@ Result<WatchOptions> options_from_flags(AppContext& ctx, const WatchFlags& f) {
                         : std::filesystem::path(f.dir);
   o.log = f.log.empty() ? o.dir / "train.log" : std::filesystem::path(f.log);
   o.detector = detector_from_config(ctx.config);
-  const auto fsync_every = ctx.config.get_integer("sample.fsync_every");
-  const auto buffer_rows = ctx.config.get_integer("sample.memory_buffer_rows");
-  if (fsync_every < 0 || buffer_rows < 1) {
-    return fail(Errc::invalid_argument,
-                "sample.fsync_every must be >= 0 and sample.memory_buffer_rows >= 1");
-  }
-  o.appender.fsync_every = static_cast<std::size_t>(fsync_every);
-  o.appender.memory_buffer_rows = static_cast<std::size_t>(buffer_rows);
-  o.appender.trust = ctx.output_trust;
+  auto appender = appender_options_from_config(ctx.config, ctx.output_trust);
+  if (!appender) return tl::unexpected(appender.error());
+  o.appender = std::move(*appender);
   o.max_log_bytes = ctx.config.get_bytes("watch.max_log_bytes");
   o.kill_orphans = f.kill_orphans;
-  o.slowdown.slowdown_factor = ctx.config.get_number("analyze.slowdown_factor");
-  o.slowdown.sustain_steps = ctx.config.get_integer("analyze.sustain_steps");
-  o.slowdown.min_wall_share = ctx.config.get_number("analyze.min_wall_share");
-  o.slowdown.noise_sigmas = ctx.config.get_number("analyze.noise_sigmas");
-  o.slowdown.warmup_steps = ctx.config.get_integer("analyze.warmup_steps");
+  o.slowdown = live_slowdown_options_from_config(ctx.config);
   return o;
 }
 
@@ -169,35 +94,36 @@ void run_watch(AppContext& ctx, const WatchFlags& f) {
   if (!options) return bad(options.error().detail);
   auto gpu = open_gpu_for(ctx);
   if (!gpu) return bad(gpu.error().detail);
+  std::optional<plan::PlanEnvironment> env;
   std::optional<plan::PlanResult> plan;
   if (plan_requested(f)) {
-    auto made = make_watch_plan(ctx, f);
+    auto input = plan_input_from_flags(f.plan);
+    if (!input) return bad(input.error().detail);
+    env = plan_environment(ctx.host_root(), ctx.config);
+    auto made = plan::make_plan(*input, *env);
     if (!made) return bad(made.error().detail);
     plan = std::move(*made);
   }
-  if (!f.no_preflight && !preflight(ctx, f, **gpu, plan)) {
-    ctx.exit_code = kExitFailure;
-    return;
+  if (!f.no_preflight) {
+    const serving::ServingFlags serving = serving_flags_of(f.plan);
+    PreflightInput in;
+    in.root = ctx.host_root();
+    in.status = status_options_for(in.root, ctx.config);
+    in.plan = plan ? &*plan : nullptr;
+    in.env = env ? &*env : nullptr;
+    in.serving = &serving;
+    in.heavy = heavy_rules_from_config(ctx.config);
+    in.coexistence = coexistence_options_from_config(ctx.config);
+    in.force = f.force;
+    SystemClock clock;
+    if (!run_preflight(ctx, in, **gpu, clock)) {
+      ctx.exit_code = kExitFailure;
+      return;
+    }
   }
-  if (f.dir.empty()) {  // the default folder: one per run, even two in the same second
-    auto fresh = create_fresh_run_folder(options->dir);
-    if (!fresh) return bad(fresh.error().detail);
-    options->dir = *fresh;
-    if (f.log.empty()) options->log = options->dir / "train.log";
-  }
-  std::error_code ec;
-  std::filesystem::create_directories(options->dir, ec);
-  if (ec)
-    return bad(
-        fmt::format("{}: cannot create the run folder: {}", options->dir.string(), ec.message()));
-  if (options->log.has_parent_path())
-    std::filesystem::create_directories(options->log.parent_path(), ec);
-  // A symlinked or shared run folder is refused before anything is announced or started (the
-  // files themselves are checked again when opened: base/output_file.hpp).
-  for (const auto& dir : {options->dir, output_parent(options->log)}) {
-    if (auto checked = open_output_dir(dir, ctx.output_trust); !checked)
-      return bad(checked.error().detail);
-  }
+  if (auto ready = prepare_run_folder(*options, f.dir.empty(), f.log.empty(), ctx.output_trust);
+      !ready)
+    return bad(ready.error().detail);
 
   print_error(
       ctx,

@@ -31,6 +31,20 @@ Result<PoolView> current_pool(const HostRoot& root, const Config& config,
   return read_pool(root, pool_options_from_config(config, overhead));
 }
 
+HeavyRules heavy_rules_from_config(const Config& config) {
+  HeavyRules rules;
+  rules.small_workload_bytes = config.get_bytes("procs.small_workload");
+  rules.near_capacity_fraction = config.get_number("procs.near_capacity_fraction");
+  rules.orphan_min_bytes = config.get_bytes("procs.orphan_min");
+  return rules;
+}
+
+CoexistenceOptions coexistence_options_from_config(const Config& config) {
+  CoexistenceOptions options;
+  options.tight_margin_bytes = config.get_bytes("procs.tight_margin");
+  return options;
+}
+
 std::filesystem::path user_anchor_file() {
   const std::string xdg = env_or_empty("XDG_DATA_HOME");
   if (!xdg.empty()) return std::filesystem::path(xdg) / "sparkops" / "anchors.jsonl";
@@ -66,6 +80,31 @@ diagnose::DiagnoseOptions diagnose_options_from_config(const Config& config) {
   o.noise_sigmas = config.get_number("analyze.noise_sigmas");
   o.warmup_steps = config.get_integer("analyze.warmup_steps");
   o.thermal = thermal_thresholds(config);
+  return o;
+}
+
+diagnose::LiveSlowdownOptions live_slowdown_options_from_config(const Config& config) {
+  const diagnose::DiagnoseOptions d = diagnose_options_from_config(config);
+  diagnose::LiveSlowdownOptions o;
+  o.slowdown_factor = d.slowdown_factor;
+  o.sustain_steps = d.sustain_steps;
+  o.min_wall_share = d.min_wall_share;
+  o.noise_sigmas = d.noise_sigmas;
+  o.warmup_steps = d.warmup_steps;
+  return o;
+}
+
+Result<AppenderOptions> appender_options_from_config(const Config& config, OutputTrust trust) {
+  const auto fsync_every = config.get_integer("sample.fsync_every");
+  const auto buffer_rows = config.get_integer("sample.memory_buffer_rows");
+  if (fsync_every < 0 || buffer_rows < 1) {
+    return fail(Errc::invalid_argument,
+                "sample.fsync_every must be >= 0 and sample.memory_buffer_rows >= 1");
+  }
+  AppenderOptions o;
+  o.fsync_every = static_cast<std::size_t>(fsync_every);
+  o.memory_buffer_rows = static_cast<std::size_t>(buffer_rows);
+  o.trust = trust;
   return o;
 }
 

@@ -13,9 +13,13 @@
 #include "base/result.hpp"
 #include "config/config.hpp"
 #include "diagnose/diagnosis.hpp"
+#include "diagnose/live_slowdown.hpp"
 #include "host/host_root.hpp"
 #include "host/pool.hpp"
 #include "plan/plan.hpp"
+#include "sampling/appender.hpp"
+#include "workloads/coexistence.hpp"
+#include "workloads/scan.hpp"
 
 namespace sparkops::cli {
 
@@ -29,6 +33,13 @@ PoolOptions pool_options_from_config(const Config& config,
 Result<PoolView> current_pool(const HostRoot& root, const Config& config,
                               std::optional<std::uint64_t> overhead = std::nullopt);
 
+// procs.small_workload, procs.near_capacity_fraction and procs.orphan_min: what makes a workload
+// heavy (procs, and the serving flags' --beside).
+HeavyRules heavy_rules_from_config(const Config& config);
+
+// procs.tight_margin: below this much room a coexistence verdict is "tight".
+CoexistenceOptions coexistence_options_from_config(const Config& config);
+
 // ~/.local/share/sparkops/anchors.jsonl ($XDG_DATA_HOME/sparkops/anchors.jsonl when set); empty
 // when neither variable is set. `watch` appends measured anchors here; `plan` reads them back.
 std::filesystem::path user_anchor_file();
@@ -41,5 +52,13 @@ plan::PlanEnvironment plan_environment(const HostRoot& root, const Config& confi
 
 // analyze.* and thermal.* as slowdown-diagnosis options (analyze and watch's summary).
 diagnose::DiagnoseOptions diagnose_options_from_config(const Config& config);
+
+// analyze.* as the live slowdown rule's options (watch's live events), the same values the
+// offline diagnosis takes.
+diagnose::LiveSlowdownOptions live_slowdown_options_from_config(const Config& config);
+
+// sample.fsync_every and sample.memory_buffer_rows for the sample file (sample and watch), with
+// the output rule `trust`. Errors name the keys.
+Result<AppenderOptions> appender_options_from_config(const Config& config, OutputTrust trust);
 
 }  // namespace sparkops::cli

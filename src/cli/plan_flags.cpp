@@ -117,6 +117,18 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f) {
       ->type_name("SIZE");
 }
 
+serving::ServingFlags serving_flags_of(const PlanFlags& f) {
+  serving::ServingFlags s;
+  s.budget = f.budget;
+  s.overhead = f.overhead;
+  s.device_total = f.device_total;
+  s.serve = f.serve;
+  s.serve_args = f.serve_args;
+  s.engine_words = f.engine_words;
+  s.beside = f.beside;
+  return s;
+}
+
 Result<std::vector<std::uint64_t>> parse_count_list(std::string_view text, std::string_view flag) {
   std::vector<std::uint64_t> out;
   for (const auto part : split(text, ',')) {

@@ -1,6 +1,7 @@
 #pragma once
 // The `plan` flags, shared by every command that plans a run (plan, oom, watch, procs --plan), so
-// they all accept exactly the same spelling and defaults.
+// they all accept exactly the same spelling and defaults. Only flag text is parsed here; the
+// serving flags are planned by serving/serving_flags.hpp.
 
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 
 #include "base/result.hpp"
 #include "plan/plan.hpp"
+#include "serving/serving_flags.hpp"
 
 namespace sparkops::cli {
 
@@ -57,6 +59,9 @@ struct PlanFlags {
 
 // Registers the flags on `cmd` (MODEL positional included) with their defaults in --help.
 void add_plan_flags(CLI::App* cmd, PlanFlags& flags);
+
+// The serving flags among them, for serving/serving_flags.hpp.
+serving::ServingFlags serving_flags_of(const PlanFlags& flags);
 
 // Parses the flag text into a PlanInput (first value of list flags). Errors name the flag.
 Result<plan::PlanInput> plan_input_from_flags(const PlanFlags& flags);

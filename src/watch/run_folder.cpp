@@ -23,4 +23,27 @@ Result<std::filesystem::path> create_fresh_run_folder(const std::filesystem::pat
               fmt::format("{}: 999 run folders of this second exist already", base.string()));
 }
 
+Status prepare_run_folder(WatchOptions& options, bool fresh_dir, bool default_log,
+                          OutputTrust trust) {
+  if (fresh_dir) {  // the default folder: one per run, even two in the same second
+    auto fresh = create_fresh_run_folder(options.dir);
+    if (!fresh) return tl::unexpected(fresh.error());
+    options.dir = *fresh;
+    if (default_log) options.log = options.dir / "train.log";
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(options.dir, ec);
+  if (ec) {
+    return fail(Errc::io, fmt::format("{}: cannot create the run folder: {}", options.dir.string(),
+                                      ec.message()));
+  }
+  if (options.log.has_parent_path())
+    std::filesystem::create_directories(options.log.parent_path(), ec);
+  for (const auto& dir : {options.dir, output_parent(options.log)}) {
+    if (auto checked = open_output_dir(dir, trust); !checked)
+      return tl::unexpected(checked.error());
+  }
+  return {};
+}
+
 }  // namespace sparkops

@@ -1,4 +1,4 @@
-#include "cli/serve_plan.hpp"
+#include "serving/serving_flags.hpp"
 
 #include <cmath>
 
@@ -6,13 +6,10 @@
 
 #include "base/text.hpp"
 #include "base/units.hpp"
-#include "config/config.hpp"
 
-namespace sparkops::cli {
+namespace sparkops::serving {
 
 namespace {
-
-using serving::ServeEngine;
 
 // Which engine a --beside command runs, from the same classifier procs uses.
 std::optional<ServeEngine> serve_engine_of(const Workload& w) {
@@ -33,22 +30,22 @@ std::optional<ServeEngine> serve_engine_of(const Workload& w) {
   }
 }
 
-Result<serving::ServingPlan> plan_for(const models::ResolvedModel& model,
-                                      const serving::ServeArgs& args, const ServingContext& sc) {
-  serving::ServingInput in;
+Result<ServingPlan> plan_for(const models::ResolvedModel& model, const ServeArgs& args,
+                             const ServingContext& sc) {
+  ServingInput in;
   in.model = model;
   in.args = args;
   in.device_total_bytes = sc.device_total_bytes;
   in.budget_bytes = sc.budget_bytes;
   in.budget_given = sc.budget_given;
   in.pool = sc.pool;
-  return serving::make_serving_plan(in);
+  return make_serving_plan(in);
 }
 
 }  // namespace
 
-Result<ServingContext> serving_context(const PlanFlags& flags, const plan::PlanEnvironment& env,
-                                       const Config& config) {
+Result<ServingContext> serving_context(const ServingFlags& flags, const plan::PlanEnvironment& env,
+                                       const HeavyRules& rules) {
   ServingContext sc;
   if (flags.budget != "auto") {
     auto b = parse_bytes(flags.budget, DefaultUnit::gib);
@@ -81,14 +78,12 @@ Result<ServingContext> serving_context(const PlanFlags& flags, const plan::PlanE
   }
   sc.scan.device_total_bytes = sc.device_total_bytes;
   if (sc.pool) sc.scan.pool_bytes = pool_total_budget(*sc.pool);
-  sc.scan.rules.small_workload_bytes = config.get_bytes("procs.small_workload");
-  sc.scan.rules.near_capacity_fraction = config.get_number("procs.near_capacity_fraction");
-  sc.scan.rules.orphan_min_bytes = config.get_bytes("procs.orphan_min");
+  sc.scan.rules = rules;
   return sc;
 }
 
-Result<serving::CommandLine> engine_words(const PlanFlags& flags) {
-  auto cl = serving::split_command_line(flags.serve_args, "--serve-args");
+Result<CommandLine> engine_words(const ServingFlags& flags) {
+  auto cl = split_command_line(flags.serve_args, "--serve-args");
   if (!cl) return tl::unexpected(cl.error());
   for (const auto& w : flags.engine_words) {
     const auto eq = w.find('=');
@@ -101,10 +96,11 @@ Result<serving::CommandLine> engine_words(const PlanFlags& flags) {
   return cl;
 }
 
-Result<serving::ServingPlan> serving_plan_from_flags(const PlanFlags& flags,
-                                                     const plan::PlanEnvironment& env,
-                                                     const ServingContext& sc) {
-  const auto engine = serving::parse_serve_engine(flags.serve);
+Result<ServingPlan> serving_plan_from_flags(const ServingFlags& flags,
+                                            const Result<plan::PlanInput>& input,
+                                            const plan::PlanEnvironment& env,
+                                            const ServingContext& sc) {
+  const auto engine = parse_serve_engine(flags.serve);
   if (!engine) {
     return fail(Errc::invalid_argument,
                 fmt::format("--serve {}: not an engine (vllm, sglang, ollama, llamacpp, trtllm)",
@@ -112,29 +108,27 @@ Result<serving::ServingPlan> serving_plan_from_flags(const PlanFlags& flags,
   }
   auto words = engine_words(flags);
   if (!words) return tl::unexpected(words.error());
-  auto args = serving::parse_serve_args(*engine, words->argv, words->env, sc.device_total_bytes);
+  auto args = parse_serve_args(*engine, words->argv, words->env, sc.device_total_bytes);
   if (!args) return tl::unexpected(args.error());
-  auto input = plan_input_from_flags(flags);
   if (!input) return tl::unexpected(input.error());
   auto model = plan::resolve_model(input->model, env.hf_cache, env.hub);
   if (!model) return tl::unexpected(model.error());
   return plan_for(*model, *args, sc);
 }
 
-Result<std::vector<serving::PlannedJob>> beside_jobs(const PlanFlags& flags,
-                                                     const plan::PlanEnvironment& env,
-                                                     const ServingContext& sc,
-                                                     std::vector<std::string>& notes) {
-  std::vector<serving::PlannedJob> out;
+Result<std::vector<PlannedJob>> beside_jobs(const ServingFlags& flags,
+                                            const plan::PlanEnvironment& env,
+                                            const ServingContext& sc,
+                                            std::vector<std::string>& notes) {
+  std::vector<PlannedJob> out;
   for (const auto& command : flags.beside) {
-    auto job = serving::planned_job(command, std::nullopt, sc.scan);
+    auto job = planned_job(command, std::nullopt, sc.scan);
     if (!job) return tl::unexpected(job.error());
     const auto engine = serve_engine_of(job->workload);
     if (engine) {
       const auto& argv = job->workload.processes.front().argv;
-      auto cl = serving::split_command_line(command, "--beside");
-      auto args =
-          serving::parse_serve_args(*engine, argv, cl ? cl->env : EnvList{}, sc.device_total_bytes);
+      auto cl = split_command_line(command, "--beside");
+      auto args = parse_serve_args(*engine, argv, cl ? cl->env : EnvList{}, sc.device_total_bytes);
       if (!args) {
         return fail(
             Errc::invalid_argument,
@@ -147,7 +141,7 @@ Result<std::vector<serving::PlannedJob>> beside_jobs(const PlanFlags& flags,
         if (model) {
           auto sp = plan_for(*model, *args, sc);
           if (sp) {
-            auto sized = serving::planned_job(command, *sp, sc.scan);
+            auto sized = planned_job(command, *sp, sc.scan);
             if (!sized) return tl::unexpected(sized.error());
             job = std::move(sized);
           } else {
@@ -165,4 +159,4 @@ Result<std::vector<serving::PlannedJob>> beside_jobs(const PlanFlags& flags,
   return out;
 }
 
-}  // namespace sparkops::cli
+}  // namespace sparkops::serving

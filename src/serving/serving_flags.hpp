@@ -1,0 +1,62 @@
+#pragma once
+// The serving side of the plan flags (docs/serving.md): `--serve ENGINE` with the engine's flags,
+// and `--beside CMD` / `--beside-running`, shared by `plan`, `procs --plan`, `oom --serve` and
+// `watch`'s pre-flight so all of them give the same verdict. The flags arrive as the user typed
+// them; every error names the flag.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/result.hpp"
+#include "host/pool.hpp"
+#include "plan/plan.hpp"
+#include "serving/beside.hpp"
+#include "serving/serving_plan.hpp"
+#include "workloads/scan.hpp"
+
+namespace sparkops::serving {
+
+// The flags' text (cli/plan_flags.hpp holds them with the plan flags).
+struct ServingFlags {
+  std::string budget = "auto";            // --budget SIZE | auto
+  std::string overhead;                   // --overhead SIZE; empty: the pool options'
+  std::string device_total;               // --device-total SIZE; empty: the pool total
+  std::string serve;                      // --serve ENGINE
+  std::string serve_args;                 // --serve-args "..."
+  std::vector<std::string> engine_words;  // the words after `--`
+  std::vector<std::string> beside;        // --beside CMD (repeatable)
+};
+
+struct ServingContext {
+  std::uint64_t device_total_bytes = 0;
+  std::uint64_t budget_bytes = 0;
+  bool budget_given = false;
+  std::optional<PoolView> pool;
+  ScanOptions scan;  // device total and the heavy rules, as procs uses them
+};
+
+// The pool, budget, device total and heavy rules for the serving flags (--budget, --overhead,
+// --device-total; `rules` from config procs.*).
+Result<ServingContext> serving_context(const ServingFlags& flags, const plan::PlanEnvironment& env,
+                                       const HeavyRules& rules);
+
+// The engine words: --serve-args split as a shell would, then the words after `--`.
+Result<CommandLine> engine_words(const ServingFlags& flags);
+
+// `plan MODEL --serve ENGINE ...`: the serving plan of the model in `input` (the plan flags as a
+// PlanInput; its error, if any, is reported after the engine's flags are checked).
+Result<ServingPlan> serving_plan_from_flags(const ServingFlags& flags,
+                                            const Result<plan::PlanInput>& input,
+                                            const plan::PlanEnvironment& env,
+                                            const ServingContext& sc);
+
+// Every --beside command as a planned job; a server command whose model resolves is sized by its
+// own serving plan (a model that does not resolve leaves it sized by its cap, with a note).
+Result<std::vector<PlannedJob>> beside_jobs(const ServingFlags& flags,
+                                            const plan::PlanEnvironment& env,
+                                            const ServingContext& sc,
+                                            std::vector<std::string>& notes);
+
+}  // namespace sparkops::serving

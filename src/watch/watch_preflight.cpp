@@ -1,0 +1,71 @@
+#include "watch/watch_preflight.hpp"
+
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "base/utf8.hpp"
+#include "plan/plan_render.hpp"
+#include "serving/serving_render.hpp"
+#include "status/status_render.hpp"
+#include "watch/watch_finish.hpp"
+
+namespace sparkops {
+
+namespace {
+
+// --beside CMD: false when the launch is refused.
+bool beside_preflight(const Console& io, const PreflightInput& in) {
+  const plan::PlanEnvironment& env = *in.env;
+  auto sc = serving::serving_context(*in.serving, env, in.heavy);
+  std::vector<std::string> notes;
+  auto jobs = sc ? serving::beside_jobs(*in.serving, env, *sc, notes)
+                 : Result<std::vector<serving::PlannedJob>>(tl::unexpected(sc.error()));
+  auto scan = sc ? scan_workloads(env.root, {}, sc->scan) : Result<WorkloadScan>(WorkloadScan{});
+  if (!jobs || !scan || !sc->pool) {
+    print_error(io, fmt::format("--beside: {}", !jobs   ? jobs.error().detail
+                                                : !scan ? scan.error().detail
+                                                        : "no live pool"));
+    return false;
+  }
+  const auto job =
+      serving::new_training_job("this run", in.plan->estimate.peak_pool_bytes(), sc->scan);
+  const auto v = serving::beside_verdict(&*scan, *jobs, job, *sc->pool, sc->scan, in.coexistence);
+  fmt::print(io.err, "{}", terminal_text(serving::render_beside_text(v, *jobs)));
+  if (v.verdict.kind == VerdictKind::stop_first || v.verdict.kind == VerdictKind::does_not_fit) {
+    if (!in.force) {
+      print_error(io,
+                  "beside the other jobs this run must wait (see above); not launching "
+                  "(--force launches anyway)");
+      return false;
+    }
+    print_error(io, "beside the other jobs this run must wait; launching anyway (--force)");
+  }
+  return true;
+}
+
+}  // namespace
+
+bool run_preflight(const Console& io, const PreflightInput& in, GpuSource& gpu, Clock& clock) {
+  const StatusReport report = collect_status(in.root, gpu, clock, in.status);
+  fmt::print(io.err, "{}", terminal_text(render_status(report)));
+  for (const auto& line : preflight_warnings(report)) print_error(io, line);
+  if (in.plan) {
+    fmt::print(io.err, "{}", terminal_text(plan::render_plan_text(*in.plan)));
+    if (in.plan->verdict == plan::Verdict::wont_fit) {
+      if (!in.force) {
+        print_error(io,
+                    "the plan says this run won't fit; not launching (--force launches anyway)");
+        return false;
+      }
+      print_error(io, "the plan says this run won't fit; launching anyway (--force)");
+    }
+    if (in.serving != nullptr && !in.serving->beside.empty() && !beside_preflight(io, in))
+      return false;
+  }
+  std::fflush(io.err);
+  return true;
+}
+
+}  // namespace sparkops
