@@ -1,14 +1,9 @@
 // `sparkops top`: the live view. Options and one call into tui/; the collectors are status's.
 
-#include <clocale>
-#include <cstdlib>
-#include <cstring>
-#include <thread>
+#include <memory>
+#include <string>
 
 #include <fmt/format.h>
-#include <langinfo.h>
-#include <sys/ioctl.h>
-#include <unistd.h>
 
 #include "base/units.hpp"
 #include "cli/colour.hpp"
@@ -17,6 +12,7 @@
 #include "sampling/sample_run.hpp"
 #include "status/status_report.hpp"
 #include "tui/frame_builder.hpp"
+#include "tui/terminal_env.hpp"
 #include "tui/top_loop.hpp"
 
 namespace sparkops::cli {
@@ -28,27 +24,6 @@ struct TopFlags {
   bool once = false;
   std::size_t width = 0;
 };
-
-// Unicode glyphs when the user's locale encodes UTF-8 (LC_CTYPE from the environment).
-tui::Glyphs glyphs_from_locale() {
-  std::setlocale(LC_CTYPE, "");
-  const char* codeset = nl_langinfo(CODESET);
-  return codeset != nullptr && std::strcmp(codeset, "UTF-8") == 0 ? tui::Glyphs::unicode
-                                                                  : tui::Glyphs::ascii;
-}
-
-bool is_terminal() {
-  const char* term = std::getenv("TERM");
-  if (term == nullptr || term[0] == '\0' || std::strcmp(term, "dumb") == 0) return false;
-  return ::isatty(STDIN_FILENO) == 1 && ::isatty(STDOUT_FILENO) == 1;
-}
-
-std::size_t terminal_columns() {
-  winsize ws{};
-  if (::isatty(STDOUT_FILENO) == 1 && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
-    return ws.ws_col;
-  return tui::kMinColumns;
-}
 
 // ANSI for --once on a terminal; plain text otherwise.
 std::string styled_text(const tui::Frame& frame, bool colour) {
@@ -102,7 +77,7 @@ void run_top(const TopFlags& flags, AppContext& ctx) {
     ctx.exit_code = kExitBadInput;
     return;
   }
-  if (!flags.once && !is_terminal()) {
+  if (!flags.once && !tui::is_terminal()) {
     print_error(ctx,
                 "top needs a terminal (stdin and stdout a tty, TERM set and not \"dumb\"); use "
                 "`sparkops top --once` for one frame as text");
@@ -125,22 +100,15 @@ void run_top(const TopFlags& flags, AppContext& ctx) {
   tracker.thresholds.detector = detector_from_config(ctx.config);
   tui::ViewState view;
   view.interval = std::chrono::duration_cast<std::chrono::milliseconds>(*interval);
-  const tui::Glyphs glyphs = glyphs_from_locale();
+  const tui::Glyphs glyphs = tui::glyphs_from_locale();
 
   if (flags.once) {
-    // Two readings one interval apart, so counter deltas and rates are real, then one frame.
-    tui::TopTracker t(tracker);
-    t.observe(collect(), clock.steady_now());
-    clock.sleep_until(clock.steady_now() + *interval);
-    t.observe(collect(), clock.steady_now());
     tui::FrameOptions fo;
-    fo.columns = flags.width != 0 ? flags.width : terminal_columns();
-    fo.rows = 1000;  // everything: a pipe has no height
+    fo.columns = flags.width != 0 ? flags.width : tui::terminal_columns();
     fo.glyphs = glyphs;
-    fo.mode = tui::FrameMode::once;
-    fmt::print(ctx.out, "{}",
-               styled_text(tui::build_frame(t.model(), view, fo), colour_enabled(ctx, ctx.out)));
-    ctx.exit_code = t.model().report.pool ? kExitOk : kExitFailure;
+    const auto once = tui::run_top_once(collect, clock, *interval, tracker, view, fo);
+    fmt::print(ctx.out, "{}", styled_text(once.frame, colour_enabled(ctx, ctx.out)));
+    ctx.exit_code = once.pool_read ? kExitOk : kExitFailure;
     return;
   }
 

@@ -63,4 +63,18 @@ Status run_top(const TopLoopOptions& options, const CollectFn& collect, ProcessS
   }
 }
 
+TopOnce run_top_once(const CollectFn& collect, Clock& clock, std::chrono::nanoseconds interval,
+                     const TrackerOptions& tracker, const ViewState& view, FrameOptions frame) {
+  TopTracker t(tracker);
+  t.observe(collect(), clock.steady_now());
+  clock.sleep_until(clock.steady_now() + interval);
+  t.observe(collect(), clock.steady_now());
+  frame.rows = 1000;
+  frame.mode = FrameMode::once;
+  TopOnce out;
+  out.frame = build_frame(t.model(), view, frame);
+  out.pool_read = t.model().report.pool.has_value();
+  return out;
+}
+
 }  // namespace sparkops::tui
