@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -16,6 +17,13 @@ namespace sparkops {
 template <class Json>
 std::string dump_json(const Json& doc, int indent = -1) {
   return doc.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
+
+// An optional value as JSON: the value, or null when it is absent (every document spells "not
+// known" as null, never as a missing key or 0). Json is nlohmann::json or nlohmann::ordered_json.
+template <class Json = nlohmann::json, class T>
+Json json_or_null(const std::optional<T>& v) {
+  return v ? Json(*v) : Json(nullptr);
 }
 
 }  // namespace sparkops

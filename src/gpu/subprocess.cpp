@@ -13,7 +13,9 @@
 
 #include <fmt/format.h>
 
+#include "base/fd.hpp"
 #include "base/text.hpp"
+#include "base/wait_status.hpp"
 
 extern char** environ;
 
@@ -32,33 +34,6 @@ std::optional<std::string> find_on_path(std::string_view name, std::string_view 
   }
   return std::nullopt;
 }
-
-namespace {
-
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { reset(); }
-  int get() const { return fd_; }
-  void reset() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_ = -1;
-};
-
-int wait_status_to_code(int status) {
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return -1;
-}
-
-}  // namespace
 
 Result<CapturedOutput> run_captured(const std::vector<std::string>& argv,
                                     std::chrono::milliseconds timeout, std::size_t max_bytes) {
@@ -157,7 +132,7 @@ Result<CapturedOutput> run_captured(const std::vector<std::string>& argv,
     }
     return tl::unexpected(*problem);
   }
-  result.exit_code = wait_status_to_code(status);
+  result.exit_code = exit_code_from_wait_status(status, -1);
   return result;
 }
 

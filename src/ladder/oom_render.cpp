@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "base/json_text.hpp"
 #include "base/time_format.hpp"
 #include "base/units.hpp"
 
@@ -9,11 +10,6 @@ namespace sparkops {
 namespace {
 
 using nlohmann::json;
-
-template <class T>
-json opt(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
 
 // The failure in words for people; JSON keeps oom_kind_name's tokens for scripts.
 std::string_view oom_kind_words(OomKind k) {
@@ -151,11 +147,11 @@ json oom_to_json(const OomView& v) {
     j["phase"] = std::string(oom_phase_name(r.phase));
     j["evidence"] = r.kind == OomKind::not_oom ? json(nullptr) : json(r.evidence_text);
     j["inferred"] = r.evidence == Evidence::inferred;
-    j["requested_bytes"] = opt(r.requested_bytes);
-    j["capacity_bytes"] = opt(r.capacity_bytes);
-    j["free_bytes"] = opt(r.free_bytes);
-    j["process"] = opt(r.process_name);
-    j["pid"] = opt(r.process_pid);
+    j["requested_bytes"] = json_or_null(r.requested_bytes);
+    j["capacity_bytes"] = json_or_null(r.capacity_bytes);
+    j["free_bytes"] = json_or_null(r.free_bytes);
+    j["process"] = json_or_null(r.process_name);
+    j["pid"] = json_or_null(r.process_pid);
     j["bitsandbytes_on_stack"] = r.bitsandbytes_on_stack;
     j["phase_evidence"] = r.phase_evidence.empty() ? json(nullptr) : json(r.phase_evidence);
     j["near_miss"] = r.near_miss.empty() ? json(nullptr) : json(r.near_miss);
@@ -226,21 +222,21 @@ std::string render_flush_text(const FlushView& v) {
 json flush_to_json(const FlushView& v) {
   const auto& o = v.outcome;
   const auto mem = [](const Meminfo& m) {
-    return json{{"mem_free_bytes", opt(m.mem_free_bytes)},
-                {"mem_available_bytes", opt(m.mem_available_bytes)},
-                {"cached_bytes", opt(m.cached_bytes)},
-                {"shmem_bytes", opt(m.shmem_bytes)},
-                {"mapped_bytes", opt(m.mapped_bytes)}};
+    return json{{"mem_free_bytes", json_or_null(m.mem_free_bytes)},
+                {"mem_available_bytes", json_or_null(m.mem_available_bytes)},
+                {"cached_bytes", json_or_null(m.cached_bytes)},
+                {"shmem_bytes", json_or_null(m.shmem_bytes)},
+                {"mapped_bytes", json_or_null(m.mapped_bytes)}};
   };
   json j = json::object();
   j["dry_run"] = v.mode == FlushMode::dry_run;
   j["before"] = mem(o.before);
   j["after"] = o.after ? mem(*o.after) : json(nullptr);
   j["estimate_bytes"] = o.estimate_bytes;
-  j["reclaimed_bytes"] = opt(o.reclaimed_bytes);
+  j["reclaimed_bytes"] = json_or_null(o.reclaimed_bytes);
   j["forced_past_trainer"] = o.forced_past_trainer;
   j["trainers"] = v.trainers;
-  j["recorded_in"] = opt(v.recorded_in);
+  j["recorded_in"] = json_or_null(v.recorded_in);
   return j;
 }
 

@@ -1,20 +1,15 @@
 #include "status/status_json.hpp"
 
-#include "status/status_render.hpp"
-
+#include "base/json_text.hpp"
 #include "base/time_format.hpp"
 #include "gpu/throttle_reasons.hpp"
+#include "status/status_render.hpp"
 
 namespace sparkops {
 
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-template <class T>
-Json opt(const std::optional<T>& v) {
-  return v ? Json(*v) : Json(nullptr);
-}
 
 Json opt_celsius(const std::optional<std::int64_t>& millicelsius) {
   return millicelsius ? Json(static_cast<double>(*millicelsius) / 1000.0) : Json(nullptr);
@@ -37,22 +32,22 @@ Json pool_json(const StatusReport& r) {
   j["available_bytes"] = p.available_bytes;
   j["reclaimable_bytes"] = p.reclaimable_bytes;
   j["hugepages_reserved_bytes"] = p.hugepages_reserved_bytes;
-  j["cgroup_headroom_bytes"] = opt(p.cgroup_headroom_bytes);
+  j["cgroup_headroom_bytes"] = json_or_null<Json>(p.cgroup_headroom_bytes);
   j["effective_available_bytes"] = p.effective_available_bytes;
   j["overhead_bytes"] = p.overhead_bytes;
   j["budget_bytes"] = p.budget_bytes;
   j["flush_suggested"] = p.flush_suggested;
-  j["cached_bytes"] = r.meminfo ? opt(r.meminfo->cached_bytes) : Json(nullptr);
-  j["swap_free_bytes"] = r.meminfo ? opt(r.meminfo->swap_free_bytes) : Json(nullptr);
+  j["cached_bytes"] = r.meminfo ? json_or_null<Json>(r.meminfo->cached_bytes) : Json(nullptr);
+  j["swap_free_bytes"] = r.meminfo ? json_or_null<Json>(r.meminfo->swap_free_bytes) : Json(nullptr);
   return j;
 }
 
 Json cgroup_json(const std::optional<CgroupMemory>& cg) {
   if (!cg) return nullptr;
   return Json{{"path", cg->path},
-              {"max_bytes", opt(cg->max_bytes)},
-              {"high_bytes", opt(cg->high_bytes)},
-              {"current_bytes", opt(cg->current_bytes)}};
+              {"max_bytes", json_or_null<Json>(cg->max_bytes)},
+              {"high_bytes", json_or_null<Json>(cg->high_bytes)},
+              {"current_bytes", json_or_null<Json>(cg->current_bytes)}};
 }
 
 Json psi_line_json(const PsiLine& l) {
@@ -84,12 +79,12 @@ Json device_json(const GpuDevice& d, const GpuSnapshot* s) {
   j["energy_joules"] = s->energy_microjoules
                            ? Json(static_cast<double>(*s->energy_microjoules) / 1e6)
                            : Json(nullptr);
-  j["sm_clock_mhz"] = opt(s->sm_clock_mhz);
-  j["sm_clock_max_mhz"] = opt(s->sm_clock_max_mhz);
-  j["mem_clock_mhz"] = opt(s->mem_clock_mhz);
-  j["mem_clock_max_mhz"] = opt(s->mem_clock_max_mhz);
-  j["utilization_gpu_percent"] = opt(s->util_gpu_percent);
-  j["utilization_memory_percent"] = opt(s->util_mem_percent);
+  j["sm_clock_mhz"] = json_or_null<Json>(s->sm_clock_mhz);
+  j["sm_clock_max_mhz"] = json_or_null<Json>(s->sm_clock_max_mhz);
+  j["mem_clock_mhz"] = json_or_null<Json>(s->mem_clock_mhz);
+  j["mem_clock_max_mhz"] = json_or_null<Json>(s->mem_clock_max_mhz);
+  j["utilization_gpu_percent"] = json_or_null<Json>(s->util_gpu_percent);
+  j["utilization_memory_percent"] = json_or_null<Json>(s->util_mem_percent);
   j["pstate"] = s->pstate ? Json("P" + std::to_string(*s->pstate)) : Json(nullptr);
   if (s->clocks_event_reasons) {
     j["clocks_event_reasons"] = *s->clocks_event_reasons;
@@ -110,7 +105,8 @@ Json device_json(const GpuDevice& d, const GpuSnapshot* s) {
   if (s->processes) {
     Json procs = Json::array();
     for (const auto& p : *s->processes) {
-      procs.push_back(Json{{"pid", p.pid}, {"name", p.name}, {"used_bytes", opt(p.used_bytes)}});
+      procs.push_back(
+          Json{{"pid", p.pid}, {"name", p.name}, {"used_bytes", json_or_null<Json>(p.used_bytes)}});
     }
     j["processes"] = procs;
   } else {
@@ -123,8 +119,8 @@ Json gpu_json(const GpuStatus& g) {
   Json j{{"backend", g.backend},
          {"state", std::string(gpu_state_name(g.state))},
          {"detail", g.detail},
-         {"driver_version", opt(g.driver_version)},
-         {"process_memory_bytes", opt(g.process_memory_bytes)}};
+         {"driver_version", json_or_null<Json>(g.driver_version)},
+         {"process_memory_bytes", json_or_null<Json>(g.process_memory_bytes)}};
   Json devices = Json::array();
   for (std::size_t i = 0; i < g.devices.size(); ++i) {
     const GpuSnapshot* snap = nullptr;
@@ -144,8 +140,8 @@ Json workloads_json(const StatusReport& r) {
     list.push_back(Json{{"pid", w.pid},
                         {"kind", w.kind},
                         {"name", w.name},
-                        {"claim_bytes", opt(w.claim_bytes)},
-                        {"actual_bytes", opt(w.actual_bytes)},
+                        {"claim_bytes", json_or_null<Json>(w.claim_bytes)},
+                        {"actual_bytes", json_or_null<Json>(w.actual_bytes)},
                         {"heavy", w.heavy}});
   }
   return list;
@@ -170,10 +166,12 @@ nlohmann::ordered_json status_to_json(const StatusReport& r) {
   Json j;
   j["taken_at"] = format_iso8601_utc_ms(r.taken_at);
   j["sparkops_version"] = r.sparkops_version;
-  j["machine"] =
-      Json{{"hostname", opt(r.system.hostname)}, {"kernel", opt(r.system.kernel_release)},
-           {"arch", opt(r.system.architecture)}, {"os", opt(r.system.os_pretty_name)},
-           {"board", opt(r.system.board_model)}, {"gb10_evidence", opt(r.system.gb10_evidence)}};
+  j["machine"] = Json{{"hostname", json_or_null<Json>(r.system.hostname)},
+                      {"kernel", json_or_null<Json>(r.system.kernel_release)},
+                      {"arch", json_or_null<Json>(r.system.architecture)},
+                      {"os", json_or_null<Json>(r.system.os_pretty_name)},
+                      {"board", json_or_null<Json>(r.system.board_model)},
+                      {"gb10_evidence", json_or_null<Json>(r.system.gb10_evidence)}};
   j["pool"] = pool_json(r);
   j["cgroup"] = cgroup_json(r.cgroup);
   j["memory_pressure"] = pressure_json(r.memory_pressure);
@@ -189,7 +187,7 @@ nlohmann::ordered_json status_to_json(const StatusReport& r) {
     rails[rail.name] = static_cast<double>(rail.power_microwatts) / 1e6;
   }
   thermals["spbm_rails_watts"] = r.spbm_rails.empty() ? Json(nullptr) : rails;
-  thermals["spbm_prochot"] = r.spbm ? opt(r.spbm->prochot) : Json(nullptr);
+  thermals["spbm_prochot"] = r.spbm ? json_or_null<Json>(r.spbm->prochot) : Json(nullptr);
   j["thermals"] = thermals;
   j["workloads"] = workloads_json(r);
   j["coexistence"] = r.coexistence.empty() ? Json(nullptr) : Json(r.coexistence);

@@ -149,12 +149,6 @@ Result<ChildProcess> spawn_child(const std::vector<std::string>& argv, ChildOutp
   return ChildProcess{pid, out[0], err[0], pty};
 }
 
-int exit_code_from_wait_status(int status) {
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return 1;
-}
-
 void signal_job(const ChildProcess& child, int sig) {
   if (child.pid <= 0) return;
   if (::kill(-child.pid, sig) != 0) ::kill(child.pid, sig);

@@ -45,9 +45,6 @@ std::optional<winsize> own_terminal_size();
 // Gives the job's ptys `size` and sends SIGWINCH to its process group (nothing for pipes).
 void resize_job_terminal(const ChildProcess& child, const winsize& size);
 
-// The shell convention: the exit status, or 128 + n when killed by signal n.
-int exit_code_from_wait_status(int status);
-
 // Sends `sig` to the child's process group (the whole job, its workers included).
 void signal_job(const ChildProcess& child, int sig);
 

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "base/version.hpp"
+#include "base/wait_status.hpp"
 #include "sampling/sample_run.hpp"
 #include "sampling/sampler.hpp"
 #include "sampling/scheduler.hpp"

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "base/json_text.hpp"
 #include "base/time_format.hpp"
 #include "base/units.hpp"
 
@@ -27,11 +28,6 @@ double seconds_between(SystemTime a, SystemTime b) {
 std::string step_range(const diagnose::Slowdown& s) {
   return s.start_step == s.end_step ? fmt::format("step {}", s.start_step)
                                     : fmt::format("steps {}-{}", s.start_step, s.end_step);
-}
-
-template <class T>
-nlohmann::ordered_json opt(const std::optional<T>& v) {
-  return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
 }
 
 }  // namespace
@@ -111,7 +107,7 @@ nlohmann::ordered_json watch_summary_json(const WatchSummaryView& v) {
   nlohmann::ordered_json j;
   j["command"] = v.command;
   j["exit_code"] = o.exit_code;
-  j["signal"] = opt(o.term_signal);
+  j["signal"] = json_or_null<nlohmann::ordered_json>(o.term_signal);
   j["killed_by_watch"] = o.killed_by_watch;
   j["started"] = format_iso8601_utc_ms(o.started);
   j["ended"] = format_iso8601_utc_ms(o.ended);
@@ -126,8 +122,8 @@ nlohmann::ordered_json watch_summary_json(const WatchSummaryView& v) {
   std::optional<double> baseline = v.diagnosis ? v.diagnosis->baseline_seconds : std::nullopt;
   if (!baseline) baseline = o.live_baseline_seconds;
   // The names `analyze --json` uses for the same figures (docs/json.md).
-  j["baseline_step_seconds"] = opt(baseline);
-  j["final_step_seconds"] = opt(o.last_seconds);
+  j["baseline_step_seconds"] = json_or_null<nlohmann::ordered_json>(baseline);
+  j["final_step_seconds"] = json_or_null<nlohmann::ordered_json>(o.last_seconds);
   auto slowdowns = nlohmann::ordered_json::array();
   if (v.diagnosis) {
     for (const auto& sd : v.diagnosis->slowdowns) {
@@ -145,12 +141,12 @@ nlohmann::ordered_json watch_summary_json(const WatchSummaryView& v) {
   j["throttle_episodes"] = o.throttle_episodes;
   j["memory_pressure_episodes"] = o.pressure_events;
   j["samples"] = o.samples;
-  j["launch_used_bytes"] = opt(o.launch_used_bytes);
-  j["peak_used_bytes"] = opt(o.peak_used_bytes);
-  j["peak_over_launch_bytes"] = opt(o.peak_over_launch_bytes());
-  j["peak_gpu_process_bytes"] = opt(o.peak_gpu_process_bytes);
-  j["plan_peak_bytes"] = opt(v.plan_peak_bytes);
-  j["anchor_file"] = opt(v.anchor_file);
+  j["launch_used_bytes"] = json_or_null<nlohmann::ordered_json>(o.launch_used_bytes);
+  j["peak_used_bytes"] = json_or_null<nlohmann::ordered_json>(o.peak_used_bytes);
+  j["peak_over_launch_bytes"] = json_or_null<nlohmann::ordered_json>(o.peak_over_launch_bytes());
+  j["peak_gpu_process_bytes"] = json_or_null<nlohmann::ordered_json>(o.peak_gpu_process_bytes);
+  j["plan_peak_bytes"] = json_or_null<nlohmann::ordered_json>(v.plan_peak_bytes);
+  j["anchor_file"] = json_or_null<nlohmann::ordered_json>(v.anchor_file);
   auto orphans = nlohmann::ordered_json::array();
   for (const auto& p : o.orphans) {
     orphans.push_back({{"pid", p.pid}, {"comm", p.comm}, {"pgrp", p.pgrp}, {"session", p.session}});

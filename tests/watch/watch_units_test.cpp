@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "base/text.hpp"
+#include "base/wait_status.hpp"
 #include "diagnose/live_slowdown.hpp"
 #include "support/test_support.hpp"
 #include "trainlog/live_tracker.hpp"
