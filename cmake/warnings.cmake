@@ -33,9 +33,7 @@ function(sparkops_test name)
   add_executable(${name} ${T_SOURCES})
   target_link_libraries(${name} PRIVATE ${T_DEPS} sparkops_test_support GTest::gtest GTest::gmock
                         GTest::gtest_main sparkops_warnings)
-  if(TARGET sparkops)
-    add_dependencies(${name} sparkops)  # CLI tests run the binary
-  endif()
+  add_dependencies(${name} sparkops)  # CLI tests run the binary (src/ is added before tests/)
   gtest_discover_tests(${name} WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
     PROPERTIES ENVIRONMENT "SPARKOPS_SOURCE_DIR=${PROJECT_SOURCE_DIR};SPARKOPS_BUILD_DIR=${PROJECT_BINARY_DIR}"
     DISCOVERY_TIMEOUT 60)

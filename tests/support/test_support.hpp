@@ -1,10 +1,12 @@
 #pragma once
 // Helpers every test uses: fixture paths, scratch directories, and running the sparkops binary.
 
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 namespace sparkops::test {
@@ -58,5 +60,16 @@ ProcessResult run_sparkops(const std::vector<std::string>& args,
 // Compares `actual` with the golden file tests/fixtures/<relative>. With SPARKOPS_UPDATE_GOLDEN=1
 // in the environment, rewrites the golden file instead (and the test still passes).
 void expect_golden(std::string_view relative, std::string_view actual);
+
+// Polls (does not time anything): waits until `pred` holds, up to a generous bound (10 s in 5 ms
+// steps), for tests that watch a background process reach a state.
+template <class Pred>
+bool eventually(Pred pred) {
+  for (int i = 0; i < 2000; ++i) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds{5});
+  }
+  return false;
+}
 
 }  // namespace sparkops::test

@@ -96,15 +96,7 @@ class Watch {
   pid_t pid_ = -1;
 };
 
-// Polls (does not time anything): waits until `pred` holds, up to a generous bound.
-template <class Pred>
-bool eventually(Pred pred) {
-  for (int i = 0; i < 2000; ++i) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds{5});
-  }
-  return false;
-}
+using test::eventually;
 
 bool file_contains(const std::filesystem::path& p, std::string_view needle) {
   std::ifstream f(p);

@@ -19,14 +19,14 @@
 
 extern char** environ;
 
-#ifdef SPARKOPS_FAKE_NVML
+#ifdef FAKE_NVML_LIB
 
 namespace sparkops {
 namespace {
 
 std::map<std::string, std::string> fake_env(
     std::string_view scenario = "nvml/gb10-counters-advancing") {
-  return {{"SPARKOPS_NVML_LIB", SPARKOPS_FAKE_NVML},
+  return {{"SPARKOPS_NVML_LIB", FAKE_NVML_LIB},
           {"FAKE_NVML_SCENARIO", test::fixture(scenario).string()},
           {"SPARKOPS_ROOT", test::fixture("roots/gb10-finetune").string()}};
 }
@@ -82,15 +82,7 @@ class Background {
   pid_t pid_ = -1;
 };
 
-// Polls (does not time anything): waits until `pred` holds, up to a generous bound.
-template <class Pred>
-bool eventually(Pred pred) {
-  for (int i = 0; i < 2000; ++i) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds{5});
-  }
-  return false;
-}
+using test::eventually;
 
 std::size_t line_count(const std::filesystem::path& p) {
   if (!std::filesystem::exists(p)) return 0;
