@@ -25,7 +25,7 @@ void run_serve(const ServeRequest& flags, AppContext& ctx) {
     ctx.exit_code = kExitBadInput;
     return;
   }
-  auto plan = plan_serve(flags, ctx.config);
+  auto plan = plan_serve(flags, serve_defaults_from_config(ctx.config));
   if (!plan) {
     print_error(ctx, plan.error().detail);
     ctx.exit_code = kExitBadInput;

@@ -45,6 +45,14 @@ CoexistenceOptions coexistence_options_from_config(const Config& config) {
   return options;
 }
 
+ServeDefaults serve_defaults_from_config(const Config& config) {
+  ServeDefaults d;
+  d.listen = config.get_string("serve.listen");
+  d.interval = config.get_duration("serve.interval");
+  d.max_workloads = config.get_integer("serve.max_workloads");
+  return d;
+}
+
 std::filesystem::path user_anchor_file() {
   const std::string xdg = env_or_empty("XDG_DATA_HOME");
   if (!xdg.empty()) return std::filesystem::path(xdg) / "sparkops" / "anchors.jsonl";

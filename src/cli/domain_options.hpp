@@ -14,6 +14,7 @@
 #include "config/config.hpp"
 #include "diagnose/diagnosis.hpp"
 #include "diagnose/live_slowdown.hpp"
+#include "exporter/serve_session.hpp"
 #include "host/host_root.hpp"
 #include "host/pool.hpp"
 #include "plan/plan.hpp"
@@ -39,6 +40,9 @@ HeavyRules heavy_rules_from_config(const Config& config);
 
 // procs.tight_margin: below this much room a coexistence verdict is "tight".
 CoexistenceOptions coexistence_options_from_config(const Config& config);
+
+// serve.listen, serve.interval and serve.max_workloads: what `serve` does without its flags.
+ServeDefaults serve_defaults_from_config(const Config& config);
 
 // ~/.local/share/sparkops/anchors.jsonl ($XDG_DATA_HOME/sparkops/anchors.jsonl when set); empty
 // when neither variable is set. `watch` appends measured anchors here; `plan` reads them back.

@@ -43,10 +43,9 @@ Status apply_web_config(const std::string& file, ServePlan& plan) {
 
 }  // namespace
 
-Result<ServePlan> plan_serve(const ServeRequest& flags, const Config& config) {
+Result<ServePlan> plan_serve(const ServeRequest& flags, const ServeDefaults& defaults) {
   ServePlan plan;
-  const std::string listen =
-      flags.listen.empty() ? config.get_string("serve.listen") : flags.listen;
+  const std::string listen = flags.listen.empty() ? defaults.listen : flags.listen;
   auto address = parse_listen_address(listen);
   if (!address) return tl::unexpected(address.error());
   plan.listen = *address;
@@ -56,7 +55,7 @@ Result<ServePlan> plan_serve(const ServeRequest& flags, const Config& config) {
     if (!d) return fail(Errc::invalid_argument, "--interval: " + d.error().detail);
     plan.interval = *d;
   } else {
-    plan.interval = config.get_duration("serve.interval");
+    plan.interval = defaults.interval;
   }
   if (plan.interval < std::chrono::milliseconds{100}) {
     return fail(Errc::invalid_argument, "--interval: must be at least 100ms");
@@ -65,7 +64,7 @@ Result<ServePlan> plan_serve(const ServeRequest& flags, const Config& config) {
   if (!history) return fail(Errc::invalid_argument, "--history: " + history.error().detail);
   plan.history = *history;
 
-  std::int64_t max_workloads = config.get_integer("serve.max_workloads");
+  std::int64_t max_workloads = defaults.max_workloads;
   if (!flags.max_workloads.empty()) max_workloads = parse_i64(flags.max_workloads).value_or(-1);
   if (max_workloads < 0 || max_workloads > 10000) {
     return fail(Errc::invalid_argument, "--max-workloads: must be 0-10000");

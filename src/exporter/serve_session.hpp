@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -18,7 +19,6 @@
 #include "base/console.hpp"
 #include "base/output_file.hpp"
 #include "base/result.hpp"
-#include "config/config.hpp"
 #include "exporter/basic_auth.hpp"
 #include "exporter/listen_address.hpp"
 #include "exporter/metrics_builder.hpp"
@@ -30,7 +30,7 @@
 namespace sparkops {
 
 // The request as given on the command line (text, checked by plan_serve); empty strings take the
-// config's value (serve.listen, serve.interval, serve.max_workloads).
+// defaults' value.
 struct ServeRequest {
   std::string listen;
   std::string interval;
@@ -60,10 +60,18 @@ struct ServePlan {
   bool client_cert_verified = false;  // RequireAndVerifyClientCert: TLS itself authenticates
 };
 
+// What an empty flag means: config serve.listen, serve.interval and serve.max_workloads (cli/
+// turns the config into these).
+struct ServeDefaults {
+  std::string listen = "127.0.0.1:9877";
+  std::chrono::nanoseconds interval = std::chrono::seconds{5};
+  std::int64_t max_workloads = static_cast<std::int64_t>(kDefaultMaxWorkloadSeries);
+};
+
 // Checks the request before anything starts: a bad address, interval, token file, certificate or
 // key is one error naming the flag, and a non-loopback listen needs some authentication (or
 // --insecure). Errors are Errc::invalid_argument.
-Result<ServePlan> plan_serve(const ServeRequest& request, const Config& config);
+Result<ServePlan> plan_serve(const ServeRequest& request, const ServeDefaults& defaults);
 
 // What one reading needs from the machine.
 struct ServeSource {
