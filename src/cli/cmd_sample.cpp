@@ -6,7 +6,7 @@
 #include "base/units.hpp"
 #include "cli/commands.hpp"
 #include "cli/common_options.hpp"
-#include "cli/sample_signals.hpp"
+#include "cli/signal_bridge.hpp"
 #include "sampling/sample_run.hpp"
 
 namespace sparkops::cli {
@@ -63,10 +63,9 @@ void run_sample_command(AppContext& ctx, const SampleFlags& flags) {
   auto gpu = open_gpu_for(ctx);
   if (!gpu) return bad(gpu.error().detail);
 
-  SampleSignalFlags signal_flags;
-  ScopedSampleSignals signals(signal_flags);
+  SampleSignals signals;
   SystemClock clock;
-  ctx.exit_code = run_sample(ctx, ctx.host_root(), options, gpu->get(), clock, signal_flags);
+  ctx.exit_code = run_sample(ctx, ctx.host_root(), options, gpu->get(), clock, signals.flags());
 }
 
 }  // namespace

@@ -8,7 +8,7 @@
 #include "base/output_file.hpp"
 #include "cli/commands.hpp"
 #include "cli/common_options.hpp"
-#include "cli/stop_signals.hpp"
+#include "cli/signal_bridge.hpp"
 #include "exporter/serve_session.hpp"
 #include "sampling/sample_run.hpp"
 

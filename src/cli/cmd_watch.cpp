@@ -17,7 +17,7 @@
 #include "cli/commands.hpp"
 #include "cli/common_options.hpp"
 #include "cli/plan_flags.hpp"
-#include "cli/watch_signals.hpp"
+#include "cli/signal_bridge.hpp"
 #include "sampling/sample_run.hpp"
 #include "status/status_report.hpp"
 #include "watch/run_folder.hpp"
@@ -133,10 +133,9 @@ void run_watch(AppContext& ctx, const WatchFlags& f) {
                   options->dir.string(), options->dir.string()));
   std::fflush(ctx.err);
   const HostRoot root = ctx.host_root();
-  WatchSignalFlags signal_flags;
-  ScopedWatchSignals signals(signal_flags);
+  WatchSignals signals;
   SystemClock clock;
-  auto outcome = run_watch_session(ctx, root, *options, gpu->get(), clock, signal_flags);
+  auto outcome = run_watch_session(ctx, root, *options, gpu->get(), clock, signals.flags());
   if (!outcome) {
     print_error(ctx, outcome.error().detail);
     ctx.exit_code = outcome.error().code == Errc::not_found           ? 127

@@ -17,7 +17,7 @@
 
 namespace sparkops {
 
-// What the signal handlers (cli/sample_signals.hpp) tell the loop: SIGINT/SIGTERM stop it, SIGHUP
+// What the signal handlers (cli/signal_bridge.hpp) tell the loop: SIGINT/SIGTERM stop it, SIGHUP
 // reopens its files (logrotate).
 struct SampleSignalFlags {
   std::atomic<bool> stop{false};

@@ -25,7 +25,7 @@
 
 namespace sparkops {
 
-// What the signal handlers (cli/watch_signals.hpp) tell the loop: SIGINT, SIGTERM and SIGHUP are
+// What the signal handlers (cli/signal_bridge.hpp) tell the loop: SIGINT, SIGTERM and SIGHUP are
 // counted (the first is forwarded to the job's process group, the second kills the group); SIGCHLD
 // only wakes the loop.
 struct WatchSignalFlags {
