@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/text.hpp"
+#include "base/wait_status.hpp"
 #include "support/test_support.hpp"
 
 extern char** environ;
@@ -75,7 +76,7 @@ class Background {
     while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
     }
     pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return exit_code_from_wait_status(status);
   }
 
  private:

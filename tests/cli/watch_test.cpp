@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/text.hpp"
+#include "base/wait_status.hpp"
 #include "support/test_support.hpp"
 
 extern char** environ;
@@ -82,7 +83,7 @@ class Watch {
     while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
     }
     pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return exit_code_from_wait_status(status);
   }
   std::string out() const {
     return test::slurp(dir_.path() / "stdout");

@@ -16,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include "base/wait_status.hpp"
 extern char** environ;
 
 namespace sparkops::test {
@@ -168,10 +169,7 @@ ProcessResult run_process(const std::vector<std::string>& argv,
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (WIFEXITED(status))
-    result.exit_code = WEXITSTATUS(status);
-  else if (WIFSIGNALED(status))
-    result.exit_code = 128 + WTERMSIG(status);
+  result.exit_code = exit_code_from_wait_status(status, -1);
   return result;
 }
 

@@ -15,6 +15,8 @@
 #include <sstream>
 #include <thread>
 
+#include "base/wait_status.hpp"
+
 extern char** environ;
 
 namespace sparkops::test {
@@ -83,7 +85,7 @@ bool BackgroundProcess::running() {
   int status = 0;
   const pid_t r = ::waitpid(pid_, &status, WNOHANG);
   if (r == pid_) {
-    exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    exit_code_ = exit_code_from_wait_status(status);
     return false;
   }
   return true;
