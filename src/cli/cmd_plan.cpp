@@ -13,6 +13,7 @@
 #include "base/utf8.hpp"
 #include "cli/colour.hpp"
 #include "cli/commands.hpp"
+#include "cli/common_options.hpp"
 #include "cli/domain_options.hpp"
 #include "cli/hub_progress.hpp"
 #include "cli/plan_flags.hpp"
@@ -199,6 +200,7 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
                             std::nullopt);
   const ProgressHttpClient client(*curl, hub_progress);
   plan::PlanEnvironment env = online_environment(ctx, &client, &anchor_notes);
+  if (!input->budget_bytes) env.device_memory = device_memory_for(ctx);
   auto result = plan::make_plan(*input, env);
   hub_progress.finish();
   if (!result) {
@@ -226,9 +228,10 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
       return;
     }
     beside = std::move(*b);
-  } else if (result->pool) {
-    // The one-heavy-job rule, as `procs --plan` answers it (host-side figures: plan opens no GPU).
-    // Shown only when something runs: on a quiet pool the plan's own verdict says it all.
+  } else if (result->pool && !result->device) {
+    // The one-heavy-job rule, as `procs --plan` answers it (host-side figures). Shown only when
+    // something runs: on a quiet pool the plan's own verdict says it all. A discrete GPU's run
+    // is not in the host pool, so the rule does not apply there.
     ScanOptions scan_options;
     scan_options.device_total_bytes = result->pool->total_bytes;
     scan_options.pool_bytes = pool_total_budget(*result->pool);
@@ -250,8 +253,9 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
         run.batch = b;
         plan::MatrixCell c{s, b, plan::estimate(result->model.shape, run, shard),
                            plan::Verdict::wont_fit};
-        c.verdict = plan::verdict_for(c.estimate.peak_pool_bytes(), result->budget_bytes,
-                                      result->pool, c.estimate.terms.page_cache);
+        c.verdict = plan::verdict_for(
+            plan::peak_bytes(c.estimate, result->peak_basis), result->budget_bytes,
+            result->device ? std::nullopt : result->pool, c.estimate.terms.page_cache);
         cells.push_back(c);
       }
     }

@@ -40,6 +40,7 @@ struct ProcsFlags {
 Result<std::vector<GpuProcess>> gpu_processes(const ProcsFlags& flags, const AppContext& ctx,
                                               const HostRoot& root,
                                               std::optional<std::uint64_t>& device_total,
+                                              std::optional<DeviceMemory>& device_memory,
                                               std::string& note) {
   if (!flags.gpu_apps.empty()) {
     auto text = read_file(flags.gpu_apps);
@@ -52,7 +53,7 @@ Result<std::vector<GpuProcess>> gpu_processes(const ProcsFlags& flags, const App
     for (auto& a : *apps) out.push_back(std::move(a.process));
     return out;
   }
-  if (!root.is_live()) {
+  if (!root.is_live() && !gpu_source_named(ctx)) {
     note =
         "not read: --root names a captured tree (give its nvidia-smi output with --gpu-apps FILE)";
     return std::vector<GpuProcess>{};
@@ -68,6 +69,7 @@ Result<std::vector<GpuProcess>> gpu_processes(const ProcsFlags& flags, const App
     note = snaps.error().detail;
     return std::vector<GpuProcess>{};
   }
+  device_memory = discrete_device_memory(*snaps);
   for (const auto& s : *snaps) {
     if (s.memory && !device_total) device_total = s.memory->total_bytes;
     if (!s.processes) note = "per-process GPU memory not reported by the driver";
@@ -134,8 +136,10 @@ void run_procs(const ProcsFlags& flags, AppContext& ctx) {
   if (pool) report.pool = *pool;
 
   std::optional<std::uint64_t> device_total;
-  auto gpu = gpu_processes(flags, ctx, root, device_total, report.gpu_note);
+  std::optional<DeviceMemory> device_memory;
+  auto gpu = gpu_processes(flags, ctx, root, device_total, device_memory, report.gpu_note);
   if (!gpu) return bad(gpu.error().detail);
+  report.training_budget = training_budget(report.pool, device_memory);
 
   ScanOptions options;
   // vLLM's fraction is of the device total; on a unified-memory machine that is the pool

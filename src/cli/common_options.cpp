@@ -27,19 +27,30 @@ Result<std::unique_ptr<GpuSource>> open_gpu_from_flags(const GpuFlags& flags,
   return open_gpu_source(options);
 }
 
-Result<std::unique_ptr<GpuSource>> open_gpu_for(const AppContext& ctx) {
+bool gpu_source_named(const AppContext& ctx) {
   const auto set = [](const char* name) {
     const char* v = std::getenv(name);
     return v != nullptr && *v != '\0';
   };
-  const bool named = (!ctx.gpu.backend.empty() && ctx.gpu.backend != "auto") ||
-                     set("SPARKOPS_GPU_BACKEND") || set("SPARKOPS_NVML_LIB");
-  if (!ctx.host_root().is_live() && !named) {
+  return (!ctx.gpu.backend.empty() && ctx.gpu.backend != "auto") || set("SPARKOPS_GPU_BACKEND") ||
+         set("SPARKOPS_NVML_LIB");
+}
+
+Result<std::unique_ptr<GpuSource>> open_gpu_for(const AppContext& ctx) {
+  if (!ctx.host_root().is_live() && !gpu_source_named(ctx)) {
     return make_null_gpu_source(GpuState::no_library,
                                 "not read: --root names a captured tree, and this machine's GPU "
                                 "says nothing about it (name a source: --gpu nvml|nvidia-smi)");
   }
   return open_gpu_from_flags(ctx.gpu, ctx.config);
+}
+
+std::optional<DeviceMemory> device_memory_for(const AppContext& ctx) {
+  auto gpu = open_gpu_for(ctx);
+  if (!gpu || (*gpu)->state() != GpuState::ok) return std::nullopt;
+  auto snaps = (*gpu)->snapshot();
+  if (!snaps) return std::nullopt;
+  return discrete_device_memory(*snaps);
 }
 
 std::uint64_t clock_ticks_per_second(const HostRoot& root) {

@@ -27,6 +27,15 @@ Result<std::unique_ptr<GpuSource>> open_gpu_from_flags(const GpuFlags& flags, co
 // nvidia-smi) the GPU is "not read", and the note says why and how to name one.
 Result<std::unique_ptr<GpuSource>> open_gpu_for(const AppContext& ctx);
 
+// Whether the user named a GPU source (the rule above): --gpu nvml|nvidia-smi|none,
+// SPARKOPS_GPU_BACKEND or SPARKOPS_NVML_LIB.
+bool gpu_source_named(const AppContext& ctx);
+
+// A discrete GPU's memory from the command's GPU source (open_gpu_for: a captured --root without a
+// named source reads none); nullopt where memory is unified or no GPU answers. The plan's budget
+// comes from it when set (host/pool.hpp training_budget).
+std::optional<DeviceMemory> device_memory_for(const AppContext& ctx);
+
 // USER_HZ for /proc/PID/stat start times: sysconf on the live machine, 100 (the Linux value on
 // every architecture sparkops targets) for a captured root.
 std::uint64_t clock_ticks_per_second(const HostRoot& root);

@@ -175,6 +175,10 @@ std::string render_procs_table(const ProcsReport& r, std::optional<std::size_t> 
         format_bytes(r.pool->budget_bytes), format_bytes(r.pool->overhead_bytes),
         format_bytes(r.verdict ? r.verdict->reserved_bytes : 0));
   }
+  if (r.training_budget && r.training_budget->device) {
+    out += fmt::format("Training budget {}: GPU {}'s free memory (a discrete GPU's own memory)\n",
+                       format_bytes(r.training_budget->bytes), r.training_budget->device->index);
+  }
   for (const auto& line : verdict_warning_lines(r)) out += line + "\n";
   if (r.verdict) {
     out += fmt::format("Verdict: {}\n", r.verdict->summary);
@@ -234,6 +238,15 @@ nlohmann::json procs_to_json(const ProcsReport& r) {
   }
   for (auto& line : verdict_warning_lines(r)) notes.push_back(std::move(line));
   doc["notes"] = notes;
+  if (r.training_budget) {
+    const auto& b = *r.training_budget;
+    doc["training_budget"] = {
+        {"bytes", b.bytes},
+        {"source", budget_source_name(b.source)},
+        {"gpu_index", b.device ? nlohmann::json(b.device->index) : nlohmann::json(nullptr)}};
+  } else {
+    doc["training_budget"] = nullptr;
+  }
   if (r.pool) {
     doc["pool"] = {{"total_bytes", r.pool->total_bytes},
                    {"available_bytes", r.pool->available_bytes},

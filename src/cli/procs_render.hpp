@@ -20,6 +20,8 @@ struct ProcsReport {
   std::optional<CoexistenceVerdict> verdict;  // absent without a pool
   bool need_given = false;                    // --need / --plan: the verdict answers a question
   std::string gpu_note;                       // why GPU memory is missing, empty when joined
+  // host/pool.hpp training_budget: a discrete GPU's free memory, else the pool's budget.
+  std::optional<TrainingBudget> training_budget;
 };
 
 // width: the terminal's columns (cli/terminal.hpp); nullopt keeps natural widths. Narrow tables

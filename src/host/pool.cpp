@@ -42,6 +42,17 @@ Result<PoolView> compute_pool(const Meminfo& m, const std::optional<CgroupMemory
   return p;
 }
 
+std::string_view budget_source_name(BudgetSource s) {
+  return s == BudgetSource::gpu_memory ? "gpu_memory" : "unified_pool";
+}
+
+std::optional<TrainingBudget> training_budget(const std::optional<PoolView>& pool,
+                                              const std::optional<DeviceMemory>& device) {
+  if (device) return TrainingBudget{device->free_bytes, BudgetSource::gpu_memory, device};
+  if (pool) return TrainingBudget{pool->budget_bytes, BudgetSource::unified_pool, std::nullopt};
+  return std::nullopt;
+}
+
 Result<PoolView> read_pool(const HostRoot& root, const PoolOptions& options) {
   auto meminfo = read_meminfo(root);
   if (!meminfo) return fail(Errc::io, meminfo.error().detail);

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 #include "host/cgroup.hpp"
 #include "host/meminfo.hpp"
@@ -37,6 +38,31 @@ struct PoolView {
 inline std::uint64_t pool_total_budget(const PoolView& pool) {
   return pool.total_bytes > pool.overhead_bytes ? pool.total_bytes - pool.overhead_bytes : 0;
 }
+
+// The memory of a discrete GPU as NVML reports it (absent where NVML says the memory is unified or
+// not supported: GB10, Jetson Thor).
+struct DeviceMemory {
+  unsigned index = 0;
+  std::uint64_t total_bytes = 0;
+  std::uint64_t free_bytes = 0;
+};
+
+// Where a training run's budget comes from: the one rule status, plan and procs share. On a
+// discrete GPU the run lives in the device's memory, so the budget is what the device has free
+// (NVML's free: total - used); the host pool bounds it only where memory is unified, and there
+// the budget is the pool's (available - overhead, host/pool above).
+enum class BudgetSource { unified_pool, gpu_memory };
+std::string_view budget_source_name(BudgetSource s);  // "unified_pool", "gpu_memory"
+
+struct TrainingBudget {
+  std::uint64_t bytes = 0;
+  BudgetSource source = BudgetSource::unified_pool;
+  std::optional<DeviceMemory> device;  // set when source is gpu_memory
+};
+
+// nullopt when neither is known (no GPU memory reading and no pool).
+std::optional<TrainingBudget> training_budget(const std::optional<PoolView>& pool,
+                                              const std::optional<DeviceMemory>& device);
 
 // Pure. Needs MemTotal, MemFree and MemAvailable; an Error names the missing field.
 Result<PoolView> compute_pool(const Meminfo& meminfo, const std::optional<CgroupMemory>& cgroup,

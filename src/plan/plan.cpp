@@ -158,20 +158,30 @@ Verdict verdict_for(std::uint64_t peak, std::uint64_t budget, const std::optiona
   return Verdict::fits;
 }
 
+std::uint64_t peak_bytes(const Estimate& e, PeakBasis basis) {
+  if (basis == PeakBasis::pool) return e.peak_pool_bytes();
+  // estimate(): load peak = weights + shard transient + context + host process, the transient
+  // being the mmap'd shard (host page cache) and, for QLoRA, its bf16 device copy.
+  const std::uint64_t host_part = e.terms.host_process + e.largest_shard_bytes;
+  const std::uint64_t load_device =
+      e.load_peak_pool_bytes > host_part ? e.load_peak_pool_bytes - host_part : 0;
+  return std::max(e.train_peak_device_bytes, load_device);
+}
+
 namespace {
 
 // The advice is estimated in full: its reserve replayed, not scaled from the probe's hint.
 Advice make_advice(AdviceKind kind, const ModelShape& shape, RunConfig run, std::uint64_t budget,
-                   std::optional<std::uint64_t> shard) {
+                   std::optional<std::uint64_t> shard, PeakBasis basis) {
   run.reserve_fraction_hint = -1;
   Advice a{kind, run, estimate(shape, run, shard), false};
-  a.fits = a.estimate.peak_pool_bytes() <= budget;
+  a.fits = peak_bytes(a.estimate, basis) <= budget;
   return a;
 }
 
 bool fits(const ModelShape& shape, const RunConfig& run, std::uint64_t budget,
-          std::optional<std::uint64_t> shard) {
-  return estimate(shape, run, shard).peak_pool_bytes() <= budget;
+          std::optional<std::uint64_t> shard, PeakBasis basis) {
+  return peak_bytes(estimate(shape, run, shard), basis) <= budget;
 }
 
 double reserve_fraction(const Estimate& e) {
@@ -187,7 +197,7 @@ double reserve_fraction(const Estimate& e) {
 template <class Set>
 std::optional<Advice> bisect_fit(AdviceKind kind, const ModelShape& shape, const RunConfig& run,
                                  std::uint64_t hi, std::uint64_t budget,
-                                 std::optional<std::uint64_t> shard, Set set) {
+                                 std::optional<std::uint64_t> shard, PeakBasis basis, Set set) {
   RunConfig probe = run;
   probe.reserve_fraction_hint = reserve_fraction(estimate(shape, run, shard));
   for (int round = 0; round < 8 && hi > 0; ++round) {
@@ -195,7 +205,7 @@ std::optional<Advice> bisect_fit(AdviceKind kind, const ModelShape& shape, const
     while (lo < hi) {
       const std::uint64_t mid = lo + (hi - lo + 1) / 2;
       set(probe, mid);
-      if (fits(shape, probe, budget, shard)) {
+      if (fits(shape, probe, budget, shard, basis)) {
         lo = mid;
       } else {
         hi = mid - 1;
@@ -203,7 +213,7 @@ std::optional<Advice> bisect_fit(AdviceKind kind, const ModelShape& shape, const
     }
     if (lo == 0) return std::nullopt;
     set(probe, lo);
-    Advice a = make_advice(kind, shape, probe, budget, shard);
+    Advice a = make_advice(kind, shape, probe, budget, shard, basis);
     if (a.fits) return a;
     probe.reserve_fraction_hint = reserve_fraction(a.estimate);
     hi = lo - 1;
@@ -215,20 +225,20 @@ std::optional<Advice> bisect_fit(AdviceKind kind, const ModelShape& shape, const
 
 std::optional<Advice> largest_seq_that_fits(const ModelShape& shape, const RunConfig& run,
                                             std::uint64_t budget,
-                                            std::optional<std::uint64_t> shard) {
+                                            std::optional<std::uint64_t> shard, PeakBasis basis) {
   // Multiples of 128 strictly below the current packing.
   std::uint64_t hi = run.seq / 128;
   if (run.seq % 128 == 0 && hi > 0) --hi;
-  return bisect_fit(AdviceKind::shorter_seq, shape, run, hi, budget, shard,
+  return bisect_fit(AdviceKind::shorter_seq, shape, run, hi, budget, shard, basis,
                     [](RunConfig& r, std::uint64_t v) { r.seq = v * 128; });
 }
 
 std::optional<Advice> largest_batch_that_fits(const ModelShape& shape, const RunConfig& run,
                                               std::uint64_t budget,
-                                              std::optional<std::uint64_t> shard) {
+                                              std::optional<std::uint64_t> shard, PeakBasis basis) {
   // Bisect over [1, batch - 1] (a count-down would not finish for --batch 9223372036854775807).
   if (run.batch < 2) return std::nullopt;
-  return bisect_fit(AdviceKind::smaller_batch, shape, run, run.batch - 1, budget, shard,
+  return bisect_fit(AdviceKind::smaller_batch, shape, run, run.batch - 1, budget, shard, basis,
                     [](RunConfig& r, std::uint64_t v) { r.batch = v; });
 }
 
@@ -252,13 +262,13 @@ std::optional<RunConfig> method_tier_down(const RunConfig& run) {
 }
 
 std::vector<Advice> advise(const ModelShape& shape, const RunConfig& run, std::uint64_t budget,
-                           std::optional<std::uint64_t> shard) {
+                           std::optional<std::uint64_t> shard, PeakBasis basis) {
   std::vector<Advice> out;
-  if (auto a = largest_seq_that_fits(shape, run, budget, shard)) {
+  if (auto a = largest_seq_that_fits(shape, run, budget, shard, basis)) {
     out.push_back(std::move(*a));
     return out;
   }
-  if (auto a = largest_batch_that_fits(shape, run, budget, shard)) {
+  if (auto a = largest_batch_that_fits(shape, run, budget, shard, basis)) {
     out.push_back(std::move(*a));
     return out;
   }
@@ -266,9 +276,9 @@ std::vector<Advice> advise(const ModelShape& shape, const RunConfig& run, std::u
   RunConfig tier = run;
   while (auto next = method_tier_down(tier)) {
     tier = *next;
-    Advice a = make_advice(AdviceKind::method_down, shape, tier, budget, shard);
+    Advice a = make_advice(AdviceKind::method_down, shape, tier, budget, shard, basis);
     if (!a.fits) {
-      if (auto shorter = largest_seq_that_fits(shape, tier, budget, shard)) {
+      if (auto shorter = largest_seq_that_fits(shape, tier, budget, shard, basis)) {
         shorter->kind = AdviceKind::method_down;
         a = std::move(*shorter);
       }
@@ -282,7 +292,7 @@ std::vector<Advice> advise(const ModelShape& shape, const RunConfig& run, std::u
     two.nodes = 2;
     // Two machines help only when the static terms are sharded: FSDP (FULL_SHARD) across them.
     two.shard = ShardMode::fsdp;
-    out.push_back(make_advice(AdviceKind::more_nodes, shape, two, budget, shard));
+    out.push_back(make_advice(AdviceKind::more_nodes, shape, two, budget, shard, basis));
   }
   return out;
 }
@@ -354,12 +364,22 @@ Result<PlanResult> make_plan(const PlanInput& input, const PlanEnvironment& env)
     r.pool = *pool;
   }
   if (r.pool) r.budget_bytes = r.pool->budget_bytes;
+  if (!input.budget_bytes && env.device_memory) {
+    // host/pool.hpp training_budget: a discrete GPU's free memory is the budget.
+    const auto budget = training_budget(r.pool, env.device_memory);
+    r.budget_bytes = budget->bytes;
+    r.device = budget->device;
+    r.peak_basis = PeakBasis::device;
+  }
 
-  const std::uint64_t peak = r.estimate.peak_pool_bytes();
-  r.verdict = verdict_for(peak, r.budget_bytes, r.pool, r.estimate.terms.page_cache);
+  const std::uint64_t peak = peak_bytes(r.estimate, r.peak_basis);
+  // A page-cache flush frees host memory: it helps only where the GPU lives in the pool.
+  r.verdict = verdict_for(peak, r.budget_bytes, r.device ? std::nullopt : r.pool,
+                          r.estimate.terms.page_cache);
   r.anchor = nearest_anchor(env.anchors, r.model.shape.params.total, run, r.estimate,
                             r.verdict != Verdict::wont_fit);
-  if (r.verdict == Verdict::wont_fit) r.advice = advise(r.model.shape, run, r.budget_bytes, shard);
+  if (r.verdict == Verdict::wont_fit)
+    r.advice = advise(r.model.shape, run, r.budget_bytes, shard, r.peak_basis);
   return r;
 }
 

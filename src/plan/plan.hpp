@@ -50,9 +50,12 @@ struct PlanEnvironment {
   HostRoot root{"/"};            // --root: where /proc/meminfo and cgroup files are read
   PoolOptions pool_options;      // overhead etc. (PlanInput::overhead_bytes wins)
   std::optional<PoolView> pool;  // when set, used instead of reading `root`
-  HfCacheEnv hf_cache;           // HF_HUB_CACHE / HF_HOME / HOME values
-  models::HubAccess hub;         // offline unless the command allows the Hub
-  std::vector<Anchor> anchors;   // embedded_anchors() + user anchors (load_anchors)
+  // A discrete GPU's memory (NVML reports it): then the budget is its free memory, not the pool's
+  // (host/pool.hpp training_budget). Unset where memory is unified or no GPU was read.
+  std::optional<DeviceMemory> device_memory;
+  HfCacheEnv hf_cache;          // HF_HUB_CACHE / HF_HOME / HOME values
+  models::HubAccess hub;        // offline unless the command allows the Hub
+  std::vector<Anchor> anchors;  // embedded_anchors() + user anchors (load_anchors)
 };
 
 enum class Verdict { fits, fits_after_flush, tight, wont_fit };
@@ -61,11 +64,22 @@ std::string_view verdict_name(Verdict v);  // "fits", "fits_after_flush", "tight
 enum class AdviceKind { shorter_seq, smaller_batch, method_down, more_nodes };
 std::string_view advice_kind_name(AdviceKind k);  // "shorter_seq", ...
 
+// What a budget is held against. On a unified machine the pool's peak (the device side, the
+// process's host side and what it pins or pages: all one memory). On a discrete GPU the device's
+// own peak: what nvidia-smi shows for the process (reserved + context + paged states); the host
+// side and the load's mmap'd shard stay in host memory there.
+enum class PeakBasis { pool, device };
+
+// The peak for `basis`: pool = Estimate::peak_pool_bytes(); device = the larger of the training
+// peak on the device and the load's device side (the final weights and the context, plus QLoRA's
+// bf16 copy of one shard: the load peak less the host process and the mmap'd shard).
+std::uint64_t peak_bytes(const Estimate& e, PeakBasis basis);
+
 struct Advice {
   AdviceKind kind;
   RunConfig run;      // the changed run
   Estimate estimate;  // its estimate
-  bool fits = false;  // peak (train and load, pool view) <= budget
+  bool fits = false;  // peak (train and load, on the plan's PeakBasis) <= budget
 };
 
 struct PlanResult {
@@ -74,6 +88,10 @@ struct PlanResult {
   Estimate estimate;
   std::uint64_t budget_bytes = 0;
   std::optional<PoolView> pool;  // absent when --budget was given
+  // Set when the budget is a discrete GPU's free memory (PlanEnvironment::device_memory); the
+  // verdict and the advice then hold the device peak against it (peak_basis device).
+  std::optional<DeviceMemory> device;
+  PeakBasis peak_basis = PeakBasis::pool;
   Verdict verdict = Verdict::wont_fit;
   std::optional<AnchorMatch> anchor;
   std::vector<Advice> advice;      // empty when it fits
@@ -106,16 +124,19 @@ Verdict verdict_for(std::uint64_t peak_pool_bytes, std::uint64_t budget_bytes,
 // `largest_shard_bytes` as in estimate(): the model directory's largest shard when known.
 std::optional<Advice> largest_seq_that_fits(
     const ModelShape& shape, const RunConfig& run, std::uint64_t budget_bytes,
-    std::optional<std::uint64_t> largest_shard_bytes = std::nullopt);
+    std::optional<std::uint64_t> largest_shard_bytes = std::nullopt,
+    PeakBasis basis = PeakBasis::pool);
 // The largest micro-batch (< run.batch) that fits at run.seq.
 std::optional<Advice> largest_batch_that_fits(
     const ModelShape& shape, const RunConfig& run, std::uint64_t budget_bytes,
-    std::optional<std::uint64_t> largest_shard_bytes = std::nullopt);
+    std::optional<std::uint64_t> largest_shard_bytes = std::nullopt,
+    PeakBasis basis = PeakBasis::pool);
 // full -> lora (bf16) -> qlora; nullopt at qlora.
 std::optional<RunConfig> method_tier_down(const RunConfig& run);
 // The whole ladder for a run that does not fit: seq, then batch, then method tiers, then 2 nodes.
 std::vector<Advice> advise(const ModelShape& shape, const RunConfig& run,
                            std::uint64_t budget_bytes,
-                           std::optional<std::uint64_t> largest_shard_bytes = std::nullopt);
+                           std::optional<std::uint64_t> largest_shard_bytes = std::nullopt,
+                           PeakBasis basis = PeakBasis::pool);
 
 }  // namespace sparkops::plan

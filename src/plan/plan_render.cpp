@@ -63,7 +63,7 @@ std::string run_text(const plan::RunConfig& run) {
   return s;
 }
 
-std::string advice_text(const plan::Advice& a) {
+std::string advice_text(const plan::Advice& a, plan::PeakBasis basis) {
   const auto& r = a.run;
   std::string what;
   switch (a.kind) {
@@ -79,6 +79,12 @@ std::string advice_text(const plan::Advice& a) {
     case plan::AdviceKind::more_nodes:
       what = fmt::format("--nodes {} --shard {}", r.nodes, plan::shard_name(r.shard));
       break;
+  }
+  if (basis == plan::PeakBasis::device) {
+    // A discrete GPU: the figure held against its memory is the device peak.
+    return fmt::format("{:<40} on the GPU {:>9}  {}", what,
+                       format_bytes(plan::peak_bytes(a.estimate, basis)),
+                       a.fits ? "fits" : "does not fit");
   }
   return fmt::format(
       "{:<40} train {:>9}  load {:>9}  {}", what, format_bytes(a.estimate.train_peak_pool_bytes),
@@ -122,6 +128,12 @@ json terms_json(const plan::Terms& t) {
   return j;
 }
 
+// "gpu_memory" (a discrete GPU's free memory), "unified_pool" or "flag" (--budget).
+std::string_view budget_source_of(const plan::PlanResult& r) {
+  if (r.device) return budget_source_name(BudgetSource::gpu_memory);
+  return r.pool ? budget_source_name(BudgetSource::unified_pool) : "flag";
+}
+
 }  // namespace
 
 std::string render_plan_text(const plan::PlanResult& r) {
@@ -161,11 +173,22 @@ std::string render_plan_text(const plan::PlanResult& r) {
                      e.pinned_host_bytes > 0 ? " + pinned host buffers" : "",
                      format_gib(e.train_peak_pool_low_bytes),
                      format_gib(e.train_peak_pool_high_bytes));
+  if (r.device) {
+    out += fmt::format(
+        "{:<30}{:>12}  (training: reserved + context{}; the load's device side if larger; "
+        "held against the budget)\n",
+        "Peak on the GPU", format_gib(plan::peak_bytes(e, r.peak_basis)),
+        e.paged_bytes > 0 ? " + paged states" : "");
+  }
   out += fmt::format(
       "{:<30}{:>12}  (weights + {} shard{})\n", "Load peak, pool",
       format_gib(e.load_peak_pool_bytes), format_bytes(e.largest_shard_bytes),
       r.run.method == plan::Method::qlora && !m.shape.quant ? " mmap + its bf16 copy" : " mmap");
-  if (r.pool) {
+  if (r.device) {
+    out += fmt::format("{:<30}{:>12}  (GPU {} free of {}: a discrete GPU's own memory)\n", "Budget",
+                       format_gib(r.budget_bytes), r.device->index,
+                       format_bytes(r.device->total_bytes));
+  } else if (r.pool) {
     out += fmt::format("{:<30}{:>12}  (available {} - overhead {}; free now {})\n", "Budget",
                        format_gib(r.budget_bytes), format_bytes(r.pool->effective_available_bytes),
                        format_bytes(r.pool->overhead_bytes), format_bytes(r.pool->free_now_bytes));
@@ -177,7 +200,7 @@ std::string render_plan_text(const plan::PlanResult& r) {
   if (!r.advice.empty()) {
     out += "\nDoes not fit. In order (the OOM ladder's order):\n";
     for (std::size_t i = 0; i < r.advice.size(); ++i) {
-      out += fmt::format("  {}. {}\n", i + 1, advice_text(r.advice[i]));
+      out += fmt::format("  {}. {}\n", i + 1, advice_text(r.advice[i], r.peak_basis));
     }
   }
   for (const auto& n : r.notes) out += fmt::format("note: {}\n", n);
@@ -213,6 +236,8 @@ json plan_to_json(const plan::PlanResult& r) {
   j["train_peak_reserved_bytes"] = e.train_peak_reserved_bytes;
   j["train_peak_reserved_range_bytes"] = {e.reserved_low_bytes, e.reserved_high_bytes};
   j["train_peak_pool_bytes"] = e.train_peak_pool_bytes;
+  j["train_peak_device_bytes"] = e.train_peak_device_bytes;
+  j["peak_bytes"] = plan::peak_bytes(e, r.peak_basis);
   j["train_peak_pool_range_bytes"] = {e.train_peak_pool_low_bytes, e.train_peak_pool_high_bytes};
   j["term_basis"] = json::object();
   for (const auto& [name, bytes] : plan::term_list(e.terms))
@@ -222,6 +247,7 @@ json plan_to_json(const plan::PlanResult& r) {
   j["load_peak_pool_bytes"] = e.load_peak_pool_bytes;
   j["largest_shard_bytes"] = e.largest_shard_bytes;
   j["budget_bytes"] = r.budget_bytes;
+  j["budget_source"] = budget_source_of(r);
   if (r.pool) {
     j["pool"] = {{"total_bytes", r.pool->total_bytes},
                  {"available_bytes", r.pool->effective_available_bytes},
@@ -251,6 +277,7 @@ json plan_to_json(const plan::PlanResult& r) {
                            {"run", run_json(a.run)},
                            {"train_peak_pool_bytes", a.estimate.train_peak_pool_bytes},
                            {"load_peak_pool_bytes", a.estimate.load_peak_pool_bytes},
+                           {"peak_bytes", plan::peak_bytes(a.estimate, r.peak_basis)},
                            {"fits", a.fits}});
   }
   j["notes"] = r.notes;
@@ -271,15 +298,18 @@ std::string render_matrix_text(const plan::PlanResult& base, const std::vector<M
     for (const auto b : batches) {
       for (const auto& c : cells) {
         if (c.seq == s && c.batch == b) {
-          out += fmt::format("  {:>26}",
-                             fmt::format("{} GiB {}", format_gib(c.estimate.peak_pool_bytes()),
-                                         verdict_words(c.verdict)));
+          out += fmt::format(
+              "  {:>26}",
+              fmt::format("{} GiB {}", format_gib(plan::peak_bytes(c.estimate, base.peak_basis)),
+                          verdict_words(c.verdict)));
         }
       }
     }
     out += "\n";
   }
-  out += "(peak = max(training, load), pool view)\n";
+  out += base.peak_basis == plan::PeakBasis::device
+             ? "(peak = max(training, load), the discrete GPU's own memory)\n"
+             : "(peak = max(training, load), pool view)\n";
   return out;
 }
 
@@ -289,6 +319,7 @@ json matrix_to_json(const plan::PlanResult& base, const std::vector<MatrixCell>&
   j["params"] = base.estimate.params;
   j["run"] = run_json(base.run);
   j["budget_bytes"] = base.budget_bytes;
+  j["budget_source"] = budget_source_of(base);
   j["cells"] = json::array();
   for (const auto& c : cells) {
     j["cells"].push_back({{"seq", c.seq},

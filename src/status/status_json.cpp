@@ -173,6 +173,16 @@ nlohmann::ordered_json status_to_json(const StatusReport& r) {
                       {"board", json_or_null<Json>(r.system.board_model)},
                       {"gb10_evidence", json_or_null<Json>(r.system.gb10_evidence)}};
   j["pool"] = pool_json(r);
+  if (r.training_budget) {
+    const auto& b = *r.training_budget;
+    j["training_budget"] = Json{
+        {"bytes", b.bytes},
+        {"source", budget_source_name(b.source)},
+        {"gpu_index", b.device ? Json(b.device->index) : Json(nullptr)},
+    };
+  } else {
+    j["training_budget"] = nullptr;
+  }
   j["cgroup"] = cgroup_json(r.cgroup);
   j["memory_pressure"] = pressure_json(r.memory_pressure);
   j["gpu"] = gpu_json(r.gpu);

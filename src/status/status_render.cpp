@@ -57,7 +57,9 @@ void render_header(const StatusReport& r, std::string& out) {
 }
 
 void render_pool(const StatusReport& r, std::string& out) {
-  out += "\nPOOL  unified memory, from /proc/meminfo\n";
+  const bool discrete = r.training_budget && r.training_budget->source == BudgetSource::gpu_memory;
+  out += discrete ? "\nPOOL  host memory, from /proc/meminfo (the GPU has its own: see GPU)\n"
+                  : "\nPOOL  unified memory, from /proc/meminfo\n";
   if (!r.pool) {
     out += "  unavailable: /proc/meminfo could not be read (see notes)\n";
     return;
@@ -160,6 +162,12 @@ void render_gpu(const StatusReport& r, std::string& out) {
       continue;
     }
     render_gpu_device(d, *snap, out);
+  }
+  if (r.training_budget && r.training_budget->device) {
+    out += fmt::format(
+        "  training budget {}: GPU {}'s free memory (a discrete GPU: a run lives in its memory, "
+        "not in the host pool)\n",
+        format_bytes(r.training_budget->bytes), r.training_budget->device->index);
   }
   out += fmt::format("  source {}{}\n", g.backend,
                      g.driver_version ? fmt::format(", driver {}", *g.driver_version) : "");

@@ -55,6 +55,19 @@ std::string coexistence_line(const CoexistenceVerdict& v) {
                      format_bytes(v.room_bytes));
 }
 
+}  // namespace
+
+std::optional<DeviceMemory> discrete_device_memory(const std::vector<GpuSnapshot>& snapshots) {
+  for (const auto& s : snapshots) {
+    if (s.memory && s.memory->total_bytes > 0) {
+      return DeviceMemory{s.index, s.memory->total_bytes, s.memory->free_bytes};
+    }
+  }
+  return std::nullopt;
+}
+
+namespace {
+
 void collect_workloads(const HostRoot& root, const StatusOptions& options, StatusReport& report) {
   ScanOptions scan_options;
   scan_options.ticks_per_second = options.ticks_per_second;
@@ -138,6 +151,8 @@ StatusReport collect_status(const HostRoot& root, GpuSource& gpu, const Clock& c
   }
 
   collect_gpu(gpu, report);
+  report.training_budget =
+      training_budget(report.pool, discrete_device_memory(report.gpu.snapshots));
   if (options.scan_workloads) collect_workloads(root, options, report);
   return report;
 }

@@ -56,6 +56,9 @@ struct StatusReport {
   SystemInfo system;
   std::optional<Meminfo> meminfo;
   std::optional<PoolView> pool;  // absent only when /proc/meminfo is unreadable or incomplete
+  // What a training run may plan against (host/pool.hpp training_budget): the discrete GPU's free
+  // memory when NVML reports it, else the pool's budget; absent when neither was read.
+  std::optional<TrainingBudget> training_budget;
   std::optional<CgroupMemory> cgroup;
   std::optional<Psi> memory_pressure;
   std::optional<Vmstat> vmstat;
@@ -72,6 +75,10 @@ struct StatusReport {
   std::vector<std::string>
       notes;  // permission-denied files, fallbacks, anything the user should know
 };
+
+// The memory of the first device NVML reports memory for: a discrete GPU. nullopt where every
+// device's memory is unified / not supported (GB10, Thor) or no GPU was read.
+std::optional<DeviceMemory> discrete_device_memory(const std::vector<GpuSnapshot>& snapshots);
 
 struct StatusOptions {
   PoolOptions pool;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,65 @@ TEST_P(BudgetAgreement, StatusPlanProcsAndWatchReportOneBudget) {
   EXPECT_EQ(watch.exit_code, 0) << watch.err;
   EXPECT_EQ(budget_line(watch.err), line) << "watch pre-flight:\n" << watch.err;
 }
+
+// The training budget, one rule: on a discrete card (the H200 scenario: NVML reports device
+// memory) it is the GPU's free memory, not the host pool's budget; on a GB10 (NVML: memory not
+// supported, unified) it is the pool's. status, plan and procs say the same.
+struct GpuCase {
+  const char* root;
+  const char* scenario;
+  const char* source;
+};
+
+class TrainingBudgetAgreement : public ::testing::TestWithParam<GpuCase> {};
+
+TEST_P(TrainingBudgetAgreement, StatusPlanAndProcsUseOneRule) {
+  const GpuCase c = GetParam();
+  const std::string root = test::fixture(std::string("roots/") + c.root).string();
+  const std::map<std::string, std::string> env{
+      {"SPARKOPS_NVML_LIB", FAKE_NVML_LIB},
+      {"FAKE_NVML_SCENARIO", test::fixture(std::string("nvml/") + c.scenario).string()}};
+  const auto status = test::run_sparkops({"--root", root, "status", "--json"}, env);
+  const auto s = nlohmann::json::parse(status.out);
+  ASSERT_TRUE(s["training_budget"].is_object()) << status.out;
+  EXPECT_EQ(s["training_budget"]["source"], c.source);
+  const std::uint64_t budget = s["training_budget"]["bytes"].get<std::uint64_t>();
+  if (std::string(c.source) == "gpu_memory") {
+    // The scenario's memory_free, not the host's MemAvailable - overhead.
+    EXPECT_EQ(budget, 150121480192ULL);
+    EXPECT_NE(budget, s["pool"]["budget_bytes"].get<std::uint64_t>());
+  } else {
+    EXPECT_EQ(budget, s["pool"]["budget_bytes"].get<std::uint64_t>());
+  }
+  const auto plan = test::run_sparkops({"--root", root, "plan", "--params", "7B", "--json"}, env);
+  EXPECT_EQ(json_budget(plan, "/budget_bytes"_json_pointer), budget) << "plan";
+  const auto p = nlohmann::json::parse(plan.out);
+  EXPECT_EQ(p["budget_source"], c.source) << plan.out;
+  // The figure held against the budget: the peak on the GPU on a discrete card (the host side
+  // stays in host memory), the pool's peak (max of training and load) where memory is unified.
+  const auto held = p["peak_bytes"].get<std::uint64_t>();
+  if (std::string(c.source) == "gpu_memory") {
+    EXPECT_GE(held, p["train_peak_device_bytes"].get<std::uint64_t>());
+    EXPECT_LT(held, p["train_peak_pool_bytes"].get<std::uint64_t>());
+  } else {
+    EXPECT_EQ(held, std::max(p["train_peak_pool_bytes"].get<std::uint64_t>(),
+                             p["load_peak_pool_bytes"].get<std::uint64_t>()));
+  }
+  const auto procs = test::run_sparkops({"--root", root, "procs", "--json"}, env);
+  EXPECT_EQ(json_budget(procs, "/training_budget/bytes"_json_pointer), budget) << "procs";
+  // The text says where a discrete budget comes from.
+  const auto text = test::run_sparkops({"--root", root, "status"}, env);
+  EXPECT_EQ(text.out.find("training budget") != std::string::npos,
+            std::string(c.source) == "gpu_memory")
+      << text.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Gpus, TrainingBudgetAgreement,
+                         ::testing::Values(GpuCase{"x86-bare", "h200", "gpu_memory"},
+                                           GpuCase{"gb10-idle", "gb10", "unified_pool"}),
+                         [](const auto& test_param) {
+                           return std::string(test_param.param.scenario);
+                         });
 
 INSTANTIATE_TEST_SUITE_P(FixtureRoots, BudgetAgreement, ::testing::ValuesIn(fixture_roots()),
                          [](const ::testing::TestParamInfo<std::string>& param_info) {

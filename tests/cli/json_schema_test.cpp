@@ -141,9 +141,9 @@ struct Document {
   json doc;
 };
 
-std::map<std::string, std::string> fake_nvml() {
+std::map<std::string, std::string> fake_nvml(const std::string& scenario = "gb10") {
   return {{"SPARKOPS_NVML_LIB", FAKE_NVML_LIB},
-          {"FAKE_NVML_SCENARIO", test::fixture("nvml/gb10").string()}};
+          {"FAKE_NVML_SCENARIO", test::fixture("nvml/" + scenario).string()}};
 }
 
 void add(std::vector<Document>& out, const std::string& schema, std::vector<std::string> args,
@@ -175,6 +175,15 @@ std::vector<Document> every_document(const test::TempDir& tmp) {
          root(r)});
     add(docs, "flush", {"flush", "--dry-run", "--json", "--root", root(r)});
   }
+  // A discrete card (NVML reports device memory): the training budget is the GPU's.
+  const auto h200 = fake_nvml("h200");
+  add(docs, "status", {"status", "--json", "--root", root("x86-bare")}, h200);
+  add(docs, "procs", {"procs", "--json", "--root", root("x86-bare")}, h200);
+  add(docs, "plan", {"plan", "Llama-3.1-8B", "--json", "--root", root("x86-bare")}, h200);
+  add(docs, "plan_matrix",
+      {"plan", "Qwen2.5-7B", "--batch", "1,2", "--seq", "1024,4096", "--json", "--root",
+       root("x86-bare")},
+      h200);
   // Claims beyond the pool: the verdict's oversubscription line is a string here.
   const std::string oversubscribed = test::fixture("procs/vllm_uncapped_orphan").string();
   add(docs, "procs",
