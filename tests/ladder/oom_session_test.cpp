@@ -5,9 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "base/console.hpp"
 #include "support/test_support.hpp"
@@ -46,6 +49,41 @@ TEST(OomSession, ClassifiesTheStreamWithoutWritingTheState) {
   EXPECT_FALSE(s->view.state_saved);  // classifying alone writes nothing
   EXPECT_FALSE(std::filesystem::exists(dir / "ladder.json"));
   EXPECT_EQ(oom_exit_code(*s), kExitOk);
+}
+
+// A file is read in one pass: the progress hook sees the bytes grow to the file's size.
+TEST(OomSession, AFileIsReadOnceWithProgress) {
+  test::TempDir dir;
+  std::string text;
+  while (text.size() < 200 * 1024) text += "INFO 05-01 10:00:00 llm_engine.py:200] step\n";
+  text += kOom;
+  test::write_text(dir / "server.log", text);
+  OomRequest rq;
+  rq.log = (dir / "server.log").string();
+  rq.state_path = (dir / "ladder.json").string();
+  std::vector<std::uint64_t> seen;
+  rq.progress = [&seen](std::uint64_t done) { seen.push_back(done); };
+  ManualClock clock;
+  auto s = begin_oom(rq, clock);
+  ASSERT_TRUE(s) << s.error().detail;
+  ASSERT_TRUE(s->view.report);
+  EXPECT_TRUE(is_memory_failure(*s->view.report));
+  ASSERT_GE(seen.size(), 2U);  // 64 KiB reads
+  EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+  EXPECT_EQ(seen.back(), text.size());
+}
+
+TEST(OomSession, AMissingFileIsNamed) {
+  test::TempDir dir;
+  OomRequest rq;
+  rq.log = (dir / "absent.log").string();
+  rq.state_path = (dir / "ladder.json").string();
+  ManualClock clock;
+  auto s = begin_oom(rq, clock);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().code, Errc::not_found);
+  EXPECT_NE(s.error().detail.find("absent.log: cannot open"), std::string::npos)
+      << s.error().detail;
 }
 
 TEST(OomSession, NamedStateFileIsWritten) {
