@@ -45,7 +45,7 @@ Result<std::optional<PlannedRun>> plan_run(const OomState& st, const AppContext&
                                            std::optional<PoolView>& pool) {
   if (st.flags.model.empty() && st.flags.params.empty()) return std::optional<PlannedRun>();
   if (!st.flags.serve.empty()) return std::optional<PlannedRun>();  // a server: serving plan
-  auto input = plan_input_from_flags(st.flags);
+  auto input = plan::plan_input(st.flags);
   if (!input) return tl::unexpected(input.error());
   auto result = plan::make_plan(*input, plan_environment(ctx.host_root(), ctx.config));
   if (!result) return tl::unexpected(result.error());
@@ -109,7 +109,7 @@ int run_oom(OomState& st, AppContext& ctx) {
       view.ctx.method = *m;
     }
     if (given(st, "--batch")) {
-      auto b = parse_count_list(st.flags.batch, "--batch");
+      auto b = plan::parse_count_list(st.flags.batch, "--batch");
       if (!b) {
         print_error(ctx, b.error().detail);
         return kExitBadInput;
@@ -135,7 +135,7 @@ int run_oom(OomState& st, AppContext& ctx) {
         return kExitBadInput;
       }
       auto sp = serving::serving_plan_from_flags(serving_flags_of(st.flags),
-                                                 plan_input_from_flags(st.flags), env, *sc);
+                                                 plan::plan_input(st.flags), env, *sc);
       if (!sp) {
         print_error(ctx, sp.error().detail);
         return sp.error().code == Errc::io ? kExitFailure : kExitBadInput;

@@ -24,7 +24,7 @@
 #include "plan/plan_render.hpp"
 #include "serving/serving_render.hpp"
 #include "workloads/coexistence.hpp"
-#include "workloads/scan.hpp"
+#include "workloads/procs_query.hpp"
 
 namespace sparkops::cli {
 
@@ -74,27 +74,19 @@ int beside_exit_code(VerdictKind k) {
   return kExitFailure;
 }
 
-// The --beside / --beside-running verdict for a new job (docs/serving.md "Beside").
-Result<std::optional<std::pair<serving::BesideVerdict, std::vector<serving::PlannedJob>>>>
-beside_for(const PlanFlags& flags, const plan::PlanEnvironment& env,
-           const serving::ServingContext& sc, const serving::NewJob& job, const Config& config,
-           std::vector<std::string>& notes) {
-  using Out = std::optional<std::pair<serving::BesideVerdict, std::vector<serving::PlannedJob>>>;
-  if (flags.beside.empty() && !flags.beside_running) return Out();
-  if (!sc.pool)
-    return fail(Errc::invalid_argument, "--beside: needs the live pool (--budget auto)");
-  auto jobs = serving::beside_jobs(serving_flags_of(flags), env, sc, notes);
-  if (!jobs) return tl::unexpected(jobs.error());
-  std::optional<WorkloadScan> running;
-  if (flags.beside_running) {
-    auto scan = scan_workloads(env.root, {}, sc.scan);
-    if (!scan) return tl::unexpected(scan.error());
-    running = std::move(*scan);
-  }
-  const CoexistenceOptions co = coexistence_options_from_config(config);
-  auto v =
-      serving::beside_verdict(running ? &*running : nullptr, *jobs, job, *sc.pool, sc.scan, co);
-  return Out(std::pair{std::move(v), std::move(*jobs)});
+// The --beside / --beside-running verdict for a new job (docs/serving.md "Beside"); nullopt when
+// neither was given.
+Result<std::optional<serving::Beside>> beside_for(const PlanFlags& flags,
+                                                  const plan::PlanEnvironment& env,
+                                                  const serving::ServingContext& sc,
+                                                  const serving::NewJob& job, const Config& config,
+                                                  std::vector<std::string>& notes) {
+  if (flags.beside.empty() && !flags.beside_running) return std::optional<serving::Beside>();
+  auto b = serving::beside_from_flags(serving_flags_of(flags), env, sc, job,
+                                      serving::BesideNow{nullptr, flags.beside_running},
+                                      coexistence_options_from_config(config), notes);
+  if (!b) return tl::unexpected(b.error());
+  return std::optional<serving::Beside>(std::move(*b));
 }
 
 void run_serve_plan(AppContext& ctx, const PlanCommandState& st) {
@@ -112,8 +104,8 @@ void run_serve_plan(AppContext& ctx, const PlanCommandState& st) {
   auto sc = serving::serving_context(serving_flags_of(st.flags), env,
                                      heavy_rules_from_config(ctx.config));
   if (!sc) return bad(sc.error());
-  auto sp = serving::serving_plan_from_flags(serving_flags_of(st.flags),
-                                             plan_input_from_flags(st.flags), env, *sc);
+  auto sp = serving::serving_plan_from_flags(serving_flags_of(st.flags), plan::plan_input(st.flags),
+                                             env, *sc);
   if (!sp) return bad(sp.error());
   hub_progress.finish();  // the model is read; the line is gone before the answer prints
   const auto job = serving::new_serving_job(
@@ -124,16 +116,16 @@ void run_serve_plan(AppContext& ctx, const PlanCommandState& st) {
   for (auto& n : notes) sp->notes.push_back(std::move(n));
   if (ctx.json) {
     auto j = serving::serving_to_json(*sp);
-    if (*beside) j["beside"] = serving::beside_to_json((*beside)->first, (*beside)->second);
+    if (*beside) j["beside"] = serving::beside_to_json((*beside)->verdict, (*beside)->jobs);
     fmt::print(ctx.out, "{}\n", dump_document(j));
   } else {
     std::string text = serving::render_serving_text(*sp);
-    if (*beside) text += serving::render_beside_text((*beside)->first, (*beside)->second);
+    if (*beside) text += serving::render_beside_text((*beside)->verdict, (*beside)->jobs);
     fmt::print(ctx.out, "{}", paint_lines(terminal_text(text), colour_enabled(ctx, ctx.out)));
   }
   ctx.exit_code = exit_code_for(sp->verdict);
   if (*beside)
-    ctx.exit_code = std::max(ctx.exit_code, beside_exit_code((*beside)->first.verdict.kind));
+    ctx.exit_code = std::max(ctx.exit_code, beside_exit_code((*beside)->verdict.verdict.kind));
   if (sp->kv_shortfall_bytes > 0) ctx.exit_code = kExitFailure;
 }
 
@@ -167,7 +159,7 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
       return;
     }
   }
-  auto input = plan_input_from_flags(flags);
+  auto input = plan::plan_input(flags);
   if (!input) {
     print_error(ctx, input.error().detail);
     ctx.exit_code = kExitBadInput;
@@ -189,8 +181,8 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
     return;
   }
   host.page_cache_resident = page_cache == "resident";
-  auto seqs = parse_count_list(st.flags.seq, "--seq");
-  auto batches = parse_count_list(st.flags.batch, "--batch");
+  auto seqs = plan::parse_count_list(st.flags.seq, "--seq");
+  auto batches = plan::parse_count_list(st.flags.batch, "--batch");
 
   std::vector<std::string> anchor_notes;
   // plan is the one command that may go online (for an ORG/NAME neither local nor cached);
@@ -209,7 +201,7 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
     return;
   }
   for (auto& n : anchor_notes) result->notes.push_back(std::move(n));
-  std::optional<std::pair<serving::BesideVerdict, std::vector<serving::PlannedJob>>> beside;
+  std::optional<serving::Beside> beside;
   if (!st.flags.beside.empty() || st.flags.beside_running) {
     auto sc = serving::serving_context(serving_flags_of(st.flags), env,
                                        heavy_rules_from_config(ctx.config));
@@ -229,14 +221,18 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
     }
     beside = std::move(*b);
   } else if (result->pool && !result->device) {
-    // The one-heavy-job rule, as `procs --plan` answers it (host-side figures). Shown only when
-    // something runs: on a quiet pool the plan's own verdict says it all. A discrete GPU's run
-    // is not in the host pool, so the rule does not apply there.
-    ScanOptions scan_options;
-    scan_options.device_total_bytes = result->pool->total_bytes;
-    scan_options.pool_bytes = pool_total_budget(*result->pool);
-    if (auto scan = scan_workloads(env.root, {}, scan_options); scan && !scan->workloads.empty()) {
-      const auto v = coexistence_verdict(*scan, result->estimate.peak_pool_bytes(), *result->pool);
+    // The one-heavy-job rule, as `procs --plan` answers it (the same question and options, with
+    // host-side figures only: plan opens no GPU). Shown only when something runs: on a quiet pool
+    // the plan's own verdict says it all. A discrete GPU's run is not in the host pool, so the
+    // rule does not apply there.
+    ProcsQuery query;
+    query.pool = result->pool;
+    query.need_bytes = result->estimate.peak_pool_bytes();
+    query.rules = heavy_rules_from_config(ctx.config);
+    query.coexistence = coexistence_options_from_config(ctx.config);
+    if (auto a = answer_procs(env.root, query);
+        a && !a->report.scan.workloads.empty() && a->report.verdict) {
+      const auto& v = *a->report.verdict;
       result->notes.push_back(
           fmt::format("beside what runs ({}): {}", verdict_kind_name(v.kind), v.summary));
     }
@@ -272,15 +268,16 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
   }
   if (ctx.json) {
     auto j = plan::plan_to_json(*result);
-    if (beside) j["beside"] = serving::beside_to_json(beside->first, beside->second);
+    if (beside) j["beside"] = serving::beside_to_json(beside->verdict, beside->jobs);
     fmt::print(ctx.out, "{}\n", dump_document(j));
   } else {
     std::string text = plan::render_plan_text(*result);
-    if (beside) text += serving::render_beside_text(beside->first, beside->second);
+    if (beside) text += serving::render_beside_text(beside->verdict, beside->jobs);
     fmt::print(ctx.out, "{}", paint_lines(terminal_text(text), colour_enabled(ctx, ctx.out)));
   }
   ctx.exit_code = exit_code_for(result->verdict);
-  if (beside) ctx.exit_code = std::max(ctx.exit_code, beside_exit_code(beside->first.verdict.kind));
+  if (beside)
+    ctx.exit_code = std::max(ctx.exit_code, beside_exit_code(beside->verdict.verdict.kind));
 }
 
 }  // namespace

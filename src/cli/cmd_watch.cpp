@@ -97,7 +97,7 @@ void run_watch(AppContext& ctx, const WatchFlags& f) {
   std::optional<plan::PlanEnvironment> env;
   std::optional<plan::PlanResult> plan;
   if (plan_requested(f)) {
-    auto input = plan_input_from_flags(f.plan);
+    auto input = plan::plan_input(f.plan);
     if (!input) return bad(input.error().detail);
     env = plan_environment(ctx.host_root(), ctx.config);
     auto made = plan::make_plan(*input, *env);

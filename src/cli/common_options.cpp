@@ -1,12 +1,11 @@
 #include "cli/common_options.hpp"
 
-#include <unistd.h>
-
 #include <cstdlib>
 
 #include <fmt/format.h>
 
 #include "gpu/open_source.hpp"
+#include "host/clock_ticks.hpp"
 
 namespace sparkops::cli {
 
@@ -51,11 +50,6 @@ std::optional<DeviceMemory> device_memory_for(const AppContext& ctx) {
   auto snaps = (*gpu)->snapshot();
   if (!snaps) return std::nullopt;
   return discrete_device_memory(*snaps);
-}
-
-std::uint64_t clock_ticks_per_second(const HostRoot& root) {
-  const long hz = root.is_live() ? ::sysconf(_SC_CLK_TCK) : 100;
-  return hz > 0 ? static_cast<std::uint64_t>(hz) : 100;
 }
 
 StatusOptions status_options_for(const HostRoot& root, const Config& config) {

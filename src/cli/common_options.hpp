@@ -36,10 +36,6 @@ bool gpu_source_named(const AppContext& ctx);
 // comes from it when set (host/pool.hpp training_budget).
 std::optional<DeviceMemory> device_memory_for(const AppContext& ctx);
 
-// USER_HZ for /proc/PID/stat start times: sysconf on the live machine, 100 (the Linux value on
-// every architecture sparkops targets) for a captured root.
-std::uint64_t clock_ticks_per_second(const HostRoot& root);
-
 // What collect_status needs from the config and the machine, the same for every command that
 // shows the status (status, top, watch's pre-flight, serve): the pool options and USER_HZ.
 StatusOptions status_options_for(const HostRoot& root, const Config& config);

@@ -6,6 +6,7 @@
 
 #include "base/text.hpp"
 #include "base/units.hpp"
+#include "host/clock_ticks.hpp"
 
 namespace sparkops::serving {
 
@@ -79,6 +80,7 @@ Result<ServingContext> serving_context(const ServingFlags& flags, const plan::Pl
   sc.scan.device_total_bytes = sc.device_total_bytes;
   if (sc.pool) sc.scan.pool_bytes = pool_total_budget(*sc.pool);
   sc.scan.rules = rules;
+  sc.scan.ticks_per_second = clock_ticks_per_second(env.root);
   return sc;
 }
 
@@ -157,6 +159,28 @@ Result<std::vector<PlannedJob>> beside_jobs(const ServingFlags& flags,
     out.push_back(std::move(*job));
   }
   return out;
+}
+
+Result<Beside> beside_from_flags(const ServingFlags& flags, const plan::PlanEnvironment& env,
+                                 const ServingContext& sc, const NewJob& job, BesideNow now,
+                                 const CoexistenceOptions& coexistence,
+                                 std::vector<std::string>& notes) {
+  if (!sc.pool)
+    return fail(Errc::invalid_argument, "--beside: needs the live pool (--budget auto)");
+  auto jobs = beside_jobs(flags, env, sc, notes);
+  if (!jobs) return tl::unexpected(jobs.error());
+  std::optional<WorkloadScan> scanned;
+  const WorkloadScan* running = now.scanned;
+  if (running == nullptr && now.scan_host) {
+    auto scan = scan_workloads(env.root, {}, sc.scan);
+    if (!scan) return fail(scan.error().code, fmt::format("--beside: {}", scan.error().detail));
+    scanned = std::move(*scan);
+    running = &*scanned;
+  }
+  Beside b;
+  b.verdict = beside_verdict(running, *jobs, job, *sc.pool, sc.scan, coexistence);
+  b.jobs = std::move(*jobs);
+  return b;
 }
 
 }  // namespace sparkops::serving

@@ -14,6 +14,7 @@
 #include "plan/plan.hpp"
 #include "serving/beside.hpp"
 #include "serving/serving_plan.hpp"
+#include "workloads/coexistence.hpp"
 #include "workloads/scan.hpp"
 
 namespace sparkops::serving {
@@ -34,7 +35,7 @@ struct ServingContext {
   std::uint64_t budget_bytes = 0;
   bool budget_given = false;
   std::optional<PoolView> pool;
-  ScanOptions scan;  // device total and the heavy rules, as procs uses them
+  ScanOptions scan;  // device total, pool, USER_HZ and the heavy rules, as procs uses them
 };
 
 // The pool, budget, device total and heavy rules for the serving flags (--budget, --overhead,
@@ -58,5 +59,25 @@ Result<std::vector<PlannedJob>> beside_jobs(const ServingFlags& flags,
                                             const plan::PlanEnvironment& env,
                                             const ServingContext& sc,
                                             std::vector<std::string>& notes);
+
+// What runs now, for a --beside verdict.
+struct BesideNow {
+  const WorkloadScan* scanned = nullptr;  // the caller's own scan (procs: GPU processes joined)
+  bool scan_host = false;  // no scan given: scan the host's workloads here (--beside-running,
+                           // watch's pre-flight); false and none given: nothing counts as running
+};
+
+struct Beside {
+  BesideVerdict verdict;
+  std::vector<PlannedJob> jobs;  // the --beside commands, as planned
+};
+
+// The one --beside question, asked the same way by `plan`, `procs --plan` and watch's pre-flight:
+// every --beside command planned (beside_jobs), next to what runs now, and the verdict for `job`
+// on the live pool (sc.pool; without it the error says so). Errors name the flag.
+Result<Beside> beside_from_flags(const ServingFlags& flags, const plan::PlanEnvironment& env,
+                                 const ServingContext& sc, const NewJob& job, BesideNow now,
+                                 const CoexistenceOptions& coexistence,
+                                 std::vector<std::string>& notes);
 
 }  // namespace sparkops::serving

@@ -19,20 +19,21 @@ namespace {
 bool beside_preflight(const Console& io, const PreflightInput& in) {
   const plan::PlanEnvironment& env = *in.env;
   auto sc = serving::serving_context(*in.serving, env, in.heavy);
-  std::vector<std::string> notes;
-  auto jobs = sc ? serving::beside_jobs(*in.serving, env, *sc, notes)
-                 : Result<std::vector<serving::PlannedJob>>(tl::unexpected(sc.error()));
-  auto scan = sc ? scan_workloads(env.root, {}, sc->scan) : Result<WorkloadScan>(WorkloadScan{});
-  if (!jobs || !scan || !sc->pool) {
-    print_error(io, fmt::format("--beside: {}", !jobs   ? jobs.error().detail
-                                                : !scan ? scan.error().detail
-                                                        : "no live pool"));
+  if (!sc) {
+    print_error(io, fmt::format("--beside: {}", sc.error().detail));
     return false;
   }
   const auto job =
       serving::new_training_job("this run", in.plan->estimate.peak_pool_bytes(), sc->scan);
-  const auto v = serving::beside_verdict(&*scan, *jobs, job, *sc->pool, sc->scan, in.coexistence);
-  fmt::print(io.err, "{}", terminal_text(serving::render_beside_text(v, *jobs)));
+  std::vector<std::string> notes;
+  auto b = serving::beside_from_flags(*in.serving, env, *sc, job, serving::BesideNow{nullptr, true},
+                                      in.coexistence, notes);
+  if (!b) {
+    print_error(io, b.error().detail);
+    return false;
+  }
+  fmt::print(io.err, "{}", terminal_text(serving::render_beside_text(b->verdict, b->jobs)));
+  const auto& v = b->verdict;
   if (v.verdict.kind == VerdictKind::stop_first || v.verdict.kind == VerdictKind::does_not_fit) {
     if (!in.force) {
       print_error(io,

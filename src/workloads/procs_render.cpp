@@ -1,4 +1,4 @@
-#include "cli/procs_render.hpp"
+#include "workloads/procs_render.hpp"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include "base/units.hpp"
 #include "base/utf8.hpp"
 
-namespace sparkops::cli {
+namespace sparkops {
 
 namespace {
 
@@ -278,4 +278,4 @@ nlohmann::json procs_to_json(const ProcsReport& r) {
   return doc;
 }
 
-}  // namespace sparkops::cli
+}  // namespace sparkops

@@ -12,7 +12,7 @@
 #include "workloads/coexistence.hpp"
 #include "workloads/scan.hpp"
 
-namespace sparkops::cli {
+namespace sparkops {
 
 struct ProcsReport {
   WorkloadScan scan;
@@ -24,11 +24,11 @@ struct ProcsReport {
   std::optional<TrainingBudget> training_budget;
 };
 
-// width: the terminal's columns (cli/terminal.hpp); nullopt keeps natural widths. Narrow tables
-// cut the middle of long kind and cap texts and leave out per-process columns by priority (the
-// table says which; --json has every field).
+// width: the terminal's columns (the command line measures them); nullopt keeps natural widths.
+// Narrow tables cut the middle of long kind and cap texts and leave out per-process columns by
+// priority (the table says which; --json has every field).
 std::string render_procs_table(const ProcsReport& report,
                                std::optional<std::size_t> width = std::nullopt);
 nlohmann::json procs_to_json(const ProcsReport& report);
 
-}  // namespace sparkops::cli
+}  // namespace sparkops

@@ -1,0 +1,266 @@
+#include "plan/plan_args.hpp"
+
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "base/text.hpp"
+#include "base/units.hpp"
+#include "plan/frameworks.hpp"
+#include "plan/sharding.hpp"
+
+namespace sparkops::plan {
+
+Result<std::vector<std::uint64_t>> parse_count_list(std::string_view text, std::string_view flag) {
+  std::vector<std::uint64_t> out;
+  for (const auto part : split(text, ',')) {
+    const auto v = parse_u64(part);
+    if (!v || *v == 0) {
+      return fail(Errc::invalid_argument, fmt::format("{}: {} is not a positive whole number", flag,
+                                                      quote_for_message(part)));
+    }
+    out.push_back(*v);
+  }
+  if (out.empty()) return fail(Errc::invalid_argument, fmt::format("{}: empty", flag));
+  return out;
+}
+
+// "70B", "7.6e9", "8030261248", "1.5T", "350M".
+Result<std::uint64_t> parse_param_count(std::string_view text) {
+  const auto t = trim(text);
+  double scale = 1;
+  std::string_view number = t;
+  if (!t.empty()) {
+    switch (t.back()) {
+      case 'T':
+      case 't':
+        scale = 1e12;
+        break;
+      case 'B':
+      case 'b':
+        scale = 1e9;
+        break;
+      case 'M':
+      case 'm':
+        scale = 1e6;
+        break;
+      case 'K':
+      case 'k':
+        scale = 1e3;
+        break;
+      default:
+        break;
+    }
+    if (scale != 1) number = t.substr(0, t.size() - 1);
+  }
+  const auto v = parse_double(number);
+  if (!v || !(*v > 0) || *v * scale > 1e15) {
+    return fail(Errc::invalid_argument,
+                fmt::format("--params: {} is not a parameter count", quote_for_message(text)));
+  }
+  return static_cast<std::uint64_t>(*v * scale + 0.5);
+}
+
+namespace {
+
+// bitsandbytes MatMul4Bit keeps `ctx.tensors = (A, B)` up to 0.43.1 and `(None, B)` from 0.43.2
+// (bitsandbytes/autograd/_functions.py, PR #1270). "0.42.0", "0.43", "0.45.5".
+Result<bool> bnb_saves_input(std::string_view v) {
+  std::uint64_t part[3] = {0, 0, 0};
+  std::size_t n = 0;
+  for (const auto p : split(v, '.')) {
+    const auto x = parse_u64(p);
+    if (!x || n == 3)
+      return fail(
+          Errc::invalid_argument,
+          fmt::format("--bnb-version: {} is not a version like 0.43.1", quote_for_message(v)));
+    part[n++] = *x;
+  }
+  if (n < 2)
+    return fail(
+        Errc::invalid_argument,
+        fmt::format("--bnb-version: {} is not a version like 0.43.1", quote_for_message(v)));
+  const auto key = part[0] * 1000000 + part[1] * 1000 + part[2];
+  return key <= 43001;  // 0.43.1
+}
+
+Status optional_count(const std::string& text, std::string_view flag,
+                      std::optional<std::uint64_t>& out) {
+  if (text.empty()) return {};
+  auto v = parse_count_list(text, flag);
+  if (!v) return tl::unexpected(v.error());
+  if (v->size() != 1)
+    return fail(Errc::invalid_argument, fmt::format("{}: one value expected", flag));
+  out = v->front();
+  return {};
+}
+
+}  // namespace
+
+Result<PlanInput> plan_input(const PlanArgs& f) {
+  PlanInput in;
+  in.model.name = f.model;
+  if (!f.params.empty()) {
+    auto p = parse_param_count(f.params);
+    if (!p) return tl::unexpected(p.error());
+    in.model.params = *p;
+  }
+  if (f.model.empty() && !in.model.params) {
+    return fail(Errc::invalid_argument, "plan: give a MODEL, --params or --list");
+  }
+  if (!f.model.empty() && in.model.params) {
+    return fail(Errc::invalid_argument, fmt::format("--params: contradicts MODEL {}", f.model));
+  }
+  ArchOverrides& a = in.model.arch;
+  for (const auto& [text, flag, out] :
+       {std::tuple{&f.hidden, "--hidden", &a.hidden}, std::tuple{&f.layers, "--layers", &a.layers},
+        std::tuple{&f.heads, "--heads", &a.heads},
+        std::tuple{&f.kv_heads, "--kv-heads", &a.kv_heads},
+        std::tuple{&f.intermediate, "--intermediate", &a.intermediate},
+        std::tuple{&f.vocab, "--vocab", &a.vocab}}) {
+    if (auto s = optional_count(*text, flag, *out); !s) return tl::unexpected(s.error());
+  }
+  if (f.tied) a.tied = true;
+  if (!f.mlp.empty() && f.mlp != "gated" && f.mlp != "plain")
+    return fail(
+        Errc::invalid_argument,
+        fmt::format("--mlp: unknown value \"{}\" (one of gated|plain)", quote_for_message(f.mlp)));
+  if (!f.norm.empty() && f.norm != "rms" && f.norm != "layer")
+    return fail(
+        Errc::invalid_argument,
+        fmt::format("--norm: unknown value \"{}\" (one of rms|layer)", quote_for_message(f.norm)));
+  in.model.mlp = f.mlp;
+  in.model.norm = f.norm;
+  in.model.parallel_block = f.parallel_block;
+  if (!in.model.params && (!f.mlp.empty() || !f.norm.empty() || f.parallel_block))
+    return fail(Errc::invalid_argument, "--mlp/--norm/--parallel-block: need --params");
+  if (!in.model.params && a.any()) {
+    return fail(Errc::invalid_argument, "--hidden/--layers/...: architecture flags need --params");
+  }
+
+  RunConfig& r = in.run;
+  auto method = parse_method(f.method);
+  if (!method) return tl::unexpected(method.error());
+  r.method = *method;
+  auto framework = parse_framework(f.framework.empty() ? "hf" : f.framework);
+  if (!framework) return tl::unexpected(framework.error());
+  apply_framework(*framework, r);
+  auto precision = parse_precision(f.precision);
+  if (!precision) return tl::unexpected(precision.error());
+  r.precision = *precision;
+  if (!f.optim.empty()) {
+    auto optim = parse_optim(f.optim);
+    if (!optim) return tl::unexpected(optim.error());
+    r.optim = *optim;
+  }
+  if (!f.grad_ckpt.empty()) {
+    auto ckpt = parse_grad_ckpt(f.grad_ckpt);
+    if (!ckpt) return tl::unexpected(ckpt.error());
+    r.grad_ckpt = *ckpt;
+  }
+  if (!f.attn.empty()) {
+    auto attn = parse_attn(f.attn);
+    if (!attn) return tl::unexpected(attn.error());
+    r.attn = *attn;
+  }
+  auto batch = parse_count_list(f.batch, "--batch");
+  if (!batch) return tl::unexpected(batch.error());
+  r.batch = batch->front();
+  auto seq = parse_count_list(f.seq, "--seq");
+  if (!seq) return tl::unexpected(seq.error());
+  r.seq = seq->front();
+  std::optional<std::uint64_t> rank;
+  if (auto s = optional_count(f.lora_rank, "--lora-rank", rank); !s)
+    return tl::unexpected(s.error());
+  r.lora_rank = rank.value_or(16);
+  if (f.lora_targets == "all-linear") {
+    r.lora_targets = LoraTargets::all_linear;
+  } else if (f.lora_targets == "attn") {
+    r.lora_targets = LoraTargets::attn;
+  } else {
+    r.lora_targets = LoraTargets::list;
+    for (const auto t : split(f.lora_targets, ',')) {
+      if (trim(t).empty())
+        return fail(Errc::invalid_argument, "--lora-targets: empty name in the list");
+      r.lora_target_names.emplace_back(trim(t));
+    }
+  }
+  r.kbit_prep = f.kbit_prep ? KbitPrep::on : KbitPrep::off;
+  if (f.chunked_loss && !f.loss.empty() && f.loss != "chunked")
+    return fail(Errc::invalid_argument, "--chunked-loss: contradicts --loss " + f.loss);
+  if (f.chunked_loss) r.loss = LossKind::chunked;
+  if (!f.loss.empty()) {
+    auto loss = parse_loss(f.loss);
+    if (!loss) return tl::unexpected(loss.error());
+    r.loss = *loss;
+  }
+  if (!f.lora_dropout.empty()) {
+    const auto p = parse_double(f.lora_dropout);
+    if (!p || !(*p >= 0.0 && *p < 1.0))
+      return fail(Errc::invalid_argument,
+                  fmt::format("--lora-dropout: {} is not a probability in [0, 1)",
+                              quote_for_message(f.lora_dropout)));
+    r.lora_dropout = *p;
+  }
+  if (!f.adapter_dtype.empty()) {
+    if (f.adapter_dtype != "fp32" && f.adapter_dtype != "model")
+      return fail(Errc::invalid_argument,
+                  fmt::format("--adapter-dtype: unknown value {} (one of fp32|model)",
+                              quote_for_message(f.adapter_dtype)));
+    r.adapter_fp32 = f.adapter_dtype == "fp32";
+  }
+  if (!f.bnb_version.empty()) {
+    auto saves = bnb_saves_input(f.bnb_version);
+    if (!saves) return tl::unexpected(saves.error());
+    r.bnb_saves_input = *saves;
+  }
+  if (f.no_double_quant) r.double_quant = DoubleQuant::off;
+  if (f.no_double_quant && r.method != Method::qlora) {
+    return fail(Errc::invalid_argument, "--no-double-quant: only meaningful with --method qlora");
+  }
+  if (f.lengths != "fixed" && f.lengths != "varying")
+    return fail(Errc::invalid_argument,
+                fmt::format("--lengths: unknown value {} (one of fixed|varying)",
+                            quote_for_message(f.lengths)));
+  r.packed = f.lengths == "fixed";
+  r.expandable_segments = f.expandable_segments;
+  std::optional<std::uint64_t> nodes;
+  if (auto s = optional_count(f.nodes, "--nodes", nodes); !s) return tl::unexpected(s.error());
+  r.nodes = nodes.value_or(1);
+  std::optional<std::uint64_t> gpus, accum;
+  if (auto s = optional_count(f.gpus, "--gpus", gpus); !s) return tl::unexpected(s.error());
+  r.gpus = gpus.value_or(1);
+  if (auto s = optional_count(f.grad_accum, "--grad-accum", accum); !s)
+    return tl::unexpected(s.error());
+  r.grad_accum = accum.value_or(1);
+  // One plan per rank: more than 2^16 ranks is no data-parallel job this models.
+  if (r.nodes > 65536 || r.gpus > 65536 || r.nodes * r.gpus > 65536)
+    return fail(Errc::invalid_argument, "--nodes/--gpus: at most 65536 ranks");
+  if (!f.shard.empty()) {
+    auto shard = parse_shard(f.shard);
+    if (!shard) return tl::unexpected(shard.error());
+    r.shard = *shard;
+  }
+  if (f.budget != "auto") {
+    auto b = parse_bytes(f.budget, DefaultUnit::gib);
+    if (!b || *b == 0) {
+      return fail(Errc::invalid_argument,
+                  fmt::format("--budget: {} is not a size or auto", quote_for_message(f.budget)));
+    }
+    in.budget_bytes = *b;
+  }
+  if (!f.overhead.empty() && in.budget_bytes) {
+    return fail(Errc::invalid_argument, "--overhead: applies only with --budget auto");
+  }
+  if (!f.overhead.empty()) {
+    auto o = parse_bytes(f.overhead, DefaultUnit::gib);
+    if (!o) {
+      return fail(Errc::invalid_argument,
+                  fmt::format("--overhead: {} is not a size", quote_for_message(f.overhead)));
+    }
+    in.overhead_bytes = *o;
+  }
+  return in;
+}
+
+}  // namespace sparkops::plan

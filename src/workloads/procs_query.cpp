@@ -1,0 +1,87 @@
+#include "workloads/procs_query.hpp"
+
+#include <fmt/format.h>
+
+#include "base/console.hpp"
+#include "base/file_io.hpp"
+#include "gpu/smi_parse.hpp"
+#include "host/clock_ticks.hpp"
+
+namespace sparkops {
+
+Result<GpuProcessList> gpu_processes_from_smi_file(const std::filesystem::path& path) {
+  auto text = read_file(path);
+  if (!text) return tl::unexpected(text.error());
+  auto apps = parse_smi_compute_apps(*text, kSmiQueryAppsFields);
+  if (!apps)
+    return fail(Errc::invalid_argument, fmt::format("{}: {}", path.string(), apps.error().detail));
+  GpuProcessList out;
+  for (auto& a : *apps) out.processes.push_back(std::move(a.process));
+  return out;
+}
+
+GpuProcessList gpu_processes_from(GpuSource& source) {
+  GpuProcessList out;
+  if (source.state() != GpuState::ok) {
+    out.note = fmt::format("{}: {}", gpu_state_name(source.state()), source.state_detail());
+    return out;
+  }
+  auto snaps = source.snapshot();
+  if (!snaps) {
+    out.note = snaps.error().detail;
+    return out;
+  }
+  for (const auto& s : *snaps) {
+    if (s.memory && !out.device_total_bytes) out.device_total_bytes = s.memory->total_bytes;
+    if (!s.processes) out.note = "per-process GPU memory not reported by the driver";
+  }
+  out.processes = gpu_processes_of(*snaps);
+  out.snapshots = std::move(*snaps);
+  return out;
+}
+
+Result<ProcsAnswer> answer_procs(const HostRoot& root, const ProcsQuery& query) {
+  ProcsAnswer a;
+  ProcsReport& report = a.report;
+  report.pool = query.pool;
+  report.gpu_note = query.gpu.note;
+  report.training_budget = training_budget(report.pool, query.device_memory);
+  ScanOptions& options = a.scan;
+  // vLLM's fraction is of the device total; on a unified-memory machine that is the pool
+  // (MemTotal).
+  options.device_total_bytes =
+      query.gpu.device_total_bytes.value_or(report.pool ? report.pool->total_bytes : 0);
+  if (report.pool) options.pool_bytes = pool_total_budget(*report.pool);
+  options.ticks_per_second = clock_ticks_per_second(root);
+  options.rules = query.rules;
+  auto scan = scan_workloads(root, query.gpu.processes, options);
+  if (!scan) return tl::unexpected(scan.error());
+  report.scan = std::move(*scan);
+  report.need_given = query.need_bytes.has_value();
+  if (report.pool) {
+    report.verdict = coexistence_verdict(report.scan, query.need_bytes.value_or(0), *report.pool,
+                                         query.coexistence);
+  }
+  return a;
+}
+
+int procs_exit_code(const ProcsReport& report) {
+  int code = kExitOk;
+  if (report.verdict && report.verdict->oversubscribed_bytes > 0) code = kExitFailure;
+  if (report.need_given && report.verdict) {
+    switch (report.verdict->kind) {
+      case VerdictKind::coexists:
+        break;
+      case VerdictKind::tight:
+        code = kExitTight;
+        break;
+      case VerdictKind::stop_first:
+      case VerdictKind::does_not_fit:
+        code = kExitFailure;
+        break;
+    }
+  }
+  return code;
+}
+
+}  // namespace sparkops

@@ -1,0 +1,143 @@
+// The plan flags' text to a PlanInput: every value it accepts, and every refusal names its flag.
+#include "plan/plan_args.hpp"
+
+#include <gtest/gtest.h>
+
+namespace sparkops::plan {
+namespace {
+
+PlanArgs params(std::string_view p) {
+  PlanArgs a;
+  a.params = std::string(p);
+  return a;
+}
+
+std::string error_of(const PlanArgs& a) {
+  auto r = plan_input(a);
+  EXPECT_FALSE(r.has_value());
+  return r ? std::string() : r.error().detail;
+}
+
+TEST(PlanArgs, ParamCountsTakeTheUsualSuffixes) {
+  EXPECT_EQ(parse_param_count("70B").value(), 70'000'000'000ULL);
+  EXPECT_EQ(parse_param_count("7.6e9").value(), 7'600'000'000ULL);
+  EXPECT_EQ(parse_param_count("8030261248").value(), 8'030'261'248ULL);
+  EXPECT_EQ(parse_param_count("1.5T").value(), 1'500'000'000'000ULL);
+  EXPECT_EQ(parse_param_count("350m").value(), 350'000'000ULL);
+  EXPECT_EQ(parse_param_count(" 2k ").value(), 2'000ULL);
+  for (const auto* bad : {"", "B", "-7B", "0", "seventy", "2e15", "nan", "inf"}) {
+    auto r = parse_param_count(bad);
+    ASSERT_FALSE(r.has_value()) << bad;
+    EXPECT_NE(r.error().detail.find("--params"), std::string::npos) << r.error().detail;
+  }
+}
+
+TEST(PlanArgs, CountListsArePositiveWholeNumbers) {
+  EXPECT_EQ(parse_count_list("1024,2048,4096", "--seq").value(),
+            (std::vector<std::uint64_t>{1024, 2048, 4096}));
+  EXPECT_EQ(parse_count_list("4", "--batch").value(), (std::vector<std::uint64_t>{4}));
+  for (const auto* bad : {"", "0", "1,,2", "1.5", "-1", "x"}) {
+    auto r = parse_count_list(bad, "--batch");
+    ASSERT_FALSE(r.has_value()) << bad;
+    EXPECT_EQ(r.error().detail.rfind("--batch: ", 0), 0U) << r.error().detail;
+  }
+}
+
+TEST(PlanArgs, TheFirstValueOfAListIsThePlannedRun) {
+  PlanArgs a = params("8B");
+  a.batch = "2,4";
+  a.seq = "4096,8192";
+  a.method = "qlora";
+  a.lora_rank = "64";
+  a.lora_targets = "q_proj, v_proj";
+  a.nodes = "2";
+  a.gpus = "4";
+  a.grad_accum = "8";
+  auto in = plan_input(a);
+  ASSERT_TRUE(in.has_value()) << in.error().detail;
+  EXPECT_EQ(in->model.params, 8'000'000'000ULL);
+  EXPECT_EQ(in->run.method, Method::qlora);
+  EXPECT_EQ(in->run.batch, 2U);
+  EXPECT_EQ(in->run.seq, 4096U);
+  EXPECT_EQ(in->run.lora_rank, 64U);
+  EXPECT_EQ(in->run.lora_targets, LoraTargets::list);
+  EXPECT_EQ(in->run.lora_target_names, (std::vector<std::string>{"q_proj", "v_proj"}));
+  EXPECT_EQ(in->run.nodes, 2U);
+  EXPECT_EQ(in->run.gpus, 4U);
+  EXPECT_EQ(in->run.grad_accum, 8U);
+  EXPECT_FALSE(in->budget_bytes.has_value());  // auto: the live pool
+}
+
+TEST(PlanArgs, BitsandbytesBefore0432KeepsTheInput) {
+  PlanArgs a = params("8B");
+  a.method = "qlora";
+  a.bnb_version = "0.43.1";
+  EXPECT_TRUE(plan_input(a).value().run.bnb_saves_input);
+  a.bnb_version = "0.43.2";
+  EXPECT_FALSE(plan_input(a).value().run.bnb_saves_input);
+  a.bnb_version = "0.42";
+  EXPECT_TRUE(plan_input(a).value().run.bnb_saves_input);
+  for (const auto* bad : {"0", "0.x", "1.2.3.4", ""}) {
+    a.bnb_version = bad;
+    if (std::string_view(bad).empty()) continue;  // empty: the preset's
+    EXPECT_NE(error_of(a).find("--bnb-version"), std::string::npos) << bad;
+  }
+}
+
+TEST(PlanArgs, BudgetAndOverhead) {
+  PlanArgs a = params("8B");
+  a.budget = "60";
+  EXPECT_EQ(plan_input(a).value().budget_bytes, 60ULL << 30);  // a bare number is GiB
+  a.overhead = "4";
+  EXPECT_NE(error_of(a).find("--overhead: applies only with --budget auto"), std::string::npos);
+  a.budget = "auto";
+  EXPECT_EQ(plan_input(a).value().overhead_bytes, 4ULL << 30);
+  a.budget = "0";
+  a.overhead.clear();
+  EXPECT_NE(error_of(a).find("--budget"), std::string::npos);
+}
+
+TEST(PlanArgs, EveryRefusalNamesItsFlag) {
+  const auto with = [](auto set) {
+    PlanArgs a;
+    a.params = "8B";
+    set(a);
+    return a;
+  };
+  EXPECT_NE(error_of(PlanArgs{}).find("give a MODEL, --params or --list"), std::string::npos);
+  PlanArgs both = params("8B");
+  both.model = "Qwen3-8B";
+  EXPECT_NE(error_of(both).find("--params: contradicts MODEL"), std::string::npos);
+  PlanArgs arch;
+  arch.model = "Qwen3-8B";
+  arch.hidden = "4096";
+  EXPECT_NE(error_of(arch).find("need --params"), std::string::npos);
+  EXPECT_NE(error_of(with([](PlanArgs& a) { a.mlp = "wide"; })).find("--mlp"), std::string::npos);
+  EXPECT_NE(error_of(with([](PlanArgs& a) { a.norm = "batch"; })).find("--norm"),
+            std::string::npos);
+  EXPECT_NE(error_of(with([](PlanArgs& a) { a.hidden = "1,2"; })).find("--hidden: one value"),
+            std::string::npos);
+  EXPECT_NE(error_of(with([](PlanArgs& a) { a.lora_targets = "q,,v"; })).find("--lora-targets"),
+            std::string::npos);
+  EXPECT_NE(error_of(with([](PlanArgs& a) { a.lora_dropout = "1"; })).find("--lora-dropout"),
+            std::string::npos);
+  EXPECT_NE(error_of(with([](PlanArgs& a) { a.adapter_dtype = "int8"; })).find("--adapter-dtype"),
+            std::string::npos);
+  EXPECT_NE(error_of(with([](PlanArgs& a) { a.no_double_quant = true; })).find("--no-double-quant"),
+            std::string::npos);
+  EXPECT_NE(error_of(with([](PlanArgs& a) { a.lengths = "random"; })).find("--lengths"),
+            std::string::npos);
+  EXPECT_NE(error_of(with([](PlanArgs& a) {
+              a.chunked_loss = true;
+              a.loss = "hf";
+            })).find("--chunked-loss"),
+            std::string::npos);
+  EXPECT_NE(error_of(with([](PlanArgs& a) {
+              a.nodes = "300";
+              a.gpus = "300";
+            })).find("--nodes/--gpus"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace sparkops::plan
