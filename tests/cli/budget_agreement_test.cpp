@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/fake_nvml.hpp"
 #include "support/test_support.hpp"
 
 namespace sparkops {
@@ -87,9 +88,7 @@ class TrainingBudgetAgreement : public ::testing::TestWithParam<GpuCase> {};
 TEST_P(TrainingBudgetAgreement, StatusPlanAndProcsUseOneRule) {
   const GpuCase c = GetParam();
   const std::string root = test::fixture(std::string("roots/") + c.root).string();
-  const std::map<std::string, std::string> env{
-      {"SPARKOPS_NVML_LIB", FAKE_NVML_LIB},
-      {"FAKE_NVML_SCENARIO", test::fixture(std::string("nvml/") + c.scenario).string()}};
+  const auto env = test::fake_nvml_env(c.scenario);
   const auto status = test::run_sparkops({"--root", root, "status", "--json"}, env);
   const auto s = nlohmann::json::parse(status.out);
   ASSERT_TRUE(s["training_budget"].is_object()) << status.out;

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/fake_nvml.hpp"
 #include "support/test_support.hpp"
 
 namespace sparkops {
@@ -83,10 +84,8 @@ TEST(FlagsAnywhere, RootFromTheEnvironmentIsCheckedLikeTheFlag) {
 
 // SPARKOPS_GPU_BACKEND picks the source when --gpu is not given; --gpu wins when it is.
 TEST(FlagsAnywhere, GpuBackendVariableAppliesWithoutTheFlag) {
-  const std::map<std::string, std::string> env{
-      {"SPARKOPS_NVML_LIB", FAKE_NVML_LIB},
-      {"FAKE_NVML_SCENARIO", test::fixture("nvml/gb10").string()},
-      {"SPARKOPS_GPU_BACKEND", "none"}};
+  auto env = test::fake_nvml_env("gb10");
+  env["SPARKOPS_GPU_BACKEND"] = "none";
   auto r = test::run_sparkops({"status", "--json", "--root", root("gb10-idle")}, env);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(nlohmann::json::parse(r.out)["gpu"]["backend"], "nvml") << r.out;

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/fake_nvml.hpp"
 #include "support/test_support.hpp"
 
 namespace sparkops {
@@ -141,11 +142,6 @@ struct Document {
   json doc;
 };
 
-std::map<std::string, std::string> fake_nvml(const std::string& scenario = "gb10") {
-  return {{"SPARKOPS_NVML_LIB", FAKE_NVML_LIB},
-          {"FAKE_NVML_SCENARIO", test::fixture("nvml/" + scenario).string()}};
-}
-
 void add(std::vector<Document>& out, const std::string& schema, std::vector<std::string> args,
          const std::map<std::string, std::string>& env = {}, bool from_stderr = false) {
   const auto r = test::run_sparkops(args, env);
@@ -165,7 +161,8 @@ std::vector<Document> every_document(const test::TempDir& tmp) {
   add(docs, "catalogue", {"plan", "--list", "--json"});
   for (const auto& r : kRoots) {
     add(docs, "status", {"status", "--json", "--root", root(r), "--gpu", "none"});
-    add(docs, "status", {"status", "--json", "--root", root(r), "--gpu", "nvml"}, fake_nvml());
+    add(docs, "status", {"status", "--json", "--root", root(r), "--gpu", "nvml"},
+        test::fake_nvml_env("gb10"));
     add(docs, "procs", {"procs", "--json", "--root", root(r), "--gpu", "none"});
     add(docs, "procs", {"procs", "--json", "--root", root(r), "--need", "20", "--gpu", "none"});
     add(docs, "plan", {"plan", "Llama-3.1-8B", "--json", "--root", root(r)});
@@ -176,7 +173,7 @@ std::vector<Document> every_document(const test::TempDir& tmp) {
     add(docs, "flush", {"flush", "--dry-run", "--json", "--root", root(r)});
   }
   // A discrete card (NVML reports device memory): the training budget is the GPU's.
-  const auto h200 = fake_nvml("h200");
+  const auto h200 = test::fake_nvml_env("h200");
   add(docs, "status", {"status", "--json", "--root", root("x86-bare")}, h200);
   add(docs, "procs", {"procs", "--json", "--root", root("x86-bare")}, h200);
   add(docs, "plan", {"plan", "Llama-3.1-8B", "--json", "--root", root("x86-bare")}, h200);

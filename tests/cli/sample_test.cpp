@@ -1,8 +1,5 @@
 // `sparkops sample` end to end: the real binary, a fixture root and the fake libnvidia-ml.
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,72 +12,42 @@
 #include <nlohmann/json.hpp>
 
 #include "base/text.hpp"
-#include "base/wait_status.hpp"
+#include "support/background_process.hpp"
+#include "support/fake_nvml.hpp"
 #include "support/test_support.hpp"
-
-extern char** environ;
 
 #ifdef FAKE_NVML_LIB
 
 namespace sparkops {
 namespace {
 
-std::map<std::string, std::string> fake_env(
-    std::string_view scenario = "nvml/gb10-counters-advancing") {
-  return {{"SPARKOPS_NVML_LIB", FAKE_NVML_LIB},
-          {"FAKE_NVML_SCENARIO", test::fixture(scenario).string()},
-          {"SPARKOPS_ROOT", test::fixture("roots/gb10-finetune").string()}};
+std::map<std::string, std::string> fake_env(std::string_view scenario = "gb10-counters-advancing") {
+  auto env = test::fake_nvml_env(scenario);
+  env["SPARKOPS_ROOT"] = test::fixture("roots/gb10-finetune").string();
+  return env;
 }
 
-// A sampler running in the background, for signal tests.
+// A sampler running in the background, for signal tests (output to /dev/null).
 class Background {
  public:
-  Background(std::vector<std::string> args, const test::TempDir& home) {
-    std::vector<std::string> argv{test::sparkops_binary()};
-    argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<std::string> env;
-    for (char** e = environ; *e != nullptr; ++e) {
-      const std::string_view kv(*e);
-      if (starts_with(kv, "HOME=") || starts_with(kv, "XDG_CONFIG_HOME=") ||
-          starts_with(kv, "SPARKOPS_") || starts_with(kv, "FAKE_NVML") || starts_with(kv, "TZ=")) {
-        continue;
-      }
-      env.emplace_back(kv);
-    }
-    for (const auto& [k, v] : fake_env()) env.push_back(k + "=" + v);
-    env.push_back("HOME=" + home.path().string());
-    env.push_back("XDG_CONFIG_HOME=" + (home.path() / "config").string());
-    env.push_back("TZ=UTC");
-    std::vector<char*> argp, envp;
-    for (auto& s : argv) argp.push_back(s.data());
-    argp.push_back(nullptr);
-    for (auto& s : env) envp.push_back(s.data());
-    envp.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-    EXPECT_EQ(posix_spawn(&pid_, argp[0], &actions, nullptr, argp.data(), envp.data()), 0);
-    posix_spawn_file_actions_destroy(&actions);
-  }
-  ~Background() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      wait();
-    }
-  }
-  void signal(int sig) const { ::kill(pid_, sig); }
+  Background(std::vector<std::string> args, const test::TempDir& home)
+      : process_(argv_of(std::move(args)), options(home)) {}
+  void signal(int sig) const { process_.signal(sig); }
   // Exit code, or 128 + signal.
-  int wait() {
-    int status = 0;
-    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-    }
-    pid_ = -1;
-    return exit_code_from_wait_status(status);
-  }
+  int wait() { return process_.wait(); }
 
  private:
-  pid_t pid_ = -1;
+  static std::vector<std::string> argv_of(std::vector<std::string> args) {
+    args.insert(args.begin(), test::sparkops_binary());
+    return args;
+  }
+  static test::BackgroundOptions options(const test::TempDir& home) {
+    test::BackgroundOptions o;
+    o.env = fake_env();
+    o.home = home.path();
+    return o;
+  }
+  test::BackgroundProcess process_;
 };
 
 using test::eventually;

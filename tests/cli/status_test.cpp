@@ -8,11 +8,11 @@
 #include <nlohmann/json.hpp>
 
 #include "base/units.hpp"
-#include "fake_nvml_env.hpp"
 #include "gpu/open_source.hpp"
 #include "status/status_json.hpp"
 #include "status/status_render.hpp"
 #include "status/status_report.hpp"
+#include "support/fake_nvml.hpp"
 #include "support/test_support.hpp"
 
 namespace sparkops {
@@ -150,8 +150,7 @@ TEST(StatusReport, QuietPoolSaysHowMuchANewRunCanTake) {
 TEST(StatusCli, JsonAgainstFixtureRootWithFakeNvml) {
   const auto res = test::run_sparkops(
       {"--root", test::fixture("roots/gb10-idle").string(), "status", "--json", "--gpu", "nvml"},
-      {{"SPARKOPS_NVML_LIB", FAKE_NVML_LIB},
-       {"FAKE_NVML_SCENARIO", test::fixture("nvml/gb10").string()}});
+      test::fake_nvml_env("gb10"));
   ASSERT_EQ(res.exit_code, 0) << res.err;
   const auto j = nlohmann::json::parse(res.out);
   EXPECT_EQ(j["gpu"]["backend"], "nvml");

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "base/text.hpp"
+#include "support/fake_nvml.hpp"
 #include "support/test_support.hpp"
 
 namespace sparkops {
@@ -21,10 +22,10 @@ namespace {
 namespace fs = std::filesystem;
 
 std::map<std::string, std::string> fake_nvml_env(const std::string& scenario) {
-  return {{"SPARKOPS_NVML_LIB", FAKE_NVML_LIB},
-          {"FAKE_NVML_SCENARIO", test::fixture("nvml/" + scenario).string()},
-          {"LANG", "C.UTF-8"},
-          {"LC_ALL", ""}};
+  auto env = test::fake_nvml_env(scenario);
+  env["LANG"] = "C.UTF-8";
+  env["LC_ALL"] = "";
+  return env;
 }
 
 TEST(TopCli, OnceShowsTheFixtureFigures) {

@@ -2,7 +2,6 @@
 // shell scripts), a fixture root and the fake libnvidia-ml, so no value comes from this machine.
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,10 +15,9 @@
 #include <nlohmann/json.hpp>
 
 #include "base/text.hpp"
-#include "base/wait_status.hpp"
+#include "support/background_process.hpp"
+#include "support/fake_nvml.hpp"
 #include "support/test_support.hpp"
-
-extern char** environ;
 
 namespace sparkops {
 namespace {
@@ -29,72 +27,39 @@ std::string script(std::string_view name) {
 }
 
 // sparkops watch started in the background with stdout/stderr in files (100 MB must not sit in a
-// pipe nobody reads).
+// pipe nobody reads), in `dir`, with HOME in dir/home.
 class Watch {
  public:
   Watch(std::vector<std::string> args, const test::TempDir& dir,
         std::string_view root = "roots/gb10-idle")
       : Watch(std::move(args), dir, test::fixture(root)) {}
   Watch(std::vector<std::string> args, const test::TempDir& dir, const std::filesystem::path& root)
-      : dir_(dir) {
-    std::vector<std::string> argv{test::sparkops_binary(), "--root", root.string(), "watch"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<std::string> env;
-    for (char** e = environ; *e != nullptr; ++e) {
-      const std::string_view kv(*e);
-      if (starts_with(kv, "HOME=") || starts_with(kv, "XDG_") || starts_with(kv, "SPARKOPS_") ||
-          starts_with(kv, "FAKE_NVML")) {
-        continue;
-      }
-      env.emplace_back(kv);
-    }
-    env.push_back("HOME=" + (dir.path() / "home").string());
-#ifdef FAKE_NVML_LIB
-    env.push_back(std::string("SPARKOPS_NVML_LIB=") + FAKE_NVML_LIB);
-    env.push_back("FAKE_NVML_SCENARIO=" + test::fixture("nvml/gb10-counters-advancing").string());
-#endif
-    std::vector<char*> argp, envp;
-    for (auto& s : argv) argp.push_back(s.data());
-    argp.push_back(nullptr);
-    for (auto& s : env) envp.push_back(s.data());
-    envp.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addchdir_np(&actions, dir.path().c_str());
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, (dir.path() / "stdout").c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 2, (dir.path() / "stderr").c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    EXPECT_EQ(posix_spawn(&pid_, argp[0], &actions, nullptr, argp.data(), envp.data()), 0);
-    posix_spawn_file_actions_destroy(&actions);
-  }
-  ~Watch() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      wait();
-    }
-  }
-  void signal(int sig) const {
-    ::kill(pid_, sig);
-  }
-  int wait() {
-    int status = 0;
-    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-    }
-    pid_ = -1;
-    return exit_code_from_wait_status(status);
-  }
-  std::string out() const {
-    return test::slurp(dir_.path() / "stdout");
-  }
-  std::string err() const {
-    return test::slurp(dir_.path() / "stderr");
-  }
+      : dir_(dir), process_(argv_of(std::move(args), root), options(dir)) {}
+  void signal(int sig) const { process_.signal(sig); }
+  int wait() { return process_.wait(); }
+  std::string out() const { return test::slurp(dir_.path() / "stdout"); }
+  std::string err() const { return test::slurp(dir_.path() / "stderr"); }
 
  private:
+  static std::vector<std::string> argv_of(std::vector<std::string> args,
+                                          const std::filesystem::path& root) {
+    std::vector<std::string> argv{test::sparkops_binary(), "--root", root.string(), "watch"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+  }
+  static test::BackgroundOptions options(const test::TempDir& dir) {
+    test::BackgroundOptions o;
+#ifdef FAKE_NVML_LIB
+    o.env = test::fake_nvml_env("gb10-counters-advancing");
+#endif
+    o.home = dir.path() / "home";
+    o.cwd = dir.path();
+    o.out = dir.path() / "stdout";
+    o.err = dir.path() / "stderr";
+    return o;
+  }
   const test::TempDir& dir_;
-  pid_t pid_ = -1;
+  test::BackgroundProcess process_;
 };
 
 using test::eventually;

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "fake_nvml_env.hpp"
+#include "support/fake_nvml.hpp"
 #include "gpu/nvml_api.hpp"
 #include "gpu/throttle_reasons.hpp"
 

@@ -2,16 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include "support/fake_nvml.hpp"
 #include "support/test_support.hpp"
 
 namespace sparkops {
 namespace {
 
 std::map<std::string, std::string> fake_env(std::string_view scenario) {
-  return {
-      {"SPARKOPS_NVML_LIB", FAKE_NVML_LIB},
-      {"FAKE_NVML_SCENARIO", test::fixture(std::string("nvml/") + std::string(scenario)).string()},
-      {"SPARKOPS_GPU_BACKEND", ""}};
+  auto env = test::fake_nvml_env(scenario);
+  env["SPARKOPS_GPU_BACKEND"] = "";
+  return env;
 }
 
 TEST(GpuProbe, PrintsEveryFigureAndNamesTheAbsentOnes) {

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "base/text.hpp"
-#include "fake_nvml_env.hpp"
+#include "support/fake_nvml.hpp"
 #include "gpu/open_source.hpp"
 #include "gpu/smi_source.hpp"
 #include "gpu/subprocess.hpp"

@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "fake_nvml_env.hpp"
+#include "support/fake_nvml.hpp"
 #include "gpu/nvml_source.hpp"
 #include "gpu/open_source.hpp"
 #include "gpu/smi_source.hpp"

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/fake_nvml.hpp"
+
 namespace sparkops::test {
 
 ServeInstance start_serve(const std::filesystem::path& log_dir, const std::string& root,
@@ -15,8 +17,7 @@ ServeInstance start_serve(const std::filesystem::path& log_dir, const std::strin
     argv.push_back("--gpu");
     argv.push_back("none");
   } else {
-    env["SPARKOPS_NVML_LIB"] = FAKE_NVML_LIB;
-    env["FAKE_NVML_SCENARIO"] = fixture("nvml/" + nvml_scenario).string();
+    env = fake_nvml_env(nvml_scenario);
     argv.push_back("--gpu");
     argv.push_back("nvml");
   }

@@ -8,7 +8,7 @@
 
 #include <httplib.h>
 
-#include "background_process.hpp"
+#include "support/background_process.hpp"
 #include "support/test_support.hpp"
 
 namespace sparkops::test {
