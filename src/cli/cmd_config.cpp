@@ -21,6 +21,11 @@ nlohmann::ordered_json typed_value(const Config& config, const ConfigKey& key) {
   return config.get_string(name);
 }
 
+// One text for a config file that did not load: the stderr line and the JSON note.
+std::string not_applied(const std::string& detail) {
+  return fmt::format("{} (file not applied)", detail);
+}
+
 }  // namespace
 
 void add_config_command(CLI::App& app, AppContext& ctx) {
@@ -43,6 +48,10 @@ void add_config_command(CLI::App& app, AppContext& ctx) {
       nlohmann::ordered_json problems = nlohmann::ordered_json::array();
       for (const auto& p : ctx.config_problems) problems.push_back(p.detail);
       doc["problems"] = std::move(problems);
+      // The warnings the text prints on stderr, as the other commands' `notes`.
+      nlohmann::ordered_json notes = nlohmann::ordered_json::array();
+      for (const auto& p : ctx.config_problems) notes.push_back(not_applied(p.detail));
+      doc["notes"] = std::move(notes);
       fmt::print(ctx.out, "{}\n", dump_document(doc));
     } else {
       std::size_t width = 0;
@@ -58,7 +67,7 @@ void add_config_command(CLI::App& app, AppContext& ctx) {
     // A file that did not load is left out whole (the values above do not include it); every
     // other command refuses to run until it is fixed.
     for (const auto& p : ctx.config_problems) {
-      print_error(ctx, fmt::format("{} (file not applied)", p.detail));
+      print_error(ctx, not_applied(p.detail));
     }
     if (!ctx.config_problems.empty()) ctx.exit_code = kExitBadInput;
   });

@@ -28,4 +28,11 @@ std::vector<std::string> reason_names(std::uint64_t mask);
 // "sw_power_cap|sw_thermal", or "none" for 0.
 std::string reason_names_joined(std::uint64_t mask, std::string_view sep = "|");
 
+// The reason in words, for text a person reads (JSON and metrics keep the names): what nvml.h's
+// comment on each nvmlClocksEventReason* says, e.g. "sw_power_cap" -> "software power cap".
+// A name it does not know (an unknown bit, "0x200") comes back as given.
+std::string_view reason_words(std::string_view name);
+// The reasons of `mask` in words joined by `sep`, or "none" for 0.
+std::string reason_words_joined(std::uint64_t mask, std::string_view sep = ", ");
+
 }  // namespace sparkops

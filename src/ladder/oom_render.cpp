@@ -185,6 +185,15 @@ json oom_to_json(const OomView& v) {
   return j;
 }
 
+std::vector<std::string> flush_notes(const FlushView& v) {
+  std::vector<std::string> out;
+  if (v.outcome.forced_past_trainer) {
+    out.push_back(
+        fmt::format("flushed with --force while a trainer runs: {}", fmt::join(v.trainers, "; ")));
+  }
+  return out;
+}
+
 std::string render_flush_text(const FlushView& v) {
   const auto& o = v.outcome;
   std::string out;
@@ -211,10 +220,7 @@ std::string render_flush_text(const FlushView& v) {
     out += fmt::format("Reclaimed {} (MemFree after - before: what CUDA gains on a unified pool)\n",
                        format_signed_bytes(*o.reclaimed_bytes));
   }
-  if (o.forced_past_trainer) {
-    out +=
-        fmt::format("Flushed with --force while a trainer runs: {}\n", fmt::join(v.trainers, "; "));
-  }
+  for (const auto& n : flush_notes(v)) out += fmt::format("Warning: {}\n", n);
   if (v.recorded_in) out += fmt::format("Recorded ladder step 1 in {}\n", *v.recorded_in);
   return out;
 }
@@ -237,6 +243,7 @@ json flush_to_json(const FlushView& v) {
   j["forced_past_trainer"] = o.forced_past_trainer;
   j["trainers"] = v.trainers;
   j["recorded_in"] = json_or_null(v.recorded_in);
+  j["notes"] = flush_notes(v);
   return j;
 }
 

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -33,6 +34,9 @@ struct FlushView {
   std::optional<std::string> recorded_in;  // state file where step 1 was recorded
 };
 
+// The warnings of a flush (a --force past a running trainer): the text's "Warning:" lines and
+// the JSON's `notes`.
+std::vector<std::string> flush_notes(const FlushView& v);
 std::string render_flush_text(const FlushView& v);
 nlohmann::json flush_to_json(const FlushView& v);
 

@@ -310,6 +310,7 @@ std::string render_matrix_text(const plan::PlanResult& base, const std::vector<M
   out += base.peak_basis == plan::PeakBasis::device
              ? "(peak = max(training, load), the discrete GPU's own memory)\n"
              : "(peak = max(training, load), pool view)\n";
+  for (const auto& n : base.notes) out += fmt::format("note: {}\n", n);
   return out;
 }
 
@@ -320,6 +321,7 @@ json matrix_to_json(const plan::PlanResult& base, const std::vector<MatrixCell>&
   j["run"] = run_json(base.run);
   j["budget_bytes"] = base.budget_bytes;
   j["budget_source"] = budget_source_of(base);
+  j["notes"] = base.notes;  // the assumptions the text's "note:" lines show
   j["cells"] = json::array();
   for (const auto& c : cells) {
     j["cells"].push_back({{"seq", c.seq},

@@ -111,11 +111,13 @@ void render_gpu_device(const GpuDevice& d, const GpuSnapshot& s, std::string& ou
   if (s.clocks_event_reasons) {
     const std::uint64_t throttling = *s.clocks_event_reasons & kThrottlingReasonsMask;
     out += fmt::format("  throttle now: {}\n",
-                       throttling ? reason_names_joined(throttling, ", ") : "none");
+                       throttling ? reason_words_joined(throttling, ", ") : "none");
   }
   std::vector<std::string> totals;
   const auto add = [&](std::string_view name, const std::optional<std::chrono::nanoseconds>& v) {
-    if (v && v->count() > 0) totals.push_back(fmt::format("{} {}", name, format_duration(*v)));
+    if (v && v->count() > 0) {
+      totals.push_back(fmt::format("{} {}", reason_words(name), format_duration(*v)));
+    }
   };
   add("sw_power_cap", s.counters.sw_power_cap);
   add("sw_thermal", s.counters.sw_thermal);

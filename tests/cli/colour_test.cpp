@@ -30,7 +30,7 @@ TEST(Colour, VerdictsWarningsAndHeadingsGetTheirTones) {
       "Verdict                       does_not_fit\n"
       "Verdict: one heavy job at a time: stop 6100 (vLLM)\n"
       "  a new run can take up to 26.0 GiB beside what is running\n"
-      "  throttle now: sw_thermal\n"
+      "  throttle now: software thermal slowdown\n"
       "  throttle now: none\n"
       "note: shard size assumed\n"
       "  plain figure 12\n";
@@ -41,7 +41,7 @@ TEST(Colour, VerdictsWarningsAndHeadingsGetTheirTones) {
   EXPECT_TRUE(painted(out, "Verdict                       does_not_fit", kRed));
   EXPECT_TRUE(painted(out, "Verdict: one heavy job at a time: stop 6100 (vLLM)", kRed));
   EXPECT_TRUE(painted(out, "  a new run can take up to 26.0 GiB beside what is running", kGreen));
-  EXPECT_TRUE(painted(out, "  throttle now: sw_thermal", kRed));
+  EXPECT_TRUE(painted(out, "  throttle now: software thermal slowdown", kRed));
   EXPECT_TRUE(painted(out, "  throttle now: none", kGreen));
   EXPECT_TRUE(painted(out, "note: shard size assumed", kYellow));
   EXPECT_NE(out.find("\n  plain figure 12\n"), std::string::npos);

@@ -104,6 +104,41 @@ TEST(NotesCarryWarnings, Plan) {
   }
 }
 
+TEST(NotesCarryWarnings, PlanMatrix) {
+  for (const auto& r : kRoots) {
+    expect_notes_cover_warnings(
+        {"plan", "Qwen2.5-7B", "--batch", "1,2", "--seq", "1024,4096", "--root", root(r)});
+    // --params assumes a block layout: the matrix's text and JSON both say so.
+    expect_notes_cover_warnings(
+        {"plan", "--params", "7B", "--batch", "1,2", "--seq", "1024", "--root", root(r)});
+  }
+  const auto doc = test::run_sparkops(
+      {"plan", "--params", "7B", "--batch", "1,2", "--json", "--root", root("gb10-idle")});
+  const auto j = nlohmann::json::parse(doc.out);
+  ASSERT_TRUE(j["notes"].is_array()) << doc.out;
+  EXPECT_FALSE(j["notes"].empty()) << doc.out;
+}
+
+TEST(NotesCarryWarnings, FlushAndConfig) {
+  const auto flush =
+      test::run_sparkops({"flush", "--dry-run", "--json", "--root", root("gb10-idle")});
+  const auto f = nlohmann::json::parse(flush.out);
+  ASSERT_TRUE(f["notes"].is_array()) << flush.out;
+  // A config file that does not load: the text warns on stderr, the document's notes say the same.
+  const test::TempDir tmp;
+  const auto bad = tmp / "bad.toml";
+  test::write_text(bad, "[pool]\noverhed = \"4GB\"\n");
+  const auto text = test::run_sparkops({"config", "--config", bad.string()});
+  const auto doc = test::run_sparkops({"config", "--json", "--config", bad.string()});
+  EXPECT_EQ(doc.exit_code, 2) << doc.err;
+  const auto j = nlohmann::json::parse(doc.out);
+  ASSERT_TRUE(j["notes"].is_array()) << doc.out;
+  ASSERT_EQ(j["notes"].size(), 1u) << doc.out;
+  const std::string note = j["notes"][0].get<std::string>();
+  EXPECT_NE(note.find("file not applied"), std::string::npos) << note;
+  EXPECT_NE(text.err.find(note), std::string::npos) << text.err;
+}
+
 TEST(NotesCarryWarnings, OomAndAnalyze) {
   const test::TempDir tmp;
   for (const auto& e : std::filesystem::directory_iterator(test::fixture("oom/corpus"))) {

@@ -3,6 +3,7 @@
 // JSON keeps them for scripts.
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -16,11 +17,13 @@ namespace {
 // Tokens of the verdict, OOM-kind, time-basis, time-source and thermal-format enums that are not
 // already words.
 const std::vector<std::string> kTokens{
-    "wont_fit",          "fits_after_flush", "stop_first",          "does_not_fit",
-    "not_oom",           "cuda_allocator",   "accelerator_runtime", "host_oom_killer",
-    "cgroup_oom_killer", "server_admission", "log_timestamps",      "start_flag",
-    "file_mtime",        "running_mean",     "elapsed_delta",       "wall_delta",
-    "samples_rate",      "nvidia_smi",       "extended_csv"};
+    "wont_fit", "fits_after_flush", "stop_first", "does_not_fit", "not_oom", "cuda_allocator",
+    "accelerator_runtime", "host_oom_killer", "cgroup_oom_killer", "server_admission",
+    "log_timestamps", "start_flag", "file_mtime", "running_mean", "elapsed_delta", "wall_delta",
+    "samples_rate", "nvidia_smi", "extended_csv",
+    // NVML clocks-event reasons (gpu/throttle_reasons.hpp): status speaks them in words.
+    "gpu_idle", "applications_clocks", "sw_power_cap", "hw_slowdown", "sync_boost", "sw_thermal",
+    "hw_thermal", "hw_power_brake", "display_clock"};
 
 bool word_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-' || c == '/' ||
@@ -47,8 +50,9 @@ std::string root(const std::string& name) {
   return test::fixture("roots/" + name).string();
 }
 
-void expect_words(const std::vector<std::string>& args) {
-  const auto r = test::run_sparkops(args);
+void expect_words(const std::vector<std::string>& args,
+                  const std::map<std::string, std::string>& env = {}) {
+  const auto r = test::run_sparkops(args, env);
   std::string what;
   for (const auto& a : args) what += " " + a;
   EXPECT_LT(r.exit_code, 4) << what << "\n" << r.err;
@@ -73,6 +77,22 @@ TEST(WordsNotTokens, ProcsAndStatus) {
       {"procs", "--root", orphan, "--gpu-apps", orphan + "/gpu-apps.csv", "--need", "500"});
   expect_words({"status", "--root", orphan, "--gpu", "none"});
   expect_words({"status", "--root", root("gb10-idle"), "--gpu", "none"});
+}
+
+// The GB10 scenarios' counters say the clocks were held back since driver load (software power cap,
+// software thermal slowdown): the reasons read as words, as nvml.h describes them.
+TEST(WordsNotTokens, StatusThrottleReasons) {
+  for (const std::string scenario : {"gb10", "gb10-counters-advancing"}) {
+    const std::map<std::string, std::string> env{
+        {"SPARKOPS_NVML_LIB", FAKE_NVML_LIB},
+        {"FAKE_NVML_SCENARIO", test::fixture("nvml/" + scenario).string()}};
+    expect_words({"status", "--root", root("gb10-throttled"), "--gpu", "nvml"}, env);
+    const auto r =
+        test::run_sparkops({"status", "--root", root("gb10-throttled"), "--gpu", "nvml"}, env);
+    EXPECT_NE(r.out.find("throttled since driver load: software power cap"), std::string::npos)
+        << scenario << "\n"
+        << r.out;
+  }
 }
 
 TEST(WordsNotTokens, OomOnEveryCorpusText) {
