@@ -126,8 +126,8 @@ std::string anchor_to_jsonl(const Anchor& a) {
 }
 
 std::optional<AnchorMatch> nearest_anchor(const std::vector<Anchor>& anchors, std::uint64_t params,
-                                          const RunConfig& run, const Estimate& estimate,
-                                          bool fits) {
+                                          const RunConfig& run, const Estimate& estimate, bool fits,
+                                          const Reestimate& reestimate) {
   const Anchor* best = nullptr;
   double best_score = 0;
   for (const auto& a : anchors) {
@@ -150,14 +150,35 @@ std::optional<AnchorMatch> nearest_anchor(const std::vector<Anchor>& anchors, st
   const std::optional<std::uint64_t> anchor_peak =
       allocated ? best->peak_allocated_bytes : best->peak_pool_bytes;
   if (best->kind == AnchorKind::measured_peak && anchor_peak && *anchor_peak > 0) {
-    const std::uint64_t mine =
-        allocated ? estimate.train_peak_allocated_bytes : estimate.peak_pool_bytes();
-    m.estimate_ratio = static_cast<double>(mine) / static_cast<double>(*anchor_peak);
+    auto peak_of = [&](const Estimate& e) {
+      const std::uint64_t mine = allocated ? e.train_peak_allocated_bytes : e.peak_pool_bytes();
+      return static_cast<double>(mine) / static_cast<double>(*anchor_peak);
+    };
+    m.estimate_ratio = peak_of(estimate);
+    RunConfig at = run;
+    if (best->batch) at.batch = *best->batch;
+    if (best->seq) at.seq = *best->seq;
+    const bool differs = at.batch != run.batch || at.seq != run.seq;
+    // An allocated peak does not depend on the caching allocator's reserve: skip its replay.
+    if (allocated) at.reserve_fraction_hint = 0;
+    if (differs && reestimate) {
+      m.run_ratio = m.estimate_ratio;
+      m.estimate_ratio = peak_of(reestimate(at));
+      m.compared_batch = at.batch;
+      m.compared_seq = at.seq;
+    }
     m.far = same_class && std::fabs(*m.estimate_ratio - 1.0) > 0.25;
-    m.message = fmt::format("{} ({}): {} {} ≈ {} {}; this estimate is {:.0f}% of it", best->id,
-                            best->source, best->model, method_name(best->method),
-                            format_bytes(*anchor_peak), allocated ? "allocated" : "pool",
-                            *m.estimate_ratio * 100.0);
+    m.message = fmt::format("{} ({}): {} {} ≈ {} {}", best->id, best->source, best->model,
+                            method_name(best->method), format_bytes(*anchor_peak),
+                            allocated ? "allocated" : "pool");
+    if (m.run_ratio) {
+      m.message += fmt::format(
+          " at batch {} × seq {}; this run at that batch and seq is {:.0f}% of it (as planned, "
+          "batch {} × seq {}: {:.0f}%)",
+          at.batch, at.seq, *m.estimate_ratio * 100.0, run.batch, run.seq, *m.run_ratio * 100.0);
+    } else {
+      m.message += fmt::format("; this estimate is {:.0f}% of it", *m.estimate_ratio * 100.0);
+    }
   } else {
     const bool within = !best->seq || run.seq <= *best->seq;
     m.far = same_class && within && !fits;

@@ -4,6 +4,7 @@
 // measured run; docs/estimator.md "Anchors" documents the schema).
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -46,7 +47,12 @@ std::string anchor_to_jsonl(const Anchor& a);
 struct AnchorMatch {
   Anchor anchor;
   double params_ratio = 1.0;             // plan params / anchor params
-  std::optional<double> estimate_ratio;  // plan peak / anchor peak (measured anchors)
+  std::optional<double> estimate_ratio;  // plan peak / anchor peak (measured anchors), like for
+                                         // like: at the anchor's batch and seq when it has them
+  // The run's own configuration differed from the anchor's: the batch and seq compared at, and
+  // this run's estimate over the anchor's peak.
+  std::optional<std::uint64_t> compared_batch, compared_seq;
+  std::optional<double> run_ratio;
   bool far = false;     // same class and the estimate is > 25 % away (or wont_fit vs a
                         // fits_ceiling anchor at a shorter or equal packing)
   std::string message;  // one line for the table
@@ -55,9 +61,13 @@ struct AnchorMatch {
 // The nearest anchor by |log(params ratio)|, preferring the same method. `same class` = same
 // method and params within a factor 1.5.
 // A measured anchor is compared like with like: its peak_allocated_bytes with the estimate's
-// allocated peak when it has one, else its peak_pool_bytes with the estimate's pool peak.
+// allocated peak when it has one, else its peak_pool_bytes with the estimate's pool peak; and,
+// when it records a batch or seq the run does not use and `reestimate` is given, with the estimate
+// of this run at the anchor's batch and seq (a peak measured at 512 tokens says nothing about the
+// same run's 2048-token logits).
+using Reestimate = std::function<Estimate(const RunConfig&)>;
 std::optional<AnchorMatch> nearest_anchor(const std::vector<Anchor>& anchors, std::uint64_t params,
-                                          const RunConfig& run, const Estimate& estimate,
-                                          bool fits);
+                                          const RunConfig& run, const Estimate& estimate, bool fits,
+                                          const Reestimate& reestimate = {});
 
 }  // namespace sparkops::plan

@@ -376,8 +376,9 @@ Result<PlanResult> make_plan(const PlanInput& input, const PlanEnvironment& env)
   // A page-cache flush frees host memory: it helps only where the GPU lives in the pool.
   r.verdict = verdict_for(peak, r.budget_bytes, r.device ? std::nullopt : r.pool,
                           r.estimate.terms.page_cache);
-  r.anchor = nearest_anchor(env.anchors, r.model.shape.params.total, run, r.estimate,
-                            r.verdict != Verdict::wont_fit);
+  r.anchor = nearest_anchor(
+      env.anchors, r.model.shape.params.total, run, r.estimate, r.verdict != Verdict::wont_fit,
+      [&](const RunConfig& at) { return estimate(r.model.shape, at, shard); });
   if (r.verdict == Verdict::wont_fit)
     r.advice = advise(r.model.shape, run, r.budget_bytes, shard, r.peak_basis);
   return r;

@@ -268,6 +268,11 @@ json plan_to_json(const plan::PlanResult& r) {
     if (r.anchor->anchor.peak_pool_bytes)
       j["anchor"]["peak_pool_bytes"] = *r.anchor->anchor.peak_pool_bytes;
     if (r.anchor->estimate_ratio) j["anchor"]["estimate_ratio"] = *r.anchor->estimate_ratio;
+    if (r.anchor->run_ratio) {
+      j["anchor"]["run_ratio"] = *r.anchor->run_ratio;
+      j["anchor"]["compared_at"] = {{"batch", *r.anchor->compared_batch},
+                                    {"seq", *r.anchor->compared_seq}};
+    }
   } else {
     j["anchor"] = nullptr;
   }

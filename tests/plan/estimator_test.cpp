@@ -3,15 +3,12 @@
 #include "models/catalogue.hpp"
 #include "plan/frameworks.hpp"
 #include "plan/plan.hpp"
+#include "plan_fixtures.hpp"
 
 namespace sparkops::plan {
 namespace {
 
-ModelShape shape(std::string_view name) {
-  const auto* e = models::find_in_catalogue(name);
-  EXPECT_NE(e, nullptr);
-  return ModelShape{e->name, e->arch, count_params(e->arch), std::nullopt};
-}
+using fixtures::shape;
 
 constexpr double kGiB = 1073741824.0;
 
@@ -238,6 +235,59 @@ TEST(Anchors, EmbeddedFourAndNearest) {
   const auto far = nearest_anchor(anchors, 70'553'706'496, anchor_70b_qlora(),
                                   estimate(shape("Llama-3.1-70B"), full), false);
   EXPECT_TRUE(far->far);
+}
+
+// A run planned at another packing is compared with the anchor at the anchor's batch and seq:
+// at 2048 tokens the 128k-vocabulary loss alone (12 bytes per logit in its backward) adds 2.2 GiB
+// that the 512-token anchor never had.
+TEST(Anchors, ComparedAtTheAnchorsBatchAndSeq) {
+  const auto anchors = embedded_anchors();
+  const auto s = shape("Llama-3.1-70B");
+  RunConfig run = anchor_70b_qlora();
+  run.seq = 2048;
+  const auto e = estimate(s, run);
+  std::vector<std::uint64_t> seen;
+  const auto m = nearest_anchor(anchors, 70'553'706'496, run, e, true, [&](const RunConfig& at) {
+    seen.push_back(at.seq);
+    return estimate(s, at);
+  });
+  ASSERT_TRUE(m);
+  ASSERT_EQ(seen, std::vector<std::uint64_t>{512});
+  EXPECT_EQ(m->compared_seq, 512u);
+  EXPECT_EQ(m->compared_batch, 1u);
+  const double like =
+      static_cast<double>(estimate(s, anchor_70b_qlora()).train_peak_allocated_bytes) /
+      static_cast<double>(40ull << 30);
+  EXPECT_DOUBLE_EQ(*m->estimate_ratio, like);
+  EXPECT_NEAR(*m->estimate_ratio, 1.0, 0.10);
+  EXPECT_GT(*m->run_ratio, *m->estimate_ratio);
+  EXPECT_NE(m->message.find("at batch 1 × seq 512"), std::string::npos) << m->message;
+  // Planned at the anchor's own configuration: nothing to re-estimate.
+  seen.clear();
+  const auto same = nearest_anchor(anchors, 70'553'706'496, anchor_70b_qlora(),
+                                   estimate(s, anchor_70b_qlora()), true, [&](const RunConfig& at) {
+                                     seen.push_back(at.seq);
+                                     return estimate(s, at);
+                                   });
+  EXPECT_TRUE(seen.empty());
+  EXPECT_FALSE(same->run_ratio);
+}
+
+// The skill's own configuration follows the QLoRA paper's memory figure: paged 32-bit AdamW,
+// whose states bitsandbytes allocates with cudaMallocManaged, outside torch's allocated figure.
+TEST(Estimator, SeventyBQloraPagedStatesLeaveTheAllocatedPeak) {
+  RunConfig r = anchor_70b_qlora();
+  const auto plain = estimate(shape("Llama-3.1-70B"), r);
+  r.optim = Optim::paged_adamw;
+  const auto paged = estimate(shape("Llama-3.1-70B"), r);
+  // Every state of >= 1e5 elements is paged: all but the k/v lora_B (16 x 1024) states.
+  EXPECT_GT(static_cast<double>(paged.paged_bytes),
+            0.9 * static_cast<double>(paged.terms.optimizer));
+  EXPECT_LT(paged.paged_bytes, paged.terms.optimizer);
+  // At least the paged states leave the allocated peak (bitsandbytes' step has no foreach
+  // temporary either, which can lower it further).
+  EXPECT_GE(plain.train_peak_allocated_bytes - paged.train_peak_allocated_bytes, paged.paged_bytes);
+  EXPECT_NEAR(static_cast<double>(paged.train_peak_allocated_bytes) / kGiB, 40.0, 4.0);
 }
 
 TEST(Anchors, UserJsonlRoundTripsAndBadLineIsNamed) {
