@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
+#include <optional>
+
 namespace sparkops::plan {
 
 const std::vector<FrameworkPreset>& framework_presets() {
@@ -66,29 +69,55 @@ std::string framework_choices() {
 
 namespace {
 
+// What a preset sets, as data: an empty field leaves the run's value (the project default or an
+// earlier preset field) alone. A new framework is one more row.
+struct PresetFields {
+  Framework id = Framework::hf;
+  std::optional<bool> adapter_fp32;
+  std::optional<double> lora_dropout;
+  std::optional<LossKind> loss;
+  std::optional<GradCkpt> grad_ckpt;
+  std::optional<Attn> attn;
+  std::optional<LoraTargets> lora_targets;
+  std::optional<ShardMode> shard;
+  std::optional<bool> fsdp_no_sync;
+  std::optional<bool> fused_adamw;
+  std::optional<std::uint64_t> fused_loss_above_tokens;
+  std::optional<bool> loop_holds_graph;
+  std::optional<bool> separate_head;
+  std::optional<bool> fused_qkv_lora;
+  std::optional<bool> fp32_grads;
+  std::optional<bool> fp32_optimizer_states;
+  // The optimizer by method: full, LoRA, QLoRA.
+  std::optional<Optim> optim_full, optim_lora, optim_qlora;
+  // What the framework's QLoRA path changes (its bitsandbytes version and quantization plugin).
+  std::optional<bool> bnb_saves_input;
+  std::optional<bool> bnb_quant_fp16;
+  std::optional<bool> quantize_head;
+  std::optional<DoubleQuant> double_quant;
+};
+
 // The HF Trainer + PEFT stack several presets build on: PEFT LoraConfig(lora_dropout=0.0) and
 // get_peft_model(autocast_adapter_dtype=True) keep adapters fp32; transformers ForCausalLMLoss
 // upcasts logits to fp32; torchrun without an FSDP/DeepSpeed config wraps the model in DDP and
 // Accelerate's accumulate() runs non-final micro-batches under no_sync.
-void hf_stack(RunConfig& run) {
-  run.adapter_fp32 = true;
-  run.lora_dropout = 0.0;
-  run.loss = LossKind::hf;
-  run.shard = ShardMode::ddp;
-  run.fsdp_no_sync = true;
+PresetFields hf_stack(Framework id) {
+  PresetFields p;
+  p.id = id;
+  p.adapter_fp32 = true;
+  p.lora_dropout = 0.0;
+  p.loss = LossKind::hf;
+  p.shard = ShardMode::ddp;
+  p.fsdp_no_sync = true;
+  return p;
 }
 
-}  // namespace
-
-void apply_framework(Framework f, RunConfig& run) {
-  const bool qlora = run.method == Method::qlora;
-  run.framework = f;
-  switch (f) {
-    case Framework::hf:
-      // transformers 4.46 TrainingArguments: default_optim "adamw_torch" (foreach).
-      hf_stack(run);
-      break;
-    case Framework::trl:
+const std::vector<PresetFields>& preset_fields() {
+  static const std::vector<PresetFields> rows = [] {
+    std::vector<PresetFields> v;
+    // transformers 4.46 TrainingArguments: default_optim "adamw_torch" (foreach).
+    v.push_back(hf_stack(Framework::hf));
+    {
       // trl/trainer/sft_config.py SFTConfig: gradient_checkpointing=True (SFTTrainer sets
       // use_reentrant=False), packing=False, padding_free=False, loss_type None ->
       // "chunked_nll" unless use_liger_kernel (__post_init__); sft_trainer.py
@@ -96,59 +125,66 @@ void apply_framework(Framework f, RunConfig& run) {
       // trl/trainer/model_config.py ModelConfig.lora_dropout = 0.05 (the `trl sft` CLI).
       // pyproject: transformers>=4.56.2, whose TrainingArguments default to adamw_torch_fused
       // from torch 2.8 (transformers PR #37358).
-      hf_stack(run);
-      run.loss = LossKind::chunked_nll;
-      run.grad_ckpt = GradCkpt::full;
-      run.lora_dropout = 0.05;
-      run.fused_adamw = true;
-      break;
-    case Framework::unsloth:
+      PresetFields p = hf_stack(Framework::trl);
+      p.loss = LossKind::chunked_nll;
+      p.grad_ckpt = GradCkpt::full;
+      p.lora_dropout = 0.05;
+      p.fused_adamw = true;
+      v.push_back(p);
+    }
+    {
       // unsloth/models/llama.py FastLlamaModel.get_peft_model(lora_dropout=0.0,
       // use_gradient_checkpointing="unsloth"): unsloth_zoo gradient_checkpointing.py
       // UnslothCheckpointFunction copies each layer input to a pin_memory buffer;
       // CausalLM_fast_forward: unsloth_fused_ce_loss unless bsz*q_len <= 1024;
       // peft get_peft_model keeps adapters fp32.
-      hf_stack(run);
-      run.grad_ckpt = GradCkpt::offload;
-      run.loss = LossKind::fused;
-      run.fused_loss_above_tokens = 1024;
-      break;
-    case Framework::axolotl:
+      PresetFields p = hf_stack(Framework::unsloth);
+      p.grad_ckpt = GradCkpt::offload;
+      p.loss = LossKind::fused;
+      p.fused_loss_above_tokens = 1024;
+      v.push_back(p);
+    }
+    {
       // examples/llama-3/lora-8b.yml, qlora.yml, fft-8b.yaml: lora_dropout 0.05,
       // sample_packing true, gradient_checkpointing true, attn_implementation
       // flash_attention_2; optimizer adamw_bnb_8bit / paged_adamw_32bit / paged_adamw_8bit.
-      hf_stack(run);
-      run.lora_dropout = 0.05;
-      run.grad_ckpt = GradCkpt::full;
-      run.attn = Attn::flash;
-      run.optim = run.method == Method::full ? Optim::paged_adamw8bit
-                  : qlora                    ? Optim::paged_adamw
-                                             : Optim::adamw8bit;
-      break;
-    case Framework::llamafactory:
+      PresetFields p = hf_stack(Framework::axolotl);
+      p.lora_dropout = 0.05;
+      p.grad_ckpt = GradCkpt::full;
+      p.attn = Attn::flash;
+      p.optim_full = Optim::paged_adamw8bit;
+      p.optim_lora = Optim::adamw8bit;
+      p.optim_qlora = Optim::paged_adamw;
+      v.push_back(p);
+    }
+    {
       // hparams/finetuning_args.py: finetuning_type "lora", lora_target "all",
       // lora_dropout 0.0; model/adapter.py casts trainable params to fp32 (unless pure_bf16);
       // hparams/model_args.py: disable_gradient_checkpointing False, use_reentrant_gc True;
       // hparams/data_args.py: packing None (on only for pre-training).
-      hf_stack(run);
-      run.grad_ckpt = GradCkpt::full;
-      run.lora_targets = LoraTargets::all_linear;
-      break;
-    case Framework::torchtune:
+      PresetFields p = hf_stack(Framework::llamafactory);
+      p.grad_ckpt = GradCkpt::full;
+      p.lora_targets = LoraTargets::all_linear;
+      v.push_back(p);
+    }
+    {
       // recipes/configs/llama3_1/8B_{lora,qlora}_single_device.yaml: lora_dropout 0.0,
       // loss CEWithChunkedOutputLoss, optimizer torch.optim.AdamW fused: True,
       // enable_activation_checkpointing True, enable_activation_offloading False; LoRALinear is
       // built under training.set_default_dtype(bf16); distributed recipes shard with FSDP2
       // fully_shard and reduce-scatter every backward (no no_sync).
-      run.adapter_fp32 = false;
-      run.lora_dropout = 0.0;
-      run.loss = LossKind::hf;
-      run.grad_ckpt = GradCkpt::full;
-      run.fused_adamw = true;
-      run.shard = ShardMode::fsdp;
-      run.fsdp_no_sync = false;
-      break;
-    case Framework::litgpt:
+      PresetFields p;
+      p.id = Framework::torchtune;
+      p.adapter_fp32 = false;
+      p.lora_dropout = 0.0;
+      p.loss = LossKind::hf;
+      p.grad_ckpt = GradCkpt::full;
+      p.fused_adamw = true;
+      p.shard = ShardMode::fsdp;
+      p.fsdp_no_sync = false;
+      v.push_back(p);
+    }
+    {
       // litgpt/lora.py: LoRA A/B created under the bf16-true init context; finetune/lora.py
       // setup(lora_dropout=0.05) and config_hub/finetune/*/lora.yaml; model(...,
       // lm_head_chunk_size=128) + utils.chunked_cross_entropy; the loop rebinds `logits` and
@@ -156,41 +192,93 @@ void apply_framework(Framework f, RunConfig& run) {
       // embedding into lm_head; LoRAQKVLinear adapts the fused qkv from one dropout;
       // finetune/*.py: FSDPStrategy(auto_wrap_policy={Block}) with more than one device and
       // fabric.no_backward_sync(model, enabled=is_accumulating).
-      run.adapter_fp32 = false;
-      run.lora_dropout = 0.05;
-      run.loss = LossKind::chunked;
-      run.loop_holds_graph = true;
-      run.separate_head = true;
-      run.fused_qkv_lora = true;
-      run.shard = ShardMode::fsdp;
-      run.fsdp_no_sync = true;
-      if (qlora) {
-        // pyproject pins bitsandbytes==0.42.0 (MatMul4Bit ctx.tensors = (A, B)); Fabric's
-        // BitsandbytesPrecision replaces every nn.Linear and _Linear4bit._quantize_weight
-        // quantizes from .half(); utils.instantiate_bnb_optimizer: bnb.optim.PagedAdamW;
-        // config_hub qlora.yaml: quantize bnb.nf4 (no double quantization).
-        run.bnb_saves_input = true;
-        run.bnb_quant_fp16 = true;
-        run.quantize_head = true;
-        run.optim = Optim::paged_adamw;
-        run.double_quant = DoubleQuant::off;
-      }
-      break;
-    case Framework::nemo:
+      // QLoRA: pyproject pins bitsandbytes==0.42.0 (MatMul4Bit ctx.tensors = (A, B)); Fabric's
+      // BitsandbytesPrecision replaces every nn.Linear and _Linear4bit._quantize_weight
+      // quantizes from .half(); utils.instantiate_bnb_optimizer: bnb.optim.PagedAdamW;
+      // config_hub qlora.yaml: quantize bnb.nf4 (no double quantization).
+      PresetFields p;
+      p.id = Framework::litgpt;
+      p.adapter_fp32 = false;
+      p.lora_dropout = 0.05;
+      p.loss = LossKind::chunked;
+      p.loop_holds_graph = true;
+      p.separate_head = true;
+      p.fused_qkv_lora = true;
+      p.shard = ShardMode::fsdp;
+      p.fsdp_no_sync = true;
+      p.bnb_saves_input = true;
+      p.bnb_quant_fp16 = true;
+      p.quantize_head = true;
+      p.optim_qlora = Optim::paged_adamw;
+      p.double_quant = DoubleQuant::off;
+      v.push_back(p);
+    }
+    {
       // llm/recipes/finetune_default.py: MegatronStrategy, no recompute;
       // recipes/optim/adam.py distributed_fused_adam_with_cosine_annealing:
       // OptimizerConfig(use_distributed_optimizer=True) keeps fp32 main params and Adam states
       // sharded across data-parallel ranks; recipes/precision/mixed_precision.py bf16_mixed:
       // params_dtype bf16, grad_reduce_in_fp32=True (an fp32 main_grad buffer); llm/peft/lora.py
       // LoRA(dropout=0.0), adapters built in params_dtype.
-      run.adapter_fp32 = false;
-      run.lora_dropout = 0.0;
-      run.loss = LossKind::hf;
-      run.grad_ckpt = GradCkpt::none;
-      run.fp32_grads = true;
-      run.fp32_optimizer_states = true;
-      run.shard = ShardMode::zero1;
-      run.fsdp_no_sync = false;
+      PresetFields p;
+      p.id = Framework::nemo;
+      p.adapter_fp32 = false;
+      p.lora_dropout = 0.0;
+      p.loss = LossKind::hf;
+      p.grad_ckpt = GradCkpt::none;
+      p.fp32_grads = true;
+      p.fp32_optimizer_states = true;
+      p.shard = ShardMode::zero1;
+      p.fsdp_no_sync = false;
+      v.push_back(p);
+    }
+    return v;
+  }();
+  return rows;
+}
+
+template <typename T>
+void set(T& field, const std::optional<T>& value) {
+  if (value) field = *value;
+}
+
+}  // namespace
+
+void apply_framework(Framework f, RunConfig& run) {
+  run.framework = f;
+  const PresetFields* row = nullptr;
+  for (const auto& p : preset_fields())
+    if (p.id == f) row = &p;
+  if (row == nullptr) return;  // every Framework has a row (pinned by the preset tests)
+  const PresetFields& p = *row;
+  set(run.adapter_fp32, p.adapter_fp32);
+  set(run.lora_dropout, p.lora_dropout);
+  set(run.loss, p.loss);
+  set(run.grad_ckpt, p.grad_ckpt);
+  set(run.attn, p.attn);
+  set(run.lora_targets, p.lora_targets);
+  set(run.shard, p.shard);
+  set(run.fsdp_no_sync, p.fsdp_no_sync);
+  set(run.fused_adamw, p.fused_adamw);
+  set(run.fused_loss_above_tokens, p.fused_loss_above_tokens);
+  set(run.loop_holds_graph, p.loop_holds_graph);
+  set(run.separate_head, p.separate_head);
+  set(run.fused_qkv_lora, p.fused_qkv_lora);
+  set(run.fp32_grads, p.fp32_grads);
+  set(run.fp32_optimizer_states, p.fp32_optimizer_states);
+  switch (run.method) {
+    case Method::full:
+      set(run.optim, p.optim_full);
+      break;
+    case Method::lora:
+      set(run.optim, p.optim_lora);
+      break;
+    case Method::qlora:
+      set(run.optim, p.optim_qlora);
+      set(run.bnb_saves_input, p.bnb_saves_input);
+      set(run.bnb_quant_fp16, p.bnb_quant_fp16);
+      set(run.quantize_head, p.quantize_head);
+      set(run.double_quant, p.double_quant);
       break;
   }
 }

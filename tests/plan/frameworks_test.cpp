@@ -4,17 +4,14 @@
 #include <fmt/format.h>
 #include "models/catalogue.hpp"
 #include "plan/frameworks.hpp"
+#include "plan_fixtures.hpp"
 
 #include "support/test_support.hpp"
 
 namespace sparkops::plan {
 namespace {
 
-ModelShape shape(std::string_view name) {
-  const auto* e = models::find_in_catalogue(name);
-  EXPECT_NE(e, nullptr);
-  return ModelShape{e->name, e->arch, count_params(e->arch), std::nullopt};
-}
+using fixtures::shape;
 
 RunConfig preset(Framework f, Method m = Method::lora) {
   RunConfig r;

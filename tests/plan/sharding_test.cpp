@@ -4,18 +4,18 @@
 #include "models/catalogue.hpp"
 #include "plan/estimator.hpp"
 #include "plan/sharding.hpp"
+#include "plan_fixtures.hpp"
 
 namespace sparkops::plan {
 namespace {
 
-ModelShape shape(std::string_view name) {
-  const auto* e = models::find_in_catalogue(name);
-  EXPECT_NE(e, nullptr);
-  return ModelShape{e->name, e->arch, count_params(e->arch), std::nullopt};
-}
+using fixtures::shape;
 
 // A toy model: 8 GB of weights in 10 layers of 0.6 GB and a 2 GB root, 8 GB of gradients,
 // 16 GB of optimizer states, hidden 4096, on 4 ranks.
+constexpr ShardMode kModes[] = {ShardMode::ddp, ShardMode::fsdp, ShardMode::zero1, ShardMode::zero2,
+                                ShardMode::zero3};
+
 ShardInput toy() {
   ShardInput in;
   in.ranks = 4;
@@ -36,8 +36,7 @@ ShardInput toy() {
 TEST(Sharding, OneRankIsUnchangedWhateverTheMode) {
   ShardInput in = toy();
   in.ranks = 1;
-  for (ShardMode m :
-       {ShardMode::ddp, ShardMode::fsdp, ShardMode::zero1, ShardMode::zero2, ShardMode::zero3}) {
+  for (ShardMode m : kModes) {
     const ShardTerms t = shard_terms(m, in);
     EXPECT_EQ(t.weights, 8e9);
     EXPECT_EQ(t.gradients, 8e9);
@@ -84,9 +83,7 @@ TEST(Sharding, ZeroStagesShardWhatTheirStageNames) {
 }
 
 TEST(Sharding, NamesRoundTripAndBadNamesAreRefused) {
-  for (ShardMode m :
-       {ShardMode::ddp, ShardMode::fsdp, ShardMode::zero1, ShardMode::zero2, ShardMode::zero3})
-    EXPECT_EQ(*parse_shard(shard_name(m)), m);
+  for (ShardMode m : kModes) EXPECT_EQ(*parse_shard(shard_name(m)), m);
   const auto bad = parse_shard("hsdp");
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().detail.find("--shard"), std::string::npos);
@@ -99,10 +96,7 @@ TEST(Sharding, NamesRoundTripAndBadNamesAreRefused) {
 // 4,981,360,128. Gradients (reduce-scattered, no accumulation): 2,007,565,312. torch AdamW in
 // bf16 (4 B/param): 32,121,044,992 / 8 = 4,015,130,624.
 TEST(Sharding, EightBFullFineTuneOnEightGpusUnderFsdp) {
-  RunConfig r;
-  r.method = Method::full;
-  r.gpus = 8;
-  r.shard = ShardMode::fsdp;
+  RunConfig r = fixtures::full_run(8, ShardMode::fsdp);
   const Estimate e = estimate(shape("Llama-3.1-8B"), r);
   EXPECT_EQ(e.ranks, 8u);
   EXPECT_EQ(e.terms.weights, 4'981'360'128u);
@@ -117,11 +111,9 @@ TEST(Sharding, EightBFullFineTuneOnEightGpusUnderFsdp) {
 }
 
 TEST(Sharding, DdpAcrossTwoMachinesHalvesNothing) {
-  RunConfig one;
-  one.method = Method::full;
+  const RunConfig one = fixtures::full_run();
   RunConfig two = one;
   two.nodes = 2;
-  two.shard = ShardMode::ddp;
   const auto s = shape("Llama-3.1-8B");
   const Estimate a = estimate(s, one), b = estimate(s, two);
   EXPECT_EQ(a.terms.weights, b.terms.weights);
@@ -130,11 +122,7 @@ TEST(Sharding, DdpAcrossTwoMachinesHalvesNothing) {
 }
 
 TEST(Sharding, DeepSpeedKeepsFp32MasterAndStates) {
-  RunConfig r;
-  r.method = Method::full;
-  r.gpus = 4;
-  r.shard = ShardMode::zero2;
-  const Estimate e = estimate(shape("Llama-3.1-8B"), r);
+  const Estimate e = estimate(shape("Llama-3.1-8B"), fixtures::full_run(4, ShardMode::zero2));
   // fp32 master (4 B) and fp32 Adam states (8 B) per parameter, a quarter each.
   EXPECT_EQ(e.terms.master, 8'030'261'248u);
   EXPECT_EQ(e.terms.optimizer, 16'060'522'496u);
