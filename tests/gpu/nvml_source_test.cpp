@@ -2,9 +2,9 @@
 
 #include <gtest/gtest.h>
 
-#include "support/fake_nvml.hpp"
 #include "gpu/nvml_api.hpp"
 #include "gpu/throttle_reasons.hpp"
+#include "support/fake_nvml.hpp"
 
 namespace sparkops {
 namespace {

@@ -6,11 +6,11 @@
 #include <gtest/gtest.h>
 
 #include "base/text.hpp"
-#include "support/fake_nvml.hpp"
 #include "gpu/open_source.hpp"
 #include "gpu/smi_source.hpp"
 #include "gpu/subprocess.hpp"
 #include "gpu/throttle_reasons.hpp"
+#include "support/fake_nvml.hpp"
 #include "support/test_support.hpp"
 
 namespace sparkops {

@@ -10,12 +10,12 @@
 
 #include <gtest/gtest.h>
 
-#include "support/fake_nvml.hpp"
 #include "gpu/nvml_source.hpp"
 #include "gpu/open_source.hpp"
 #include "gpu/smi_source.hpp"
 #include "gpu/subprocess.hpp"
 #include "gpu/watchdog_source.hpp"
+#include "support/fake_nvml.hpp"
 #include "support/test_support.hpp"
 
 namespace sparkops {
