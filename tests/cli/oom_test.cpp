@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/meminfo_text.hpp"
 #include "support/test_support.hpp"
 
 namespace sparkops {
@@ -12,18 +13,7 @@ namespace {
 
 using test::run_sparkops;
 
-std::string meminfo_text(std::uint64_t free_kib, std::uint64_t cached_kib) {
-  return "MemTotal:       125388000 kB\n"
-         "MemFree:        " +
-         std::to_string(free_kib) +
-         " kB\n"
-         "MemAvailable:   118566368 kB\n"
-         "Cached:         " +
-         std::to_string(cached_kib) +
-         " kB\n"
-         "Shmem:            1048576 kB\n"
-         "Mapped:           2097152 kB\n";
-}
+using test::meminfo_text;
 
 struct Scratch {
   test::TempDir dir;

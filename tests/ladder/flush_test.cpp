@@ -6,23 +6,13 @@
 #include <gtest/gtest.h>
 
 #include "base/units.hpp"
+#include "support/meminfo_text.hpp"
 #include "support/test_support.hpp"
 
 namespace sparkops {
 namespace {
 
-std::string meminfo_text(std::uint64_t free_kib, std::uint64_t cached_kib) {
-  return "MemTotal:       125388000 kB\n"
-         "MemFree:        " +
-         std::to_string(free_kib) +
-         " kB\n"
-         "MemAvailable:   118566368 kB\n"
-         "Cached:         " +
-         std::to_string(cached_kib) +
-         " kB\n"
-         "Shmem:            1048576 kB\n"
-         "Mapped:           2097152 kB\n";
-}
+using test::meminfo_text;
 
 struct Root {
   test::TempDir dir;
