@@ -39,19 +39,4 @@ void ExporterState::update(const StatusReport& report, SteadyTime steady,
   history_json_ = std::move(history);
 }
 
-std::shared_ptr<const std::string> ExporterState::metrics_text() const {
-  const std::lock_guard lock(mutex_);
-  return metrics_;
-}
-
-std::shared_ptr<const std::string> ExporterState::status_json() const {
-  const std::lock_guard lock(mutex_);
-  return status_;
-}
-
-std::shared_ptr<const std::string> ExporterState::history_json() const {
-  const std::lock_guard lock(mutex_);
-  return history_json_;
-}
-
 }  // namespace sparkops

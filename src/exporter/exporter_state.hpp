@@ -36,10 +36,20 @@ class ExporterState {
   void update(const StatusReport& report, SteadyTime steady,
               std::optional<double> collect_seconds = std::nullopt);
 
-  // Null until the first update().
-  std::shared_ptr<const std::string> metrics_text() const;
-  std::shared_ptr<const std::string> status_json() const;
-  std::shared_ptr<const std::string> history_json() const;
+  // Null until the first update(). Inline: the HTTP module (exporter/http_module.hpp) calls them
+  // and links none of this library.
+  std::shared_ptr<const std::string> metrics_text() const {
+    const std::lock_guard lock(mutex_);
+    return metrics_;
+  }
+  std::shared_ptr<const std::string> status_json() const {
+    const std::lock_guard lock(mutex_);
+    return status_;
+  }
+  std::shared_ptr<const std::string> history_json() const {
+    const std::lock_guard lock(mutex_);
+    return history_json_;
+  }
 
  private:
   ExporterStateOptions options_;

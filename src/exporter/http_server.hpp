@@ -63,20 +63,30 @@ struct HttpOptions {
 // True when `candidate` equals `token`, compared in time independent of where they differ.
 bool token_matches(std::string_view token, std::string_view candidate);
 
-class HttpExporter {
+// The server as `serve` drives it; HttpExporter is the one implementation. An interface so the
+// binary calls it through the HTTP module (exporter/http_module.hpp) without linking its code.
+class HttpFront {
+ public:
+  virtual ~HttpFront() = default;
+  // Binds the listening socket; with port 0 the kernel picks one. Returns the bound port.
+  virtual Result<int> bind() = 0;
+  // Serves until stop(); call after bind(). Returns once every connection is closed.
+  virtual Status run() = 0;
+  // Thread-safe; run() returns soon after.
+  virtual void stop() = 0;
+};
+
+class HttpExporter final : public HttpFront {
  public:
   // `state` must outlive the server. `dashboard_html` is the whole page, served as is.
   HttpExporter(const ExporterState& state, HttpOptions options, std::string dashboard_html);
-  ~HttpExporter();
+  ~HttpExporter() override;
   HttpExporter(const HttpExporter&) = delete;
   HttpExporter& operator=(const HttpExporter&) = delete;
 
-  // Binds the listening socket; with port 0 the kernel picks one. Returns the bound port.
-  Result<int> bind();
-  // Serves until stop(); call after bind(). Returns once every connection is closed.
-  Status run();
-  // Thread-safe; run() returns soon after.
-  void stop();
+  Result<int> bind() override;
+  Status run() override;
+  void stop() override;
 
  private:
   void serve_connection(int fd, std::uint64_t id, std::string peer, int peer_port);

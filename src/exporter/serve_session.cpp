@@ -14,9 +14,8 @@
 #include "base/units.hpp"
 #include "exporter/dashboard_page.hpp"
 #include "exporter/exporter_state.hpp"
+#include "exporter/http_module.hpp"
 #include "exporter/http_server.hpp"
-#include "exporter/tls_context.hpp"
-#include "exporter/web_config.hpp"
 
 namespace sparkops {
 
@@ -24,20 +23,17 @@ namespace {
 
 // --web.config.file (docs/web-config.md): read and checked before anything starts, so a bad
 // certificate or key is a one-line error and exit 2, not a server that fails every handshake.
+// Through the HTTP module (exporter/http_module.hpp), which holds the web config reader and TLS.
 Status apply_web_config(const std::string& file, ServePlan& plan) {
-  auto config = read_web_config(file);
-  if (!config) return tl::unexpected(config.error());
-  if (config->tls) {
-    auto ctx = make_tls_context(*config->tls);
-    if (!ctx) return fail(Errc::invalid_argument, file + ": " + ctx.error().detail);
-    plan.tls = std::shared_ptr<SSL_CTX>(ctx->release(), SSL_CTX_free);
-    plan.client_allowed_sans = config->tls->client_allowed_sans;
-    plan.client_cert_verified = config->tls->client_auth == ClientAuth::require_and_verify;
-  }
-  if (!config->basic_auth_users.empty()) {
-    plan.basic_auth = std::make_shared<BasicAuth>(std::move(config->basic_auth_users));
-  }
-  plan.headers = std::move(config->headers);
+  auto module = load_http_module();
+  if (!module) return tl::unexpected(module.error());
+  auto setup = (*module)->read_web_setup(file);
+  if (!setup) return tl::unexpected(setup.error());
+  plan.tls = std::move(setup->tls);
+  plan.client_allowed_sans = std::move(setup->client_allowed_sans);
+  plan.client_cert_verified = setup->client_cert_verified;
+  plan.basic_auth = std::move(setup->basic_auth);
+  plan.headers = std::move(setup->headers);
   return {};
 }
 
@@ -158,9 +154,14 @@ int run_serve_session(const Console& io, const ServeRequest& request, const Serv
   // server, and the interruptible wait below wakes at once.
   std::stop_source ending;
   const std::stop_callback forward(stop, [&] { ending.request_stop(); });
-  std::unique_ptr<HttpExporter> server;
+  std::unique_ptr<HttpFront> server;
   std::thread http_thread;
   if (!plan.textfile) {
+    auto module = load_http_module();
+    if (!module) {
+      print_error(io, module.error().detail);
+      return kExitFailure;
+    }
     HttpOptions http;
     http.listen = plan.listen;
     http.token = plan.token;
@@ -170,7 +171,7 @@ int run_serve_session(const Console& io, const ServeRequest& request, const Serv
     http.client_allowed_sans = plan.client_allowed_sans;
     http.basic_auth = plan.basic_auth;
     http.extra_headers = plan.headers;
-    server = std::make_unique<HttpExporter>(state, http, dashboard_page());
+    server = (*module)->make_front(state, std::move(http), dashboard_page());
     auto port = server->bind();
     if (!port) {
       print_error(io, port.error().detail);

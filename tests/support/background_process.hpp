@@ -43,6 +43,7 @@ class BackgroundProcess {
   // SIGTERM, then SIGKILL after `grace`. Returns the exit code (128+n when killed by signal n).
   int stop(std::chrono::milliseconds grace = std::chrono::seconds{10});
   bool running();
+  pid_t pid() const { return pid_; }
 
  private:
   pid_t pid_ = -1;
