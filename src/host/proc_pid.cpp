@@ -1,9 +1,15 @@
 #include "host/proc_pid.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <charconv>
 
 #include <fmt/format.h>
 
+#include "base/file_io.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 
@@ -63,8 +69,8 @@ Result<ProcStat> parse_proc_stat(std::string_view text) {
   if (!pid) return fail(Errc::malformed, fmt::format("stat {}: bad pid", quote_for_message(text)));
   st.pid = *pid;
   st.comm = std::string(text.substr(open + 1, close - open - 1));
-  // Fields after comm: state is field 3, ppid 4, pgrp 5, session 6, starttime 22 -> indices 0, 1,
-  // 2, 3, 19.
+  // Fields after comm: state is field 3, ppid 4, pgrp 5, session 6, flags 9, starttime 22 ->
+  // indices 0, 1, 2, 3, 6, 19.
   const auto fields = split_ws(trim(text.substr(close + 1)));
   if (fields.size() < 20) {
     return fail(Errc::malformed, fmt::format("stat {}: too few fields", quote_for_message(text)));
@@ -81,6 +87,7 @@ Result<ProcStat> parse_proc_stat(std::string_view text) {
   st.ppid = *ppid;
   st.pgrp = *pgrp;
   st.session = *session;
+  st.flags = parse_u32(fields[6]).value_or(0);
   st.start_ticks = *start;
   return st;
 }
@@ -192,6 +199,78 @@ Result<SmapsRollup> read_smaps_rollup(const HostRoot& root, std::uint32_t pid) {
 Result<EnvList> read_proc_environ(const HostRoot& root, std::uint32_t pid,
                                   const std::vector<std::string_view>& prefixes) {
   auto text = root.read(pid_path(pid, "environ"), kProcFileLimit);
+  if (!text) return tl::unexpected(text.error());
+  return parse_proc_environ(*text, prefixes);
+}
+
+Result<ProcDir> ProcDir::open(const HostRoot& root) {
+  const auto dir = root.resolve("/proc");
+  Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd.valid()) return tl::unexpected(errno_error(errno, dir, "open"));
+  return ProcDir(std::move(fd), dir.string());
+}
+
+Result<std::string> ProcDir::read(std::uint32_t pid, std::string_view file,
+                                  std::size_t max_bytes) const {
+  // "4294967295/" + the file name, without allocating: names here are a few bytes long.
+  char name[64];
+  auto [end, ec] = std::to_chars(name, name + 11, pid);
+  if (ec != std::errc{} || file.size() + 2 > static_cast<std::size_t>(name + sizeof name - end)) {
+    return fail(Errc::invalid_argument, fmt::format("{}/{}/{}: name too long", where_, pid, file));
+  }
+  *end++ = '/';
+  end = std::copy(file.begin(), file.end(), end);
+  *end = '\0';
+  const auto error = [&](int err, std::string_view verb) {
+    return tl::unexpected(errno_error(err, fmt::format("{}/{}", where_, name), verb));
+  };
+  Fd fd(::openat(fd_.get(), name, O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  if (!fd.valid()) return error(errno, "open");
+  std::string out;
+  char buf[4096];
+  while (true) {
+    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return error(errno, "read");
+    }
+    if (out.size() + static_cast<std::size_t>(n) > max_bytes) {
+      return fail(Errc::too_large,
+                  fmt::format("{}/{}: larger than the {} byte limit", where_, name, max_bytes));
+    }
+    out.append(buf, static_cast<std::size_t>(n));
+    if (static_cast<std::size_t>(n) < sizeof buf) break;  // short read: the end (see the header)
+  }
+  return out;
+}
+
+Result<std::vector<std::string>> read_proc_cmdline(const ProcDir& proc, std::uint32_t pid) {
+  auto text = proc.read(pid, "cmdline", kProcFileLimit);
+  if (!text) return tl::unexpected(text.error());
+  return parse_proc_cmdline(*text);
+}
+
+Result<ProcStat> read_proc_stat(const ProcDir& proc, std::uint32_t pid) {
+  auto text = proc.read(pid, "stat", kProcFileLimit);
+  if (!text) return tl::unexpected(text.error());
+  return parse_proc_stat(*text);
+}
+
+Result<ProcStatus> read_proc_status(const ProcDir& proc, std::uint32_t pid) {
+  auto text = proc.read(pid, "status", kProcFileLimit);
+  if (!text) return tl::unexpected(text.error());
+  return parse_proc_status(*text);
+}
+
+Result<SmapsRollup> read_smaps_rollup(const ProcDir& proc, std::uint32_t pid) {
+  auto text = proc.read(pid, "smaps_rollup", kProcFileLimit);
+  if (!text) return tl::unexpected(text.error());
+  return parse_smaps_rollup(*text);
+}
+
+Result<EnvList> read_proc_environ(const ProcDir& proc, std::uint32_t pid,
+                                  const std::vector<std::string_view>& prefixes) {
+  auto text = proc.read(pid, "environ", kProcFileLimit);
   if (!text) return tl::unexpected(text.error());
   return parse_proc_environ(*text, prefixes);
 }

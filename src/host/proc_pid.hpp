@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/fd.hpp"
 #include "base/result.hpp"
 #include "host/host_root.hpp"
 
@@ -30,9 +31,12 @@ struct ProcStat {
   std::uint32_t ppid = 0;
   std::uint32_t pgrp = 0;         // field 5: process group
   std::uint32_t session = 0;      // field 6: session
+  std::uint32_t flags = 0;        // field 9: PF_* flags (0 when unparsable: no field is refused)
   std::uint64_t start_ticks = 0;  // field 22: start time after boot, in clock ticks (USER_HZ)
 };
 Result<ProcStat> parse_proc_stat(std::string_view text);
+// PF_KTHREAD (include/linux/sched.h): a kernel thread, whose cmdline is always empty.
+inline constexpr std::uint32_t kProcFlagKernelThread = 0x00200000;
 
 // /proc/PID/status, the fields sparkops uses. Memory fields are absent for kernel threads and
 // zombies (the kernel omits the lines), so they are optional.
@@ -71,6 +75,33 @@ Result<ProcStatus> read_proc_status(const HostRoot& root, std::uint32_t pid);
 Result<SmapsRollup> read_smaps_rollup(const HostRoot& root, std::uint32_t pid);
 Result<EnvList> read_proc_environ(const HostRoot& root, std::uint32_t pid,
                                   const std::vector<std::string_view>& prefixes);
+// /proc opened once for a scan of many PIDs. Each file is one openat relative to the directory, a
+// read that ends at the first short read, and a close: three system calls, where resolving the
+// whole path for every file took open, fstat, read, read (for the 0 that marks the end) and close.
+// A short read is the end for procfs (seq_file and cmdline reads fill the buffer while there is
+// more) and for a regular file of a captured tree. Files are opened non-blocking, so a FIFO
+// planted in a captured tree reads as empty instead of hanging the scan. The directory is only
+// opened against, so one ProcDir may serve several threads.
+class ProcDir {
+ public:
+  static Result<ProcDir> open(const HostRoot& root);
+  // /proc/PID/FILE, at most `max_bytes`; errors as read_file's (not_found when the PID is gone,
+  // permission_denied for another user's file).
+  Result<std::string> read(std::uint32_t pid, std::string_view file, std::size_t max_bytes) const;
+
+ private:
+  ProcDir(Fd fd, std::string where) : fd_(std::move(fd)), where_(std::move(where)) {}
+  Fd fd_;
+  std::string where_;  // the /proc directory, for messages
+};
+
+Result<std::vector<std::string>> read_proc_cmdline(const ProcDir& proc, std::uint32_t pid);
+Result<ProcStat> read_proc_stat(const ProcDir& proc, std::uint32_t pid);
+Result<ProcStatus> read_proc_status(const ProcDir& proc, std::uint32_t pid);
+Result<SmapsRollup> read_smaps_rollup(const ProcDir& proc, std::uint32_t pid);
+Result<EnvList> read_proc_environ(const ProcDir& proc, std::uint32_t pid,
+                                  const std::vector<std::string_view>& prefixes);
+
 // /proc/self/status NSpid: more than one entry means this process runs in a nested PID namespace
 // (a container), so PIDs reported by the driver (host PIDs) do not name entries of this /proc.
 Result<bool> read_in_nested_pid_namespace(const HostRoot& root);

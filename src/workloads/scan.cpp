@@ -86,7 +86,7 @@ class Grouper {
   std::unordered_map<std::uint32_t, std::size_t> index_;
 };
 
-WorkloadProcess read_member(const HostRoot& root, const Entry& e, const ScanOptions& options,
+WorkloadProcess read_member(const ProcDir& proc, const Entry& e, const ScanOptions& options,
                             const std::optional<std::chrono::milliseconds>& uptime,
                             const std::optional<std::int64_t>& btime, ScanStats& stats) {
   WorkloadProcess p;
@@ -95,14 +95,14 @@ WorkloadProcess read_member(const HostRoot& root, const Entry& e, const ScanOpti
   p.kind = *e.kind;
   p.comm = e.comm;
   p.argv = e.argv;
-  if (auto st = read_proc_status(root, e.pid)) {
+  if (auto st = read_proc_status(proc, e.pid)) {
     p.uid = st->real_uid;
     p.rss_bytes = st->vm_rss_bytes;
     p.swap_bytes = st->vm_swap_bytes;
   } else {
     ++stats.files_unreadable;
   }
-  if (auto sm = read_smaps_rollup(root, e.pid)) {
+  if (auto sm = read_smaps_rollup(proc, e.pid)) {
     p.pss_bytes = sm->pss_bytes;
   } else {
     ++stats.files_unreadable;
@@ -166,6 +166,9 @@ Result<WorkloadScan> scan_workloads(const HostRoot& root,
                                     const ScanOptions& options) {
   auto pids = list_pids(root);
   if (!pids) return tl::unexpected(pids.error());
+  // Every PID's files are read relative to one /proc descriptor (host/proc_pid.hpp, ProcDir).
+  auto proc = ProcDir::open(root);
+  if (!proc) return tl::unexpected(proc.error());
   WorkloadScan scan;
   scan.device_total_bytes = options.device_total_bytes;
   scan.stats.pids_listed = pids->size();
@@ -186,12 +189,15 @@ Result<WorkloadScan> scan_workloads(const HostRoot& root,
   std::vector<Entry> entries;
   entries.reserve(pids->size());
   for (const auto pid : *pids) {
-    auto stat = read_proc_stat(root, pid);
+    auto stat = read_proc_stat(*proc, pid);
     if (!stat) {
       ++scan.stats.pids_vanished;
       continue;
     }
-    auto argv = read_proc_cmdline(root, pid);
+    // A kernel thread's cmdline is empty by definition: one file fewer for each of them.
+    auto argv = (stat->flags & kProcFlagKernelThread) != 0
+                    ? Result<std::vector<std::string>>(std::vector<std::string>{})
+                    : read_proc_cmdline(*proc, pid);
     if (!argv) {
       ++scan.stats.pids_vanished;
       continue;
@@ -221,7 +227,7 @@ Result<WorkloadScan> scan_workloads(const HostRoot& root,
     w.kind = *e.kind;
     bool env_readable = false;
     EnvList env;
-    if (auto got = read_proc_environ(root, e.pid, cap_env_prefixes())) {
+    if (auto got = read_proc_environ(*proc, e.pid, cap_env_prefixes())) {
       env = std::move(*got);
       env_readable = true;
     } else {
@@ -229,7 +235,7 @@ Result<WorkloadScan> scan_workloads(const HostRoot& root,
     }
     w.cap = parse_cap(w.kind, e.argv, env, env_readable);
     w.claim_bytes = cap_claim_bytes(w.cap, options.device_total_bytes);
-    WorkloadProcess p = read_member(root, e, options, scan.uptime, btime, scan.stats);
+    WorkloadProcess p = read_member(*proc, e, options, scan.uptime, btime, scan.stats);
     p.env_readable = env_readable;
     w.processes.push_back(std::move(p));
     workload_of_root[i] = scan.workloads.size();
@@ -239,7 +245,7 @@ Result<WorkloadScan> scan_workloads(const HostRoot& root,
     const Entry& e = entries[i];
     if (e.group == kNoGroup || e.group == i) continue;
     Workload& w = scan.workloads[workload_of_root.at(e.group)];
-    w.processes.push_back(read_member(root, e, options, scan.uptime, btime, scan.stats));
+    w.processes.push_back(read_member(*proc, e, options, scan.uptime, btime, scan.stats));
   }
 
   for (auto& w : scan.workloads) {

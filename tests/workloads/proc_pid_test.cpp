@@ -147,6 +147,68 @@ TEST(ProcReaders, VanishedPidIsNotFound) {
   EXPECT_EQ(st.error().code, Errc::not_found);
 }
 
+TEST(ProcStatParse, FlagsAreFieldNineAndMarkKernelThreads) {
+  const auto kthread =
+      parse_proc_stat("2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 3 0 0 0\n");
+  ASSERT_TRUE(kthread) << kthread.error().detail;
+  EXPECT_EQ(kthread->flags, 2129984u);
+  EXPECT_NE(kthread->flags & kProcFlagKernelThread, 0u);
+  const auto user = parse_proc_stat(
+      "5001 (sleep) S 4000 5001 5001 0 -1 4194560 90 0 0 0 0 0 0 0 20 0 1 0 777 8650752 200 0\n");
+  ASSERT_TRUE(user);
+  EXPECT_EQ(user->flags & kProcFlagKernelThread, 0u);
+  // An unparsable flags field is 0, not a refused line (it was never checked before).
+  const auto odd = parse_proc_stat(
+      "5001 (sleep) S 4000 5001 5001 0 -1 zz 90 0 0 0 0 0 0 0 20 0 1 0 777 8650752 200 0\n");
+  ASSERT_TRUE(odd);
+  EXPECT_EQ(odd->flags, 0u);
+}
+
+TEST(ProcDirReaders, ReadRelativeToOneDirectoryLikeThePathReaders) {
+  const HostRoot root(test::fixture("procs/vanishing"));
+  auto proc = ProcDir::open(root);
+  ASSERT_TRUE(proc) << proc.error().detail;
+  const auto pids = list_pids(root);
+  ASSERT_TRUE(pids);
+  for (const auto pid : *pids) {
+    const auto by_path = read_proc_stat(root, pid);
+    const auto by_dir = read_proc_stat(*proc, pid);
+    ASSERT_EQ(bool(by_path), bool(by_dir)) << pid;
+    if (!by_path) {
+      EXPECT_EQ(by_dir.error().code, by_path.error().code) << pid;
+      continue;
+    }
+    EXPECT_EQ(by_dir->comm, by_path->comm);
+    EXPECT_EQ(by_dir->ppid, by_path->ppid);
+    EXPECT_EQ(by_dir->start_ticks, by_path->start_ticks);
+    const auto argv_path = read_proc_cmdline(root, pid);
+    const auto argv_dir = read_proc_cmdline(*proc, pid);
+    ASSERT_EQ(bool(argv_path), bool(argv_dir)) << pid;
+    if (argv_path) EXPECT_EQ(*argv_dir, *argv_path) << pid;
+  }
+  const auto gone = read_proc_stat(*proc, 8100);
+  ASSERT_FALSE(gone);
+  EXPECT_EQ(gone.error().code, Errc::not_found);
+}
+
+TEST(ProcDirReaders, FileLongerThanOneReadIsWholeAndTheLimitHolds) {
+  test::TempDir dir;
+  std::string argv;
+  for (int i = 0; i < 3000; ++i) argv += "arg" + std::to_string(i) + '\0';  // ~20 KB
+  std::filesystem::create_directories(dir / "proc/77");
+  test::write_text(dir / "proc/77/cmdline", argv);
+  const HostRoot root(dir.path());
+  auto proc = ProcDir::open(root);
+  ASSERT_TRUE(proc);
+  const auto got = read_proc_cmdline(*proc, 77);
+  ASSERT_TRUE(got) << got.error().detail;
+  ASSERT_EQ(got->size(), 3000u);
+  EXPECT_EQ(got->back(), "arg2999");
+  const auto limited = proc->read(77, "cmdline", 4096);
+  ASSERT_FALSE(limited);
+  EXPECT_EQ(limited.error().code, Errc::too_large);
+}
+
 TEST(ProcReaders, NestedNamespaceSeenInSelfStatus) {
   EXPECT_TRUE(read_in_nested_pid_namespace(HostRoot(test::fixture("procs/container"))).value());
   EXPECT_FALSE(read_in_nested_pid_namespace(HostRoot(test::fixture("procs/ollama"))).value());
