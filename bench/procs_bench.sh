@@ -8,16 +8,23 @@
 #   ps aux | grep -E 'vllm|ollama|trl|axolotl' | grep -v grep   (the skill's check, live /proc)
 #   ps -eo pid,args                         (live /proc)
 # ps cannot read a captured tree, so the ps rows run on the live machine; the process counts of both
-# trees are printed so the comparison can be judged.
-# Usage: bench/procs_bench.sh [BUILD_DIR] [N]
+# trees are printed so the comparison can be judged. A second run puts both on one tree of the same
+# size: N sleeping processes are started on this machine (`sleep` under a shell, so each has a
+# stat, cmdline, status...) and `sparkops procs --json --gpu none` and `ps -eo pid,args` read the
+# live /proc with them; the sleepers are killed afterwards.
+# Usage: bench/procs_bench.sh [BUILD_DIR] [N] [BASE_BUILD_DIR]
+# BASE_BUILD_DIR (an older build) is timed in the same runs, for before/after figures.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$here/build/release}
 n=${2:-2000}
 bin=$build/src/cli/sparkops
+base=${3:+$3/src/cli/sparkops}
 [ -x "$bin" ] || { echo "no sparkops binary at $bin (build the sparkops target first)" >&2; exit 2; }
 tree=$(mktemp -d /tmp/sparkops-procs-bench.XXXXXX)
-trap 'rm -rf "$tree"' EXIT
+sleepers=()
+cleanup() { for p in "${sleepers[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$tree"; }
+trap cleanup EXIT
 python3 - "$tree" "$n" <<'PY'
 import os, sys
 root, n = sys.argv[1], int(sys.argv[2])
@@ -62,8 +69,21 @@ for i in range(n):
 PY
 echo "fixture tree: $(ls -d "$tree"/proc/[0-9]* | wc -l) processes; live /proc: $(ls -d /proc/[0-9]* | wc -l) processes"
 "$bin" --root "$tree" procs --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print("workloads found in the fixture:", len(d["workloads"]))'
+base_fixture=()
+[ -n "$base" ] && base_fixture=(-n "baseline build: procs --json (fixture, $n procs)" "$base --root $tree procs --json")
 hyperfine -N --warmup 3 --runs 30 --export-markdown "${BENCH_MD:-/dev/null}" \
   -n "sparkops procs --json (fixture, $n procs)" "$bin --root $tree procs --json" \
+  "${base_fixture[@]}" \
   -n "sparkops procs --json --gpu none (live)" "$bin procs --json --gpu none" \
   -n "ps aux | grep -E ... | grep -v grep (live)" "bash -c \"ps aux | grep -E 'vllm|ollama|trl|axolotl' | grep -v grep; true\"" \
   -n "ps -eo pid,args (live)" "ps -eo pid,args"
+
+# The same tree size live: N sleepers beside what runs here, read by sparkops and by ps alike.
+for _ in $(seq 1 "$n"); do sleep 3600 & sleepers+=($!); done
+echo "live /proc with $n sleepers: $(ls -d /proc/[0-9]* | wc -l) processes"
+base_live=()
+[ -n "$base" ] && base_live=(-n "baseline build: procs --json --gpu none (live, +$n)" "$base procs --json --gpu none")
+hyperfine -N --warmup 3 --runs 30 --export-markdown "${BENCH_MD2:-/dev/null}" \
+  -n "sparkops procs --json --gpu none (live, +$n)" "$bin procs --json --gpu none" \
+  "${base_live[@]}" \
+  -n "ps -eo pid,args (live, +$n)" "ps -eo pid,args"

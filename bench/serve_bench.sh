@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # /metrics under load: sparkops serve vs prometheus-node-exporter (meminfo, hwmon, pressure and
-# thermal_zone collectors only), same machine, same wrk run shape, loopback only.
+# thermal_zone collectors only), same machine, same wrk run shape, loopback only, at 8 and at 64
+# connections (CONNECTIONS="8 64" by default).
 #   bench/serve_bench.sh [BUILD_DIR] [DURATION_S]
 # Needs: wrk, prometheus-node-exporter (Debian). sparkops reads the live machine; when the build has
 # the fake NVML library it is loaded too, so the GPU series are exported as on a GB10.
@@ -39,23 +40,25 @@ for i in $(seq 1 100); do
   sleep 0.1
 done
 
-run() {  # name pid url
-  local name=$1 pid=$2 url=$3
+run() {  # name pid url connections
+  local name=$1 pid=$2 url=$3 c=$4
   local size series
   size=$(curl -s "$url" | wc -c)
   series=$(curl -s "$url" | grep -vc '^#')
-  wrk -t2 -c8 -d"${duration}s" --latency "$url" >"$work/$name.wrk"
+  wrk -t2 -c"$c" -d"${duration}s" --latency "$url" >"$work/$name.wrk"
   local p50 p99 rps rss hwm
   p50=$(awk '$1=="50%"{print $2}' "$work/$name.wrk")
   p99=$(awk '$1=="99%"{print $2}' "$work/$name.wrk")
   rps=$(awk '/^Requests\/sec/{print $2}' "$work/$name.wrk")
   rss=$(awk '/^VmRSS/{print $2" "$3}' "/proc/$pid/status")
   hwm=$(awk '/^VmHWM/{print $2" "$3}' "/proc/$pid/status")
-  printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$name" "$series" "$size" "$p50" "$p99" "$rps" "$rss" "$hwm"
+  printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$name" "$c" "$series" "$size" "$p50" "$p99" "$rps" "$rss" "$hwm"
 }
 
-echo "wrk -t2 -c8 -d${duration}s --latency, loopback, $(nproc) cores, $(uname -m)"
-echo "| exporter | series | bytes | p50 | p99 | req/s | RSS after | peak RSS |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
-run "sparkops serve" "$sp_pid" "http://127.0.0.1:$sp_port/metrics"
-run "node_exporter $("$ne" --version 2>&1 | awk 'NR==1{print $3}')" "$ne_pid" "http://127.0.0.1:$ne_port/metrics"
+echo "wrk -t2 -d${duration}s --latency, loopback, $(nproc) cores, $(uname -m)"
+echo "| exporter | connections | series | bytes | p50 | p99 | req/s | RSS after | peak RSS |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+for c in ${CONNECTIONS:-8 64}; do
+  run "sparkops serve" "$sp_pid" "http://127.0.0.1:$sp_port/metrics" "$c"
+  run "node_exporter $("$ne" --version 2>&1 | awk 'NR==1{print $3}')" "$ne_pid" "http://127.0.0.1:$ne_port/metrics" "$c"
+done
