@@ -184,7 +184,9 @@ TEST(ProcDirReaders, ReadRelativeToOneDirectoryLikeThePathReaders) {
     const auto argv_path = read_proc_cmdline(root, pid);
     const auto argv_dir = read_proc_cmdline(*proc, pid);
     ASSERT_EQ(bool(argv_path), bool(argv_dir)) << pid;
-    if (argv_path) EXPECT_EQ(*argv_dir, *argv_path) << pid;
+    if (argv_path) {
+      EXPECT_EQ(*argv_dir, *argv_path) << pid;
+    }
   }
   const auto gone = read_proc_stat(*proc, 8100);
   ASSERT_FALSE(gone);
