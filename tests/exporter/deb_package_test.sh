@@ -20,7 +20,8 @@ deb=$(ls "$work"/sparkops_*_amd64.deb 2>/dev/null | head -1 || true)
 [[ $(dpkg-deb -f "$deb" Architecture) == amd64 ]] || { echo "wrong architecture"; exit 1; }
 [[ $(dpkg-deb -f "$deb" Package) == sparkops ]] || { echo "wrong package name"; exit 1; }
 contents=$(dpkg-deb -c "$deb")
-for path in ./usr/bin/sparkops ./usr/lib/systemd/system/sparkops-exporter.service \
+for path in ./usr/bin/sparkops ./usr/lib/sparkops/sparkops-http.so \
+  ./usr/lib/systemd/system/sparkops-exporter.service \
   ./usr/lib/systemd/system/sparkops-sample@.service ./usr/share/sparkops/grafana/sparkops-dashboard.json \
   ./usr/share/sparkops/prometheus/sparkops-scrape.yml ./usr/share/sparkops/prometheus/sparkops-rules.yml \
   ./usr/share/man/man1/sparkops.1 ./usr/share/bash-completion/completions/sparkops \
@@ -46,6 +47,12 @@ fixture_root=${SPARKOPS_FIXTURE_ROOT:-$(cd "$(dirname "$0")/../fixtures/roots/gb
 out=$(/usr/bin/sparkops --root "$fixture_root" status --gpu none)
 grep -q "^POOL" <<<"$out" || { echo "sparkops status printed no pool:"; echo "$out"; exit 1; }
 /usr/bin/sparkops --version
+# serve loads its HTTP front from /usr/lib/sparkops before it reads the web config, so a missing
+# config file must be the error, not a missing module.
+serve_err=$(/usr/bin/sparkops --root "$fixture_root" serve --web.config.file "$work/absent.yml" 2>&1 || true)
+if grep -q "HTTP module" <<<"$serve_err" || ! grep -q "absent.yml" <<<"$serve_err"; then
+  echo "installed serve did not load its HTTP module:"; echo "$serve_err"; exit 1
+fi
 if command -v systemd-analyze >/dev/null; then
   systemd-analyze verify /usr/lib/systemd/system/sparkops-exporter.service \
     /usr/lib/systemd/system/sparkops-sample@test.service
