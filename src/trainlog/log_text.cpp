@@ -175,8 +175,36 @@ std::optional<SystemTime> leading_timestamp(std::string_view line, std::size_t* 
   return t;
 }
 
+namespace {
+
+// "H:MM:SS" / "MM:SS" of whole numbers, which is what tqdm's format_interval prints: the value
+// parse_clock_seconds' general path gives (every field is an exact integer in a double), without
+// a number parse per field. nullopt when `s` is anything else; the general path decides then.
+std::optional<double> whole_clock_seconds(std::string_view s) {
+  std::int64_t total = 0, field = 0;
+  int fields = 1, digits = 0;
+  for (const char c : s) {
+    if (is_digit(c)) {
+      if (++digits > 9) return std::nullopt;
+      field = field * 10 + (c - '0');
+    } else if (c == ':' && digits > 0 && fields < 3) {
+      total = total * 60 + field;
+      field = 0;
+      digits = 0;
+      ++fields;
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (digits == 0 || fields < 2) return std::nullopt;
+  return static_cast<double>(total * 60 + field);
+}
+
+}  // namespace
+
 std::optional<double> parse_clock_seconds(std::string_view text) {
   std::string_view s = trim(text);
+  if (const auto whole = whole_clock_seconds(s)) return whole;
   double days = 0;
   if (const auto comma = s.find(','); comma != std::string_view::npos) {
     // "1 day, 0:08:23" (Python's str(timedelta))

@@ -1,5 +1,6 @@
 #include "trainlog/record_reader.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -10,13 +11,6 @@ namespace sparkops::trainlog {
 namespace {
 
 constexpr std::size_t kChunk = 1 << 20;
-
-const char* find_separator(const char* p, std::size_t n) {
-  const auto* nl = static_cast<const char*>(std::memchr(p, '\n', n));
-  const std::size_t limit = nl ? static_cast<std::size_t>(nl - p) : n;
-  const auto* cr = static_cast<const char*>(std::memchr(p, '\r', limit));
-  return cr ? cr : nl;
-}
 
 }  // namespace
 
@@ -52,6 +46,8 @@ bool RecordReader::refill() {
   if (eof_ || !file_) return false;
   if (begin_ > 0) {
     std::memmove(buf_.data(), buf_.data() + begin_, end_ - begin_);
+    next_cr_ = next_cr_ >= begin_ ? next_cr_ - begin_ : 0;
+    next_nl_ = next_nl_ >= begin_ ? next_nl_ - begin_ : 0;
     data_offset_ += begin_;
     end_ -= begin_;
     begin_ = 0;
@@ -69,11 +65,22 @@ bool RecordReader::refill() {
   return true;
 }
 
+std::size_t RecordReader::find_from(char c, std::size_t& known) {
+  if (known < begin_) known = begin_;
+  if (known < end_ && data_[known] != c) {
+    const auto* hit = static_cast<const char*>(std::memchr(data_ + known, c, end_ - known));
+    known = hit ? static_cast<std::size_t>(hit - data_) : end_;
+  }
+  return known;
+}
+
 bool RecordReader::next(LogLine& out) {
   for (;;) {
     const std::size_t avail = end_ - begin_;
     const char* start = data_ + begin_;
-    const char* sep = avail ? find_separator(start, avail) : nullptr;
+    // A record ends at the first '\r' or '\n'.
+    const std::size_t at = std::min(find_from('\r', next_cr_), find_from('\n', next_nl_));
+    const char* sep = at < end_ ? data_ + at : nullptr;
     if (sep) {
       const auto len = static_cast<std::size_t>(sep - start);
       const std::uint64_t offset = data_offset_ + begin_;

@@ -46,6 +46,12 @@ class RecordReader {
   };
   RecordReader() = default;
   bool refill();
+  // The index of the first `c` at or after begin_, or end_ when data_ holds none yet. `known`
+  // carries the last search between calls: data_[begin_, known) holds no `c`, and known < end_
+  // means data_[known] == c. A tqdm bar redraws after '\r' many times per '\n' (or never writes
+  // one): searching again from every record's start rescanned up to the whole buffer per record;
+  // this way each byte is searched once for each separator.
+  std::size_t find_from(char c, std::size_t& known);
 
   std::unique_ptr<std::FILE, FileCloser> file_;
   std::vector<char> buf_;
@@ -59,6 +65,8 @@ class RecordReader {
   bool eof_ = false;
   bool in_overlong_ = false;
   bool read_error_ = false;
+  std::size_t next_cr_ = 0;  // find_from's state for '\r'
+  std::size_t next_nl_ = 0;  // and for '\n'
 };
 
 }  // namespace sparkops::trainlog
