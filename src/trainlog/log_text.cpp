@@ -229,6 +229,31 @@ std::optional<double> parse_clock_seconds(std::string_view text) {
   return days * 86400 + total;
 }
 
+std::optional<double> parse_decimal(std::string_view text) {
+  // m / 10^k with m < 10^15 < 2^53 and k <= 15: both operands are exact doubles, so the one
+  // correctly rounded division is the correctly rounded value of the decimal, which is what
+  // from_chars returns (Clinger's fast path). Anything else goes to the general parse.
+  static constexpr double kPow10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                      1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+  const std::string_view s = trim(text);
+  std::uint64_t m = 0;
+  int digits = 0, frac = -1;
+  for (const char c : s) {
+    if (is_digit(c)) {
+      m = m * 10 + static_cast<std::uint64_t>(c - '0');
+      ++digits;
+      if (frac >= 0) ++frac;
+    } else if (c == '.' && frac < 0 && digits > 0) {
+      frac = 0;
+    } else {
+      return parse_double(s);
+    }
+  }
+  if (digits == 0 || digits > 15 || frac == 0) return parse_double(s);
+  const double v = static_cast<double>(m);
+  return frac > 0 ? v / kPow10[frac] : v;
+}
+
 std::optional<double> number_after(std::string_view line, std::string_view key) {
   const auto at = line.find(key);
   if (at == std::string_view::npos) return std::nullopt;

@@ -19,6 +19,10 @@ std::optional<SystemTime> leading_timestamp(std::string_view line, std::size_t* 
 // "04:24", "2:48:45", "100:30:01", "0:02:12", "1 day, 0:08:23", "2 days, 1:00:00" -> seconds.
 std::optional<double> parse_clock_seconds(std::string_view text);
 
+// parse_double (base/text.hpp) with a fast path for the plain decimals logs print ("21.36",
+// "0.0002", "613"): up to 15 digits, the same correctly rounded value without a general parse.
+std::optional<double> parse_decimal(std::string_view text);
+
 // The number right after the first occurrence of `key` (spaces after the key are skipped).
 std::optional<double> number_after(std::string_view line, std::string_view key);
 std::optional<std::int64_t> integer_after(std::string_view line, std::string_view key);

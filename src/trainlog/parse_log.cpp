@@ -1,8 +1,10 @@
 #include "trainlog/parse_log.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
-#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -77,13 +79,24 @@ void anchor_elapsed(StepSeries& series, const ParseContext& ctx) {
   } else {
     return;
   }
-  std::unordered_map<std::int64_t, SystemTime> when;
-  for (const auto& r : steps) {
-    if (r.time) when.emplace(r.step, *r.time);
+  // A marker without a time takes the time of the first timed record of its step. Markers are
+  // few and steps many: the markers that need a time are sorted by step and looked up per record,
+  // rather than a table of every step built.
+  std::vector<std::pair<std::int64_t, std::size_t>> wanted;  // (step, marker index)
+  for (std::size_t i = 0; i < series.markers.size(); ++i) {
+    const Marker& m = series.markers[i];
+    if (!m.time && m.step) wanted.emplace_back(*m.step, i);
   }
-  for (auto& m : series.markers) {
-    if (m.time || !m.step) continue;
-    if (const auto it = when.find(*m.step); it != when.end()) m.time = it->second;
+  if (wanted.empty()) return;
+  std::sort(wanted.begin(), wanted.end());
+  for (const auto& r : steps) {
+    if (!r.time) continue;
+    auto it = std::lower_bound(wanted.begin(), wanted.end(),
+                               std::pair<std::int64_t, std::size_t>{r.step, 0});
+    for (; it != wanted.end() && it->first == r.step; ++it) {
+      Marker& m = series.markers[it->second];
+      if (!m.time) m.time = r.time;
+    }
   }
 }
 

@@ -1,6 +1,7 @@
 #include "trainlog/py_dict.hpp"
 
 #include "base/text.hpp"
+#include "trainlog/log_text.hpp"
 
 namespace sparkops::trainlog {
 
@@ -46,7 +47,7 @@ bool parse_py_dict(std::string_view line, PyDictEntries& out) {
       value = line.substr(p, stop - p);
       p = stop;
     }
-    if (const auto v = parse_double(value)) out.emplace_back(key, *v);
+    if (const auto v = parse_decimal(value)) out.emplace_back(key, *v);
     skip_spaces(line, p);
     if (p >= line.size()) return false;
     if (line[p] == ',') {

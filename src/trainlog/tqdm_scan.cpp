@@ -20,7 +20,13 @@ std::size_t digits_before(std::string_view s, std::size_t end) {
   return b == end ? std::string_view::npos : b;
 }
 
+// `s` is a run of digits (digits_before found it): up to 18 of them cannot overflow int64.
 std::optional<std::int64_t> to_int(std::string_view s) {
+  if (s.size() <= 18) {
+    std::int64_t d = 0;
+    for (const char c : s) d = d * 10 + (c - '0');
+    return d;
+  }
   std::int64_t v = 0;
   const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc{} || p != s.data() + s.size()) return std::nullopt;
@@ -34,7 +40,7 @@ std::optional<double> parse_rate(std::string_view text, bool& ok, bool& inverted
   std::string_view r = trim(text);
   ok = true;
   if (ends_with(r, "s/it")) {
-    const auto v = parse_double(r.substr(0, r.size() - 4));
+    const auto v = parse_decimal(r.substr(0, r.size() - 4));
     if (!v || *v <= 0) return std::nullopt;
     return *v;
   }
@@ -46,7 +52,7 @@ std::optional<double> parse_rate(std::string_view text, bool& ok, bool& inverted
       num.remove_suffix(1);
     }
     inverted = true;
-    const auto v = parse_double(num);
+    const auto v = parse_decimal(num);
     if (!v || *v <= 0) return std::nullopt;
     return 1.0 / (*v * scale);
   }
@@ -89,8 +95,10 @@ void scan_tqdm(std::string_view line, std::vector<TqdmUpdate>& out) {
     if (close == std::string_view::npos) return;
     const std::string_view inner = line.substr(open + 1, close - open - 1);
     // elapsed ends at '<' (with a total) or ','.
-    const std::size_t elapsed_end = inner.find_first_of("<,");
-    if (elapsed_end == std::string_view::npos) continue;
+    std::size_t elapsed_end = 0;
+    while (elapsed_end < inner.size() && inner[elapsed_end] != '<' && inner[elapsed_end] != ',')
+      ++elapsed_end;
+    if (elapsed_end == inner.size()) continue;
     const auto elapsed = parse_clock_seconds(inner.substr(0, elapsed_end));
     if (!elapsed) continue;
     const std::size_t rate_start = inner.find(',', elapsed_end);
