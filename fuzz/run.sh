@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# fuzz/run.sh [SECONDS] [TARGET...]: builds the libFuzzer targets (clang-14, ASan + UBSan) in
-# build/fuzz, then runs each for SECONDS (default 20) on a corpus gathered from tests/fixtures,
-# fuzz/seeds/<target>/ (committed seeds and crash-* regressions) and, when present, the shared
-# corpus. Prints execs and time per target; exits non-zero when any target crashes, leaks, times
-# out or fails to build. A crashing input is copied to fuzz/seeds/<target>/crash-<sha1> so it
-# becomes a regression seed once fixed.
+# fuzz/run.sh [SECONDS] [TARGET...]: builds the libFuzzer targets named (all of them when none is
+# named; clang-14, ASan + UBSan) in build/fuzz, then runs each for SECONDS (default 20) on a
+# corpus gathered from tests/fixtures, fuzz/seeds/<target>/ (committed seeds and crash-*
+# regressions) and, when present, the shared corpus. Prints execs and time per target; exits
+# non-zero when any target crashes, leaks, times out or fails to build. A crashing input is
+# copied to fuzz/seeds/<target>/crash-<sha1> so it becomes a regression seed once fixed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -19,14 +19,25 @@ all_targets=(meminfo psi vmstat hwmon_value proc_cmdline proc_status smi_csv smi
              trainlog_format trainer_state thermal_csv oom_text toml_config writers web_config
              estimator serving_args)
 targets=("${all_targets[@]}")
-[[ $# -gt 0 ]] && targets=("$@")
+build_targets=()
+if [[ $# -gt 0 ]]; then
+  targets=("$@")
+  # Only the named targets are built; a name that is not a target is refused before any build.
+  for t in "${targets[@]}"; do
+    if [[ " ${all_targets[*]} " != *" $t "* ]]; then
+      echo "fuzz/run.sh: unknown target $t (targets: ${all_targets[*]})" >&2
+      exit 2
+    fi
+    build_targets+=(--target "fuzz_$t")
+  done
+fi
 
 if ! command -v clang++-14 >/dev/null; then
   echo "fuzz/run.sh: clang++-14 not found (apt-get install clang-14)" >&2
   exit 2
 fi
 cmake -S fuzz -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++-14 >/dev/null || exit 2
-cmake --build "$build" -- -j"${SPARKOPS_FUZZ_JOBS:-2}" >"$build/build.log" 2>&1 || {
+cmake --build "$build" "${build_targets[@]}" -- -j"${SPARKOPS_FUZZ_JOBS:-2}" >"$build/build.log" 2>&1 || {
   tail -30 "$build/build.log" >&2
   echo "fuzz/run.sh: build failed (full log: $build/build.log)" >&2
   exit 2

@@ -1,6 +1,7 @@
 // RecordReader against a plain reference split, across buffer refills, and the fast number paths
 // against the general parse they stand in for.
 
+#include <bit>
 #include <cstdint>
 #include <fstream>
 #include <random>
@@ -49,17 +50,17 @@ std::string mixed_log(std::size_t bytes, unsigned seed) {
   std::mt19937 rng(seed);
   std::string s;
   while (s.size() < bytes) {
-    const unsigned kind = rng() % 10;
+    const auto kind = static_cast<unsigned>(rng() % 10);
     const std::size_t len = kind == 0 ? rng() % 5000 : rng() % 90;
     s.append(len, static_cast<char>('a' + rng() % 26));
-    const unsigned sep = rng() % 8;
+    const auto sep = static_cast<unsigned>(rng() % 8);
     s += sep < 5 ? "\r" : sep < 6 ? "\n" : sep < 7 ? "\r\n" : "\n\n";
   }
   return s;
 }
 
 TEST(RecordReader, FileMatchesTheReferenceSplitAcrossRefills) {
-  const TempDir dir;
+  const test::TempDir dir;
   const std::string log = mixed_log(std::size_t{5} << 20, 7);  // several 1 MiB refills
   const auto path = dir / "mixed.log";
   std::ofstream(path, std::ios::binary) << log;
@@ -123,7 +124,9 @@ TEST(LogText, ParseDecimalAgreesWithParseDouble) {
     const auto general = parse_double(s);
     ASSERT_EQ(fast.has_value(), general.has_value()) << '"' << s << '"';
     if (fast) {
-      EXPECT_EQ(*fast, *general) << '"' << s << '"';  // bit for bit: both correctly rounded
+      // Bit for bit (both correctly rounded; a NaN compares unequal to itself as a double).
+      EXPECT_EQ(std::bit_cast<std::uint64_t>(*fast), std::bit_cast<std::uint64_t>(*general))
+          << '"' << s << '"';
     }
   }
 }
