@@ -3,6 +3,7 @@
 // (the Console it extends). Subcommands return their exit code through `exit_code`; only cli/
 // prints or exits.
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -22,9 +23,9 @@ struct GpuFlags {
 // land here.
 struct AppContext : Console {
   std::string root_flag;    // --root DIR; empty = SPARKOPS_ROOT or "/"
-  bool no_color = false;    // --no-color (cli/colour.hpp decides whether colour is on)
+  bool no_color = false;    // --no-color (term/colour.hpp decides whether colour is on)
   bool json = false;        // --json: the command's JSON document (docs/json.md) instead of text
-  bool quiet = false;       // --quiet: no progress line on stderr (cli/progress_line.hpp)
+  bool quiet = false;       // --quiet: no progress line on stderr (term/progress_line.hpp)
   GpuFlags gpu;             // --gpu SOURCE
   std::string config_file;  // --config FILE: read last, like SPARKOPS_CONFIG (the flag wins)
   // --trust-output-path: write through a symlinked directory or into one other users can write
@@ -37,6 +38,10 @@ struct AppContext : Console {
   int exit_code = kExitOk;
 
   HostRoot host_root() const;
+  // Colour on `stream`: a terminal, NO_COLOR unset, TERM capable and no --no-color.
+  bool colour(std::FILE* stream) const;
+  // A progress line on stderr: a terminal and no --quiet.
+  bool progress() const;
 };
 
 }  // namespace sparkops::cli

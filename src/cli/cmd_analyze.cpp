@@ -14,15 +14,15 @@
 #include "base/text.hpp"
 #include "base/time_format.hpp"
 #include "base/utf8.hpp"
-#include "cli/colour.hpp"
 #include "cli/commands.hpp"
 #include "cli/common_options.hpp"
-#include "cli/progress_line.hpp"
 #include "diagnose/diagnosis.hpp"
 #include "diagnose/thermal_log.hpp"
 #include "report/analysis_json.hpp"
 #include "report/analyze_render.hpp"
 #include "report/html_report.hpp"
+#include "term/colour.hpp"
+#include "term/progress_line.hpp"
 #include "trainlog/parse_log.hpp"
 
 namespace sparkops::cli {
@@ -107,8 +107,8 @@ void run_analyze(const AnalyzeFlags& f, AppContext& ctx) {
   const auto log_size = std::filesystem::file_size(f.log, size_error);
   std::optional<trainlog::StepSeries> parsed;
   {
-    ProgressLine progress(ctx, f.log,
-                          size_error ? std::nullopt : std::optional<std::uint64_t>(log_size));
+    term::ProgressLine progress(ctx.err, ctx.progress(), f.log,
+                                size_error ? std::nullopt : std::optional<std::uint64_t>(log_size));
     if (progress.enabled()) po.progress = progress.callback();
     auto result = trainlog::parse_log_file(f.log, po);
     po.progress = nullptr;
@@ -139,9 +139,9 @@ void run_analyze(const AnalyzeFlags& f, AppContext& ctx) {
     fmt::print(ctx.out, "{}\n", dump_document(j));
   } else {
     fmt::print(ctx.out, "{}",
-               paint_lines(terminal_text(report::render_analysis_text(f.log, *series, diagnosis,
-                                                                      f.thermal, tp)),
-                           colour_enabled(ctx, ctx.out)));
+               term::paint_lines(terminal_text(report::render_analysis_text(
+                                     f.log, *series, diagnosis, f.thermal, tp)),
+                                 ctx.colour(ctx.out)));
     if (!f.html.empty()) fmt::print(ctx.out, "Report     {}\n", terminal_text(f.html));
   }
 }

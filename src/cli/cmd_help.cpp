@@ -7,8 +7,8 @@
 #include "base/version.hpp"
 #include "cli/command_spec.hpp"
 #include "cli/commands.hpp"
-#include "cli/completion.hpp"
-#include "cli/man_page.hpp"
+#include "docgen/completion.hpp"
+#include "docgen/man_page.hpp"
 
 namespace sparkops::cli {
 namespace {
@@ -31,7 +31,7 @@ void add_help_command(CLI::App& app, AppContext& ctx) {
   cmd->add_flag("--man", *man, "Print the sparkops(1) manual page (roff) instead");
   cmd->callback([&app, &ctx, command, man] {
     if (*man) {
-      fmt::print(ctx.out, "{}", man_page(program_spec(app), std::string(kVersion)));
+      fmt::print(ctx.out, "{}", docgen::man_page(program_spec(app), std::string(kVersion)));
       return;
     }
     if (command->empty()) {
@@ -61,7 +61,7 @@ void add_completion_command(CLI::App& app, AppContext& ctx) {
       ->required()
       ->check(CLI::IsMember({"bash", "zsh", "fish"}));
   cmd->callback([&app, &ctx, shell] {
-    fmt::print(ctx.out, "{}", completion_script(program_spec(app), *shell));
+    fmt::print(ctx.out, "{}", docgen::completion_script(program_spec(app), *shell));
   });
 }
 

@@ -2,8 +2,6 @@
 // and the next step with exact values; `--done STEP` records a step (refusing to skip one). The
 // session is ladder/oom_session.hpp; here: the flags, the plan of the run, the output.
 
-#include <unistd.h>
-
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -18,14 +16,15 @@
 #include "base/json_text.hpp"
 #include "base/text.hpp"
 #include "base/utf8.hpp"
-#include "cli/colour.hpp"
 #include "cli/commands.hpp"
 #include "cli/domain_options.hpp"
 #include "cli/plan_flags.hpp"
-#include "cli/progress_line.hpp"
 #include "ladder/ladder_advice.hpp"
 #include "ladder/oom_render.hpp"
 #include "ladder/oom_session.hpp"
+#include "term/colour.hpp"
+#include "term/progress_line.hpp"
+#include "term/terminal.hpp"
 
 namespace sparkops::cli {
 namespace {
@@ -70,13 +69,13 @@ std::optional<PoolView> live_pool(const AppContext& ctx) {
 int run_oom(OomState& st, AppContext& ctx) {
   SystemClock clock;
   st.request.state_given = given(st, "--state");
-  st.request.input_is_terminal = ::isatty(STDIN_FILENO) != 0;
+  st.request.input_is_terminal = term::is_terminal(stdin);
   const bool from_file = !st.request.log.empty() && st.request.log != "-";
   std::error_code size_error;
   const auto log_size =
       from_file ? std::filesystem::file_size(st.request.log, size_error) : std::uintmax_t{0};
-  ProgressLine progress(
-      ctx, from_file ? st.request.log : std::string("stdin"),
+  term::ProgressLine progress(
+      ctx.err, ctx.progress(), from_file ? st.request.log : std::string("stdin"),
       from_file && !size_error ? std::optional<std::uint64_t>(log_size) : std::nullopt);
   if (progress.enabled()) st.request.progress = progress.callback();
   auto session = begin_oom(st.request, clock);
@@ -152,7 +151,7 @@ int run_oom(OomState& st, AppContext& ctx) {
     fmt::print(ctx.out, "{}\n", dump_document(oom_to_json(view)));
   } else {
     fmt::print(ctx.out, "{}",
-               paint_lines(terminal_text(render_oom_text(view)), colour_enabled(ctx, ctx.out)));
+               term::paint_lines(terminal_text(render_oom_text(view)), ctx.colour(ctx.out)));
   }
   return oom_exit_code(*session);
 }

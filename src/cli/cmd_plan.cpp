@@ -11,18 +11,18 @@
 #include "base/json_text.hpp"
 #include "base/text.hpp"
 #include "base/utf8.hpp"
-#include "cli/colour.hpp"
 #include "cli/commands.hpp"
 #include "cli/common_options.hpp"
 #include "cli/domain_options.hpp"
-#include "cli/hub_progress.hpp"
 #include "cli/plan_flags.hpp"
-#include "cli/progress_line.hpp"
 #include "models/catalogue.hpp"
 #include "models/http_client.hpp"
+#include "models/progress_http_client.hpp"
 #include "plan/frameworks.hpp"
 #include "plan/plan_render.hpp"
 #include "serving/serving_render.hpp"
+#include "term/colour.hpp"
+#include "term/progress_line.hpp"
 #include "workloads/coexistence.hpp"
 #include "workloads/procs_query.hpp"
 
@@ -91,9 +91,10 @@ Result<std::optional<serving::Beside>> beside_for(const PlanFlags& flags,
 
 void run_serve_plan(AppContext& ctx, const PlanCommandState& st) {
   const auto curl = models::make_curl_client();
-  ProgressLine hub_progress(ctx, fmt::format("reading {} from the Hub", st.flags.model),
-                            std::nullopt);
-  const ProgressHttpClient client(*curl, hub_progress);
+  term::ProgressLine hub_progress(ctx.err, ctx.progress(),
+                                  fmt::format("reading {} from the Hub", st.flags.model),
+                                  std::nullopt);
+  const models::ProgressHttpClient client(*curl, hub_progress.callback());
   std::vector<std::string> notes;
   const plan::PlanEnvironment env = online_environment(ctx, &client, &notes);
   const auto bad = [&](const Error& e) {
@@ -121,7 +122,7 @@ void run_serve_plan(AppContext& ctx, const PlanCommandState& st) {
   } else {
     std::string text = serving::render_serving_text(*sp);
     if (*beside) text += serving::render_beside_text((*beside)->verdict, (*beside)->jobs);
-    fmt::print(ctx.out, "{}", paint_lines(terminal_text(text), colour_enabled(ctx, ctx.out)));
+    fmt::print(ctx.out, "{}", term::paint_lines(terminal_text(text), ctx.colour(ctx.out)));
   }
   ctx.exit_code = exit_code_for(sp->verdict);
   if (*beside)
@@ -137,9 +138,9 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
       fmt::print(ctx.out, "{}\n",
                  dump_document(nlohmann::json{{"models", plan::catalogue_to_json(cat)}}));
     } else {
-      fmt::print(ctx.out, "{}",
-                 paint_lines(terminal_text(plan::render_catalogue_text(cat)),
-                             colour_enabled(ctx, ctx.out)));
+      fmt::print(
+          ctx.out, "{}",
+          term::paint_lines(terminal_text(plan::render_catalogue_text(cat)), ctx.colour(ctx.out)));
     }
     return;
   }
@@ -188,9 +189,10 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
   // plan is the one command that may go online (for an ORG/NAME neither local nor cached);
   // libcurl is loaded only if that happens.
   const auto curl = models::make_curl_client();
-  ProgressLine hub_progress(ctx, fmt::format("reading {} from the Hub", st.flags.model),
-                            std::nullopt);
-  const ProgressHttpClient client(*curl, hub_progress);
+  term::ProgressLine hub_progress(ctx.err, ctx.progress(),
+                                  fmt::format("reading {} from the Hub", st.flags.model),
+                                  std::nullopt);
+  const models::ProgressHttpClient client(*curl, hub_progress.callback());
   plan::PlanEnvironment env = online_environment(ctx, &client, &anchor_notes);
   if (!input->budget_bytes) env.device_memory = device_memory_for(ctx);
   auto result = plan::make_plan(*input, env);
@@ -258,10 +260,10 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
     if (ctx.json) {
       fmt::print(ctx.out, "{}\n", dump_document(plan::matrix_to_json(*result, cells)));
     } else {
-      fmt::print(
-          ctx.out, "{}",
-          paint_lines(terminal_text(plan::render_matrix_text(*result, cells, *seqs, *batches)),
-                      colour_enabled(ctx, ctx.out)));
+      fmt::print(ctx.out, "{}",
+                 term::paint_lines(
+                     terminal_text(plan::render_matrix_text(*result, cells, *seqs, *batches)),
+                     ctx.colour(ctx.out)));
     }
     ctx.exit_code = kExitOk;  // a matrix informs; gate a launch on a single combination
     return;
@@ -273,7 +275,7 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
   } else {
     std::string text = plan::render_plan_text(*result);
     if (beside) text += serving::render_beside_text(beside->verdict, beside->jobs);
-    fmt::print(ctx.out, "{}", paint_lines(terminal_text(text), colour_enabled(ctx, ctx.out)));
+    fmt::print(ctx.out, "{}", term::paint_lines(terminal_text(text), ctx.colour(ctx.out)));
   }
   ctx.exit_code = exit_code_for(result->verdict);
   if (beside)

@@ -10,13 +10,13 @@
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "base/utf8.hpp"
-#include "cli/colour.hpp"
 #include "cli/commands.hpp"
 #include "cli/common_options.hpp"
 #include "cli/plan_flags.hpp"
-#include "cli/terminal.hpp"
 #include "serving/serving_render.hpp"
 #include "status/status_report.hpp"
+#include "term/colour.hpp"
+#include "term/terminal.hpp"
 #include "workloads/procs_query.hpp"
 
 namespace sparkops::cli {
@@ -154,9 +154,9 @@ void run_procs(const ProcsFlags& flags, AppContext& ctx) {
     if (beside) j["beside"] = serving::beside_to_json(beside->verdict, beside->jobs);
     fmt::print(ctx.out, "{}\n", dump_document(j));
   } else {
-    std::string text = render_procs_table(report, output_width(ctx.out));
+    std::string text = render_procs_table(report, term::output_width(ctx.out));
     if (beside) text += serving::render_beside_text(beside->verdict, beside->jobs);
-    fmt::print(ctx.out, "{}", paint_lines(terminal_text(text), colour_enabled(ctx, ctx.out)));
+    fmt::print(ctx.out, "{}", term::paint_lines(terminal_text(text), ctx.colour(ctx.out)));
   }
   ctx.exit_code = procs_exit_code(report);
   if (query.need_bytes && !report.verdict) {

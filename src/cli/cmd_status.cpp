@@ -5,13 +5,13 @@
 #include "base/json_text.hpp"
 #include "base/units.hpp"
 #include "base/utf8.hpp"
-#include "cli/colour.hpp"
 #include "cli/commands.hpp"
 #include "cli/common_options.hpp"
-#include "cli/terminal.hpp"
 #include "status/status_json.hpp"
 #include "status/status_render.hpp"
 #include "status/status_report.hpp"
+#include "term/colour.hpp"
+#include "term/terminal.hpp"
 
 namespace sparkops::cli {
 
@@ -48,8 +48,8 @@ void run_status(const StatusFlags& flags, AppContext& ctx) {
     fmt::print(ctx.out, "{}\n", dump_document(status_to_json(report)));
   } else {
     fmt::print(ctx.out, "{}",
-               paint_lines(terminal_text(render_status(report, output_width(ctx.out))),
-                           colour_enabled(ctx, ctx.out)));
+               term::paint_lines(terminal_text(render_status(report, term::output_width(ctx.out))),
+                                 ctx.colour(ctx.out)));
   }
   // Exit 0 when the machine could be read; the pool is the one figure status cannot do without.
   ctx.exit_code = report.pool ? kExitOk : kExitFailure;

@@ -1,18 +1,19 @@
 // `sparkops top`: the live view. Options and one call into tui/; the collectors are status's.
 
+#include <unistd.h>
+
 #include <memory>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "base/units.hpp"
-#include "cli/colour.hpp"
 #include "cli/commands.hpp"
 #include "cli/common_options.hpp"
 #include "sampling/sample_run.hpp"
 #include "status/status_report.hpp"
+#include "term/terminal.hpp"
 #include "tui/frame_builder.hpp"
-#include "tui/terminal_env.hpp"
 #include "tui/top_loop.hpp"
 
 namespace sparkops::cli {
@@ -24,36 +25,6 @@ struct TopFlags {
   bool once = false;
   std::size_t width = 0;
 };
-
-// ANSI for --once on a terminal; plain text otherwise.
-std::string styled_text(const tui::Frame& frame, bool colour) {
-  std::string out;
-  for (const auto& line : frame) {
-    std::string text;
-    for (const auto& span : line.spans) {
-      switch (span.style) {
-        case tui::Style::ok:
-          text += paint(span.text, Tone::ok, colour);
-          break;
-        case tui::Style::warn:
-          text += paint(span.text, Tone::warn, colour);
-          break;
-        case tui::Style::bad:
-          text += paint(span.text, Tone::bad, colour);
-          break;
-        case tui::Style::title:
-        case tui::Style::heading:
-          text += paint(span.text, Tone::heading, colour);
-          break;
-        default:
-          text += span.text;
-      }
-    }
-    while (!text.empty() && text.back() == ' ') text.pop_back();
-    out += text + "\n";
-  }
-  return out;
-}
 
 void run_top(const TopFlags& flags, AppContext& ctx) {
   // --json is global; top draws a terminal view and has no document: refuse rather than ignore.
@@ -77,7 +48,7 @@ void run_top(const TopFlags& flags, AppContext& ctx) {
     ctx.exit_code = kExitBadInput;
     return;
   }
-  if (!flags.once && !tui::is_terminal()) {
+  if (!flags.once && !term::is_interactive()) {
     print_error(ctx,
                 "top needs a terminal (stdin and stdout a tty, TERM set and not \"dumb\"); use "
                 "`sparkops top --once` for one frame as text");
@@ -100,14 +71,16 @@ void run_top(const TopFlags& flags, AppContext& ctx) {
   tracker.thresholds.detector = detector_from_config(ctx.config);
   tui::ViewState view;
   view.interval = std::chrono::duration_cast<std::chrono::milliseconds>(*interval);
-  const tui::Glyphs glyphs = tui::glyphs_from_locale();
+  const tui::Glyphs glyphs = term::locale_is_utf8() ? tui::Glyphs::unicode : tui::Glyphs::ascii;
 
   if (flags.once) {
     tui::FrameOptions fo;
-    fo.columns = flags.width != 0 ? flags.width : tui::terminal_columns();
+    // The window's width, not COLUMNS: the frame is drawn for the terminal it is shown on.
+    const auto window = term::window_size({STDOUT_FILENO});
+    fo.columns = flags.width != 0 ? flags.width : window ? window->ws_col : tui::kMinColumns;
     fo.glyphs = glyphs;
     const auto once = tui::run_top_once(collect, clock, *interval, tracker, view, fo);
-    fmt::print(ctx.out, "{}", styled_text(once.frame, colour_enabled(ctx, ctx.out)));
+    fmt::print(ctx.out, "{}", tui::frame_to_text(once.frame, ctx.colour(ctx.out)));
     ctx.exit_code = once.pool_read ? kExitOk : kExitFailure;
     return;
   }
@@ -116,8 +89,7 @@ void run_top(const TopFlags& flags, AppContext& ctx) {
   loop.initial = view;
   loop.glyphs = glyphs;
   loop.tracker = tracker;
-  loop.colour =
-      colour_enabled(ctx, ctx.out) ? tui::ColourMode::colour : tui::ColourMode::monochrome;
+  loop.colour = ctx.colour(ctx.out) ? tui::ColourMode::colour : tui::ColourMode::monochrome;
   auto signaller = tui::make_system_signaller(root);
   if (auto ran = tui::run_top(loop, collect, *signaller, clock); !ran) {
     print_error(ctx, ran.error().detail);

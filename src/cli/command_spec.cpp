@@ -5,6 +5,11 @@
 #include "models/catalogue.hpp"
 
 namespace sparkops::cli {
+
+using docgen::CommandSpec;
+using docgen::OptionSpec;
+using docgen::ProgramSpec;
+
 namespace {
 
 OptionSpec option_spec(const CLI::Option& opt) {

@@ -1,40 +1,13 @@
 #pragma once
-// The command line as data, read from the CLI11 tree after every command is registered: what the
-// man page and the shell completions are generated from (so they list exactly what --help does).
-
-#include <string>
-#include <vector>
+// The command line as data (docgen/program_spec.hpp), read from the CLI11 tree after every
+// command is registered: what the man page and the shell completions are generated from.
 
 #include <CLI/CLI.hpp>
 
+#include "docgen/program_spec.hpp"
+
 namespace sparkops::cli {
 
-struct OptionSpec {
-  std::vector<std::string> names;   // "-h", "--help"
-  std::string label;                // value name (DIR, SIZE); empty for a flag
-  std::string description;          // with the default, as --help shows it
-  std::vector<std::string> values;  // a closed set of values, else empty
-  bool path = false;                // the value is a file or directory
-  bool directory = false;           // ... a directory
-};
-
-struct CommandSpec {
-  std::string name;                    // empty for the program itself
-  std::string description;             // first paragraph of the help text
-  std::string footer;                  // the example
-  std::vector<OptionSpec> options;     // the command's own (global ones are in ProgramSpec)
-  std::string positional;              // its positional's name (MODEL, CMD, COMMAND), or empty
-  std::string positional_description;  // as --help shows it
-  std::vector<std::string> positional_values;  // model names, command names, shells
-};
-
-struct ProgramSpec {
-  std::string description;
-  std::vector<OptionSpec> global_options;  // incl. --help and --version
-  std::vector<CommandSpec> commands;
-  std::vector<std::string> model_names;  // the catalogue's names and Hub ids, for MODEL
-};
-
-ProgramSpec program_spec(const CLI::App& app);
+docgen::ProgramSpec program_spec(const CLI::App& app);
 
 }  // namespace sparkops::cli

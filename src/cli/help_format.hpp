@@ -1,8 +1,8 @@
 #pragma once
 // --help in user terms, in one place: `--count N` (not `N:UINT in [1 - 1000000000000]=0
 // Excludes: --duration`), the default in words beside the description, one example per command.
-// The man page (cli/man_page.hpp) and the shell completions (cli/completion.hpp) read the same
-// option descriptions through the functions below, so the three never disagree.
+// The man page (docgen/man_page.hpp) and the shell completions (docgen/completion.hpp) read the
+// same option descriptions through the functions below, so the three never disagree.
 
 #include <string>
 #include <vector>

@@ -10,7 +10,7 @@
 
 namespace sparkops {
 
-// width: the terminal's columns (the workloads table fits it; cli/terminal.hpp decides), nullopt
+// width: the terminal's columns (the workloads table fits it; term/terminal.hpp decides), nullopt
 // for natural widths.
 // The "!" lines the table shows (a flush would help, PROCHOT asserted), without the "! ": status
 // --json carries them in `notes` beside the report's own notes.

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
 
 #include "base/checked_cast.hpp"
 #include "base/utf8.hpp"
+#include "term/colour.hpp"
 
 namespace sparkops::tui {
 
@@ -79,11 +81,36 @@ std::string printable(std::string_view untrusted) {
   return out;
 }
 
-std::string frame_to_text(const Frame& frame) {
+namespace {
+
+// The tone a style paints in on a text terminal (the ncurses view maps the same styles to colour
+// pairs in terminal_view.cpp).
+std::optional<term::Tone> tone_of(Style style) {
+  switch (style) {
+    case Style::ok:
+      return term::Tone::ok;
+    case Style::warn:
+      return term::Tone::warn;
+    case Style::bad:
+      return term::Tone::bad;
+    case Style::title:
+    case Style::heading:
+      return term::Tone::heading;
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace
+
+std::string frame_to_text(const Frame& frame, bool colour) {
   std::string out;
   for (const auto& line : frame) {
     std::string text;
-    for (const auto& s : line.spans) text += s.text;
+    for (const auto& s : line.spans) {
+      const auto tone = tone_of(s.style);
+      text += tone ? term::paint(s.text, *tone, colour) : s.text;
+    }
     while (!text.empty() && text.back() == ' ') text.pop_back();
     out += text;
     out += '\n';

@@ -46,8 +46,9 @@ void fit(Frame& frame, std::size_t columns, std::size_t rows);
 // the cursor or change the width of a column.
 std::string printable(std::string_view untrusted);
 
-// Each line's text followed by '\n'; trailing spaces removed.
-std::string frame_to_text(const Frame& frame);
+// Each line's text followed by '\n'; trailing spaces removed. With `colour`, styled spans in
+// their SGR tones (term/colour.hpp): `top --once` on a terminal.
+std::string frame_to_text(const Frame& frame, bool colour = false);
 
 // A sparkline of `values` (oldest first) scaled to [lo, hi], one glyph per value, the last
 // `columns` values; a gap is a space. Unicode: ▁▂▃▄▅▆▇█, ASCII: _.-=+*#@.

@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "term/terminal.hpp"
+
 namespace sparkops {
 
 namespace {
@@ -64,11 +66,7 @@ bool open_pty(int fds[2], const winsize& size) {
 }  // namespace
 
 std::optional<winsize> own_terminal_size() {
-  for (int fd : {STDOUT_FILENO, STDERR_FILENO, STDIN_FILENO}) {
-    winsize ws{};
-    if (::isatty(fd) == 1 && ::ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws;
-  }
-  return std::nullopt;
+  return term::window_size({STDOUT_FILENO, STDERR_FILENO, STDIN_FILENO});
 }
 
 void resize_job_terminal(const ChildProcess& child, const winsize& size) {

@@ -245,5 +245,13 @@ TEST(StatusReport, QuietPoolVerdictFields) {
   EXPECT_TRUE(j["coexistence_verdict"]["stop_pids"].empty());
 }
 
+// Colour is for terminals: a capable TERM on a pipe still gives plain text.
+TEST(StatusCli, ThroughAPipeHasNoEscapes) {
+  const auto res = test::run_sparkops(
+      {"--root", test::fixture("roots/gb10-finetune").string(), "status", "--gpu", "none"},
+      {{"TERM", "xterm-256color"}});
+  EXPECT_EQ(res.out.find('\x1b'), std::string::npos);
+}
+
 }  // namespace
 }  // namespace sparkops

@@ -1,10 +1,10 @@
-#include "cli/man_page.hpp"
+#include "docgen/man_page.hpp"
 
 #include <string_view>
 
 #include <fmt/format.h>
 
-namespace sparkops::cli {
+namespace sparkops::docgen {
 namespace {
 
 // Text for roff: backslashes escaped, a line starting with '.' or '\'' made literal, hyphens in
@@ -138,4 +138,4 @@ User configuration ($XDG_CONFIG_HOME/sparkops/config.toml when XDG_CONFIG_HOME i
   return out;
 }
 
-}  // namespace sparkops::cli
+}  // namespace sparkops::docgen

@@ -7,11 +7,11 @@
 #include <string>
 #include <string_view>
 
-#include "cli/command_spec.hpp"
+#include "docgen/program_spec.hpp"
 
-namespace sparkops::cli {
+namespace sparkops::docgen {
 
 // Empty when `shell` is not bash, zsh or fish.
 std::string completion_script(const ProgramSpec& spec, std::string_view shell);
 
-}  // namespace sparkops::cli
+}  // namespace sparkops::docgen

@@ -1,26 +1,19 @@
 #pragma once
 // Colour for terminal output, in one place. On only when the stream is a terminal, NO_COLOR is
-// unset or empty (no-color.org), TERM is not "dumb" and --no-color was not given; goldens and
-// pipes therefore never see an escape sequence. Renderers stay colourless: commands paint the
-// rendered text line by line with paint_lines.
+// unset or empty (no-color.org), TERM is capable (term/terminal.hpp) and the user did not turn it
+// off (--no-color); goldens and pipes therefore never see an escape sequence. Renderers stay
+// colourless: commands paint the rendered text line by line with paint_lines.
 
 #include <cstdio>
 #include <string>
 #include <string_view>
 
-#include <CLI/CLI.hpp>
-
-#include "cli/app_context.hpp"
-
-namespace sparkops::cli {
+namespace sparkops::term {
 
 enum class Tone { ok, warn, bad, heading };
 
-// Adds `--no-color` to `cmd` (the global one is on the app); either sets ctx.no_color.
-void add_colour_flag(CLI::App* cmd, AppContext& ctx);
-
-// The rule above for `stream` (a FILE* the command prints on).
-bool colour_enabled(const AppContext& ctx, std::FILE* stream);
+// The rule above for `stream` (a FILE* the command prints on); `turned_off`: --no-color.
+bool colour_enabled(std::FILE* stream, bool turned_off);
 
 // `text` wrapped in the SGR sequence of `tone` (bold, green, yellow, red), or unchanged when
 // colour is off.
@@ -32,4 +25,4 @@ std::string paint(std::string_view text, Tone tone, bool enabled);
 // bold. Unchanged when colour is off, so goldens and pipes see exactly the renderer's text.
 std::string paint_lines(std::string_view text, bool enabled);
 
-}  // namespace sparkops::cli
+}  // namespace sparkops::term

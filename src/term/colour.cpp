@@ -1,30 +1,20 @@
-#include "cli/colour.hpp"
+#include "term/colour.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cstdlib>
-#include <cstring>
 #include <optional>
 
-#include <unistd.h>
-
 #include "base/text.hpp"
+#include "term/terminal.hpp"
 
-namespace sparkops::cli {
+namespace sparkops::term {
 
-void add_colour_flag(CLI::App* cmd, AppContext& ctx) {
-  cmd->add_flag(
-      "--no-color", ctx.no_color,
-      "No colour even on a terminal (colour is also off for pipes and with NO_COLOR set)");
-}
-
-bool colour_enabled(const AppContext& ctx, std::FILE* stream) {
-  if (ctx.no_color || stream == nullptr) return false;
+bool colour_enabled(std::FILE* stream, bool turned_off) {
+  if (turned_off || stream == nullptr) return false;
   const char* no_color = std::getenv("NO_COLOR");
   if (no_color != nullptr && no_color[0] != '\0') return false;
-  const char* term = std::getenv("TERM");
-  if (term == nullptr || term[0] == '\0' || std::strcmp(term, "dumb") == 0) return false;
-  return ::isatty(::fileno(stream)) == 1;
+  return term_is_capable() && is_terminal(stream);
 }
 
 std::string paint(std::string_view text, Tone tone, bool enabled) {
@@ -107,4 +97,4 @@ std::string paint_lines(std::string_view text, bool enabled) {
   return out;
 }
 
-}  // namespace sparkops::cli
+}  // namespace sparkops::term

@@ -1,8 +1,8 @@
-#include "cli/completion.hpp"
+#include "docgen/completion.hpp"
 
 #include <fmt/format.h>
 
-namespace sparkops::cli {
+namespace sparkops::docgen {
 namespace {
 
 std::string join(const std::vector<std::string>& words, std::string_view sep = " ") {
@@ -234,4 +234,4 @@ std::string completion_script(const ProgramSpec& spec, std::string_view shell) {
   return {};
 }
 
-}  // namespace sparkops::cli
+}  // namespace sparkops::docgen

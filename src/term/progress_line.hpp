@@ -2,8 +2,8 @@
 // The one progress reporter of every long command (analyze, oom, a Hub fetch): a single line on
 // stderr, "LABEL: 1.2 GiB of 3.0 GiB (40%), 95.1 MiB/s, 19s left", redrawn in place with '\r' at
 // most every 100 ms (10 Hz: faster is flicker, and each redraw is a write), and cleared when the
-// work ends. It draws only when stderr is a terminal and --quiet was not given: a pipe, a file or
-// a CI log gets nothing, so output stays byte-identical to a run without it.
+// work ends. Commands enable it only when stderr is a terminal and --quiet was not given: a pipe,
+// a file or a CI log gets nothing, so output stays byte-identical to a run without it.
 
 #include <chrono>
 #include <cstdint>
@@ -13,9 +13,8 @@
 
 #include "base/clock.hpp"
 #include "base/progress.hpp"
-#include "cli/app_context.hpp"
 
-namespace sparkops::cli {
+namespace sparkops::term {
 
 inline constexpr std::chrono::milliseconds kProgressInterval{100};
 
@@ -24,8 +23,9 @@ class ProgressLine {
   // total: the bytes the work will read when known (a file's size), for the share and the ETA.
   ProgressLine(std::FILE* stream, bool enabled, std::string label,
                std::optional<std::uint64_t> total, const Clock& clock);
-  // enabled = stderr is a terminal and not --quiet; the system clock.
-  ProgressLine(const AppContext& ctx, std::string label, std::optional<std::uint64_t> total);
+  // The same on the system clock.
+  ProgressLine(std::FILE* stream, bool enabled, std::string label,
+               std::optional<std::uint64_t> total);
   ~ProgressLine();
   ProgressLine(const ProgressLine&) = delete;
   ProgressLine& operator=(const ProgressLine&) = delete;
@@ -53,7 +53,4 @@ class ProgressLine {
   bool drawn_ = false;
 };
 
-// Whether `ctx` draws progress at all (stderr a terminal, no --quiet).
-bool progress_enabled(const AppContext& ctx);
-
-}  // namespace sparkops::cli
+}  // namespace sparkops::term

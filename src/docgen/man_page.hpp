@@ -4,10 +4,10 @@
 
 #include <string>
 
-#include "cli/command_spec.hpp"
+#include "docgen/program_spec.hpp"
 
-namespace sparkops::cli {
+namespace sparkops::docgen {
 
 std::string man_page(const ProgramSpec& spec, const std::string& version);
 
-}  // namespace sparkops::cli
+}  // namespace sparkops::docgen

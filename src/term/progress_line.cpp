@@ -1,4 +1,4 @@
-#include "cli/progress_line.hpp"
+#include "term/progress_line.hpp"
 
 #include <fmt/format.h>
 
@@ -6,9 +6,9 @@
 #include "base/table.hpp"
 #include "base/units.hpp"
 #include "base/utf8.hpp"
-#include "cli/terminal.hpp"
+#include "term/terminal.hpp"
 
-namespace sparkops::cli {
+namespace sparkops::term {
 
 namespace {
 
@@ -16,10 +16,6 @@ namespace {
 constexpr std::string_view kClearLine = "\x1b[K";
 
 }  // namespace
-
-bool progress_enabled(const AppContext& ctx) {
-  return !ctx.quiet && is_terminal(ctx.err);
-}
 
 ProgressLine::ProgressLine(std::FILE* stream, bool enabled, std::string label,
                            std::optional<std::uint64_t> total, const Clock& clock)
@@ -30,10 +26,10 @@ ProgressLine::ProgressLine(std::FILE* stream, bool enabled, std::string label,
       clock_(clock),
       started_(clock.steady_now()) {}
 
-ProgressLine::ProgressLine(const AppContext& ctx, std::string label,
+ProgressLine::ProgressLine(std::FILE* stream, bool enabled, std::string label,
                            std::optional<std::uint64_t> total)
-    : stream_(ctx.err),
-      enabled_(progress_enabled(ctx)),
+    : stream_(stream),
+      enabled_(enabled),
       label_(terminal_text(label)),
       total_(total),
       clock_(system_clock_),
@@ -92,4 +88,4 @@ ByteProgress ProgressLine::callback() {
   return [this](std::uint64_t done) { update(done); };
 }
 
-}  // namespace sparkops::cli
+}  // namespace sparkops::term
