@@ -12,6 +12,8 @@
 #include "models/catalogue.hpp"
 #include "models/safetensors.hpp"
 #include "plan/plan.hpp"
+#include "plan/plan_args.hpp"
+#include "plan/reserve_model.hpp"
 
 namespace {
 
@@ -31,6 +33,25 @@ void BM_PlanCatalogueModel(benchmark::State& state) {
 }
 BENCHMARK(BM_PlanCatalogueModel)->Unit(benchmark::kMicrosecond);
 
+// The framework not named: the same flags under every preset, the range's two ends replayed.
+void BM_PlanUnknownFramework(benchmark::State& state) {
+  plan::PlanArgs args;
+  args.model = "Llama-3.1-8B";
+  args.budget = "100";
+  auto input = plan::plan_input(args);
+  if (!input) {
+    state.SkipWithError("plan_input failed");
+    return;
+  }
+  plan::PlanEnvironment env;
+  env.anchors = plan::embedded_anchors();
+  for (auto _ : state) {
+    auto r = plan::make_plan(*input, env);
+    benchmark::DoNotOptimize(r);
+  }
+}
+BENCHMARK(BM_PlanUnknownFramework)->Unit(benchmark::kMicrosecond);
+
 void BM_EstimateOnly(benchmark::State& state) {
   const auto* e = models::find_in_catalogue("Llama-3.1-8B");
   const plan::ModelShape shape{e->name, e->arch, plan::count_params(e->arch), std::nullopt};
@@ -38,6 +59,32 @@ void BM_EstimateOnly(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(plan::estimate(shape, run));
 }
 BENCHMARK(BM_EstimateOnly);
+
+// The caching-allocator replay a cold plan pays once per run it prints (estimate() memoizes it):
+// Llama-3.1-8B bf16 LoRA with checkpointing, packed (two steps of one shape) and with lengths
+// varying (eight rising shapes), and the 80-layer Llama-3.1-70B QLoRA.
+void replay_uncached(benchmark::State& state, const char* model, plan::Method method, bool packed) {
+  const auto* e = models::find_in_catalogue(model);
+  const plan::ModelShape shape{e->name, e->arch, plan::count_params(e->arch), std::nullopt};
+  plan::RunConfig run;
+  run.method = method;
+  run.packed = packed;
+  const plan::Estimate est = plan::estimate(shape, run);
+  for (auto _ : state)
+    benchmark::DoNotOptimize(plan::replay_reserve_uncached(shape, run, est.terms, est.paged_bytes));
+}
+void BM_ReplayUncachedLlama8BPacked(benchmark::State& state) {
+  replay_uncached(state, "Llama-3.1-8B", plan::Method::lora, true);
+}
+void BM_ReplayUncachedLlama8BVarying(benchmark::State& state) {
+  replay_uncached(state, "Llama-3.1-8B", plan::Method::lora, false);
+}
+void BM_ReplayUncachedLlama70BQlora(benchmark::State& state) {
+  replay_uncached(state, "Llama-3.1-70B", plan::Method::qlora, true);
+}
+BENCHMARK(BM_ReplayUncachedLlama8BPacked)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ReplayUncachedLlama8BVarying)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ReplayUncachedLlama70BQlora)->Unit(benchmark::kMicrosecond);
 
 class ThirtyShardDir {
  public:

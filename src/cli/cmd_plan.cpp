@@ -151,7 +151,9 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
     return;
   }
   PlanFlags flags = st.flags;
-  if (flags.framework.empty()) {
+  // A framework neither flagged nor configured stays unknown: the plan then prints the range the
+  // presets span (under the default preset's figures).
+  if (flags.framework.empty() && ctx.config.setting("plan.framework").source != "default") {
     flags.framework = ctx.config.get_string("plan.framework");
     if (!plan::parse_framework(flags.framework)) {
       print_error(ctx, fmt::format("config plan.framework: unknown value {} (one of {})",

@@ -29,7 +29,8 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f) {
                 "With --params: attention and MLP read the same input (GPT-NeoX, Phi, Falcon)");
   cmd->add_option("--method", f.method, "full | lora | qlora")->capture_default_str();
   cmd->add_option("--precision", f.precision,
-                  "bf16 | fp16 | fp32 | mixed (mixed = fp32 master weights)")
+                  "bf16 | fp16 | fp32 | mixed (mixed = fp32 master weights; with LoRA an fp32 "
+                  "base computed in bf16)")
       ->capture_default_str();
   cmd->add_option("--optim", f.optim,
                   "adamw | adamw8bit | paged_adamw | paged_adamw8bit | adafactor | sgd; default: "
@@ -54,7 +55,8 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f) {
                   "framework whose memory defaults to assume (loss path, LoRA dropout, adapter "
                   "dtype, checkpointing and what it offloads, optimizer implementation, how it "
                   "shards across GPUs; each read from its code at a named version, "
-                  "docs/estimator.md); default: config plan.framework (hf)");
+                  "docs/estimator.md); default: config plan.framework, else hf with the range "
+                  "the presets span");
   cmd->add_option("--loss", f.loss,
                   "hf (fp32 upcast cross-entropy) | chunked (LitGPT chunked head + CE) | fused "
                   "(fused linear cross-entropy, no logits) | chunked_nll (TRL: checkpointed "

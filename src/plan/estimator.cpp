@@ -194,6 +194,7 @@ std::vector<std::pair<std::string_view, std::uint64_t>> term_list(const Terms& t
           {"workspaces", t.workspaces},
           {"allocator_reserve", t.allocator_reserve},
           {"cuda_context", t.cuda_context},
+          {"nccl_buffers", t.nccl_buffers},
           {"host_process", t.host_process},
           {"dataset", t.dataset},
           {"dataloader_workers", t.dataloader_workers},
@@ -287,8 +288,15 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
   const bool deepspeed =
       ranks > 1 && (run.shard == ShardMode::zero2 || run.shard == ShardMode::zero3);
   const double total = d(p.total);
-  const double dense_bytes = run.precision == Precision::fp32 ? 4.0 : 2.0;
   const bool peft = run.method != Method::full;
+  // LoRA under mixed precision keeps the base as loaded, in fp32 (PEFT's examples/sft load with
+  // torch_dtype=float32 unless quantized), and computes in bf16: under FSDP its
+  // MixedPrecision(param_dtype=bf16) gathers each unit in bf16 (Accelerate's
+  // FullyShardedDataParallelPlugin.set_mixed_precision); DeepSpeed's bf16 engine casts the module
+  // to bf16 itself.
+  const bool fp32_stored_base =
+      peft && run.method == Method::lora && run.precision == Precision::mixed && !deepspeed;
+  const double dense_bytes = run.precision == Precision::fp32 || fp32_stored_base ? 4.0 : 2.0;
 
   Estimate e;
   e.params = p.total;
@@ -386,6 +394,7 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
   si.grad_elem_bytes = run.fp32_grads ? 4.0 : train_dtype;
   si.hidden = d(a.hidden);
   si.no_sync = run.fsdp_no_sync && run.grad_accum > 1;
+  si.gather_ratio = fp32_stored_base ? 0.5 : 1.0;
   const ShardTerms st = shard_terms(run.shard, si);
   t.weights = to_bytes(st.weights);
   t.adapter = to_bytes(st.adapter);
@@ -417,7 +426,8 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
   // two (ATen/core/CachingHostAllocator.h). The first step ran with all of them on the device,
   // so the allocated peak is that of plain checkpointing and the pinned copies add to the pool.
   if (run.grad_ckpt == GradCkpt::offload && a.layers > 1) {
-    const double layer_in = d(run.batch) * d(run.seq) * d(a.hidden) * dense_bytes;
+    const double layer_in =
+        d(run.batch) * d(run.seq) * d(a.hidden) * (run.precision == Precision::fp32 ? 4.0 : 2.0);
     if (layer_in > 2.0 * 1024 * 1024)
       e.pinned_host_bytes = to_bytes((layers - 1) * std::exp2(std::ceil(std::log2(layer_in))));
   }
@@ -470,6 +480,11 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
         replay_reserve(s, expandable, t, e.paged_bytes, sr.grad_share).varying;
   }
   t.cuda_context = k.cuda_context_bytes;
+  // Several ranks: the NCCL communicator's own buffers (EstimatorConstants::nccl_*), outside
+  // torch's allocator, in the device and pool figures.
+  const std::uint64_t nccl_low = ranks > 1 ? k.nccl_connection_bytes * k.nccl_channels_low : 0;
+  const std::uint64_t nccl_high = ranks > 1 ? k.nccl_connection_bytes * k.nccl_channels_high : 0;
+  t.nccl_buffers = ranks > 1 ? k.nccl_connection_bytes * k.nccl_channels : 0;
   // The host side on the same pool, and the checkpoint's pages the load left cached.
   t.host_process = run.host.process_bytes;
   t.dataset = run.host.dataset_bytes;
@@ -477,13 +492,17 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
   const std::uint64_t host = sat_add(sat_add(t.host_process, t.dataset), t.dataloader_workers);
   // Pinned host buffers of offloaded checkpointing sit on the same pool, outside the device view.
   const std::uint64_t outside = sat_add(sat_add(e.paged_bytes, host), e.pinned_host_bytes);
-  e.train_peak_device_bytes =
-      sat_add(sat_add(e.train_peak_reserved_bytes, t.cuda_context), e.paged_bytes);
-  e.train_peak_pool_bytes = sat_add(sat_add(e.train_peak_reserved_bytes, t.cuda_context), outside);
+  const std::uint64_t beside = sat_add(t.cuda_context, t.nccl_buffers);
+  e.train_peak_device_bytes = sat_add(sat_add(e.train_peak_reserved_bytes, beside), e.paged_bytes);
+  e.train_peak_device_low_bytes = sat_add(
+      sat_add(e.reserved_low_bytes, sat_add(k.cuda_context_low_bytes, nccl_low)), e.paged_bytes);
+  e.train_peak_device_high_bytes = sat_add(
+      sat_add(e.reserved_high_bytes, sat_add(k.cuda_context_high_bytes, nccl_high)), e.paged_bytes);
+  e.train_peak_pool_bytes = sat_add(sat_add(e.train_peak_reserved_bytes, beside), outside);
   e.train_peak_pool_low_bytes =
-      sat_add(sat_add(e.reserved_low_bytes, k.cuda_context_low_bytes), outside);
-  e.train_peak_pool_high_bytes =
-      sat_add(sat_add(e.reserved_high_bytes, k.cuda_context_high_bytes), outside);
+      sat_add(sat_add(e.reserved_low_bytes, sat_add(k.cuda_context_low_bytes, nccl_low)), outside);
+  e.train_peak_pool_high_bytes = sat_add(
+      sat_add(e.reserved_high_bytes, sat_add(k.cuda_context_high_bytes, nccl_high)), outside);
 
   const std::uint64_t checkpoint = s.quant ? s.quant->weight_bytes : p.total * 2;
   e.largest_shard_bytes = shard.value_or(std::min(checkpoint, k.assumed_shard_bytes));

@@ -146,6 +146,19 @@ struct EstimatorConstants {
   std::uint64_t cuda_context_low_bytes = 426ULL * 1024 * 1024;
   std::uint64_t cuda_context_high_bytes = 1500000000;
   std::uint64_t assumed_shard_bytes = 5ULL * 1000 * 1000 * 1000;  // save_pretrained default
+  // NCCL's own device buffers, cudaMalloc'd by the communicator outside torch's allocator: per
+  // channel, one connection's buffer for each protocol (src/init.cc computeBuffSizes:
+  // DEFAULT_LL_BUFFSIZE = NCCL_LL_LINES_PER_THREAD 8 x NCCL_LL_MAX_NTHREADS 512 x NCCL_STEPS 8 x
+  // 16 B = 512 KiB; DEFAULT_LL128_BUFFSIZE = NCCL_LL128_ELEMS_PER_THREAD 120 x
+  // NCCL_LL128_MAX_NTHREADS 640 x 8 x 8 B = 4,915,200 B; DEFAULT_BUFFSIZE 1 << 22 = 4 MiB for
+  // Simple). FSDP's all-gather/reduce-scatter and DDP's all-reduce run the ring: each rank
+  // receives from one peer per channel. The channel count is NCCL's topology search's (not an
+  // input): the point takes 32 (MAXCHANNELS in src/include/device.h before later releases raised
+  // it to 64), the range runs from 2 channels to 64.
+  std::uint64_t nccl_connection_bytes = 524288 + 4915200 + (1ULL << 22);
+  std::uint64_t nccl_channels = 32;
+  std::uint64_t nccl_channels_low = 2;
+  std::uint64_t nccl_channels_high = 64;
 };
 const EstimatorConstants& estimator_constants();
 
@@ -161,6 +174,7 @@ struct Terms {
   std::uint64_t workspaces = 0;   // cuBLAS/cuBLASLt workspaces (through torch's allocator)
   std::uint64_t allocator_reserve = 0;  // reserved above allocated (caching allocator replay)
   std::uint64_t cuda_context = 0;       // driver context and loaded kernels (outside torch)
+  std::uint64_t nccl_buffers = 0;       // the communicator's buffers (several ranks; outside torch)
   // The host side on the same pool (HostSide): the process, a dataset in RAM, dataloader workers.
   std::uint64_t host_process = 0;
   std::uint64_t dataset = 0;
@@ -189,9 +203,14 @@ struct Estimate {
   // packed.
   std::uint64_t reserved_low_bytes = 0;
   std::uint64_t reserved_high_bytes = 0;
-  // reserved + paged + context: what nvidia-smi shows for the process on a discrete GPU.
+  // reserved + paged + context + NCCL buffers: what nvidia-smi shows for the process on a
+  // discrete GPU.
   std::uint64_t train_peak_device_bytes = 0;
-  // reserved + paged + context + host side: what the pool loses at the training peak.
+  // Its range: the context's measured range, NCCL's channel count and the reserve's range.
+  std::uint64_t train_peak_device_low_bytes = 0;
+  std::uint64_t train_peak_device_high_bytes = 0;
+  // reserved + paged + context + NCCL buffers + host side: what the pool loses at the training
+  // peak.
   std::uint64_t train_peak_pool_bytes = 0;
   // Its range: the context's measured range and the reserve's range (both ends).
   std::uint64_t train_peak_pool_low_bytes = 0;

@@ -12,6 +12,7 @@
 #include "host/meminfo.hpp"
 #include "models/catalogue.hpp"
 #include "models/resolve.hpp"
+#include "plan/frameworks.hpp"
 #include "plan/reserve_model.hpp"
 
 namespace sparkops::plan {
@@ -297,6 +298,49 @@ std::vector<Advice> advise(const ModelShape& shape, const RunConfig& run, std::u
   return out;
 }
 
+namespace {
+
+// The peak under every preset: each alternative's reserve is scaled from the planned run's
+// replay (reserve_fraction_hint) to rank them, then the two ends are estimated with their own
+// replay, so the printed figures are replayed ones.
+std::optional<FrameworkRange> framework_range(const PlanResult& r,
+                                              const std::vector<RunConfig>& alternatives,
+                                              std::optional<std::uint64_t> shard) {
+  const Estimate& e = r.estimate;
+  const double fraction = e.train_peak_allocated_bytes > 0
+                              ? static_cast<double>(e.terms.allocator_reserve) /
+                                    static_cast<double>(e.train_peak_allocated_bytes)
+                              : 0.0;
+  const std::uint64_t base = peak_bytes(e, r.peak_basis);
+  std::uint64_t lo = base, hi = base;
+  const RunConfig *lo_run = &r.run, *hi_run = &r.run;
+  for (const auto& alt : alternatives) {
+    std::vector<std::string> ignored;
+    auto run = run_for_quantized_base(alt, r.model.shape, ignored);
+    if (!run || !validate_run(*run, r.model.shape)) continue;
+    RunConfig probe = *run;
+    probe.reserve_fraction_hint = fraction;
+    const std::uint64_t p = peak_bytes(estimate(r.model.shape, probe, shard), r.peak_basis);
+    if (p < lo) lo = p, lo_run = &alt;
+    if (p > hi) hi = p, hi_run = &alt;
+  }
+  if (lo_run == hi_run) return std::nullopt;
+  auto replayed = [&](const RunConfig* run, std::uint64_t planned) {
+    if (run == &r.run) return planned;
+    std::vector<std::string> ignored;
+    auto q = run_for_quantized_base(*run, r.model.shape, ignored);
+    return peak_bytes(estimate(r.model.shape, *q, shard), r.peak_basis);
+  };
+  FrameworkRange fr;
+  fr.low_bytes = std::min(replayed(lo_run, base), base);
+  fr.high_bytes = std::max(replayed(hi_run, base), base);
+  fr.low = lo_run->framework;
+  fr.high = hi_run->framework;
+  return fr;
+}
+
+}  // namespace
+
 Result<PlanResult> make_plan(const PlanInput& input, const PlanEnvironment& env) {
   auto model = resolve_model(input.model, env.hf_cache, env.hub);
   if (!model) return tl::unexpected(model.error());
@@ -329,6 +373,18 @@ Result<PlanResult> make_plan(const PlanInput& input, const PlanEnvironment& env)
         "offloaded checkpointing: {:.1f} GiB of layer inputs in pinned host memory, outside "
         "torch's device figures but in a unified pool (counted in the pool peak)",
         static_cast<double>(r.estimate.pinned_host_bytes) / 1073741824.0));
+  }
+  if (run.method == Method::lora && run.precision == Precision::mixed) {
+    if (r.estimate.ranks > 1 && run.shard == ShardMode::fsdp) {
+      r.notes.push_back(
+          "--precision mixed with LoRA: the base stays fp32 (as loaded), sharded; FSDP's "
+          "MixedPrecision gathers each unit in bf16 and computes in bf16");
+    } else if (r.estimate.ranks == 1 || run.shard == ShardMode::ddp) {
+      r.notes.push_back(
+          "--precision mixed with LoRA: the fp32 base weights are counted, but autocast's "
+          "per-op bf16 copies of them (kept for backward where the input needs a gradient) are "
+          "not modelled: the estimate is low");
+    }
   }
   if (r.estimate.ranks > 1 && run.shard == ShardMode::ddp) {
     r.notes.push_back(fmt::format(
@@ -373,6 +429,17 @@ Result<PlanResult> make_plan(const PlanInput& input, const PlanEnvironment& env)
   }
 
   const std::uint64_t peak = peak_bytes(r.estimate, r.peak_basis);
+  if (!input.framework_alternatives.empty())
+    r.framework_range = framework_range(r, input.framework_alternatives, shard);
+  if (r.framework_range) {
+    const FrameworkRange& fr = *r.framework_range;
+    r.notes.push_back(fmt::format(
+        "framework not given ({} assumed, the Preset line): across the presets this run's peak "
+        "is {}-{} GiB ({} - {}); the framework's defaults (loss path, checkpointing, optimizer, "
+        "adapter dtype) move it most: --framework or config plan.framework pins it",
+        framework_preset(r.run.framework).name, format_gib(fr.low_bytes), format_gib(fr.high_bytes),
+        framework_preset(fr.low).name, framework_preset(fr.high).name));
+  }
   // A page-cache flush frees host memory: it helps only where the GPU lives in the pool.
   r.verdict = verdict_for(peak, r.budget_bytes, r.device ? std::nullopt : r.pool,
                           r.estimate.terms.page_cache);

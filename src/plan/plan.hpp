@@ -44,6 +44,10 @@ struct PlanInput {
   std::optional<std::uint64_t> budget_bytes;  // --budget N; nullopt = auto (the live pool)
   std::optional<std::uint64_t>
       overhead_bytes;  // --overhead N; nullopt = PoolOptions default/config
+  // Set when the framework was not given (neither --framework nor config plan.framework): the
+  // same flags under every other preset. `run` is the default preset's; make_plan prints the
+  // range the presets span.
+  std::vector<RunConfig> framework_alternatives;
 };
 
 struct PlanEnvironment {
@@ -82,6 +86,13 @@ struct Advice {
   bool fits = false;  // peak (train and load, on the plan's PeakBasis) <= budget
 };
 
+// The peak (PlanResult::peak_basis) across the framework presets when the framework is unknown:
+// the presets at both ends, each end estimated with its own replay.
+struct FrameworkRange {
+  std::uint64_t low_bytes = 0, high_bytes = 0;
+  Framework low = Framework::hf, high = Framework::hf;
+};
+
 struct PlanResult {
   ResolvedModel model;
   RunConfig run;
@@ -94,7 +105,8 @@ struct PlanResult {
   PeakBasis peak_basis = PeakBasis::pool;
   Verdict verdict = Verdict::wont_fit;
   std::optional<AnchorMatch> anchor;
-  std::vector<Advice> advice;      // empty when it fits
+  std::optional<FrameworkRange> framework_range;  // framework unknown (PlanInput alternatives)
+  std::vector<Advice> advice;                     // empty when it fits
   std::vector<std::string> notes;  // assumptions made (shape assumed, shard size assumed, ...)
 };
 

@@ -145,6 +145,16 @@ Result<PlanInput> plan_input(const PlanArgs& f) {
   auto framework = parse_framework(f.framework.empty() ? "hf" : f.framework);
   if (!framework) return tl::unexpected(framework.error());
   apply_framework(*framework, r);
+  // No framework named: the same flags under every other preset, for the plan's range. A preset
+  // the flags contradict is left out of it.
+  if (f.framework.empty()) {
+    for (const auto& preset : framework_presets()) {
+      if (preset.id == *framework) continue;
+      PlanArgs other = f;
+      other.framework = std::string(preset.name);
+      if (auto alt = plan_input(other)) in.framework_alternatives.push_back(alt->run);
+    }
+  }
   auto precision = parse_precision(f.precision);
   if (!precision) return tl::unexpected(precision.error());
   r.precision = *precision;

@@ -237,8 +237,19 @@ json plan_to_json(const plan::PlanResult& r) {
   j["train_peak_reserved_range_bytes"] = {e.reserved_low_bytes, e.reserved_high_bytes};
   j["train_peak_pool_bytes"] = e.train_peak_pool_bytes;
   j["train_peak_device_bytes"] = e.train_peak_device_bytes;
+  j["train_peak_device_range_bytes"] = {e.train_peak_device_low_bytes,
+                                        e.train_peak_device_high_bytes};
   j["peak_bytes"] = plan::peak_bytes(e, r.peak_basis);
   j["train_peak_pool_range_bytes"] = {e.train_peak_pool_low_bytes, e.train_peak_pool_high_bytes};
+  if (r.framework_range) {
+    const auto& fr = *r.framework_range;
+    j["framework_range"] = {{"low_bytes", fr.low_bytes},
+                            {"high_bytes", fr.high_bytes},
+                            {"low", plan::framework_preset(fr.low).name},
+                            {"high", plan::framework_preset(fr.high).name}};
+  } else {
+    j["framework_range"] = nullptr;
+  }
   j["term_basis"] = json::object();
   for (const auto& [name, bytes] : plan::term_list(e.terms))
     j["term_basis"][std::string(name)] = plan::term_basis(name);

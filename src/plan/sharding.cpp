@@ -61,8 +61,11 @@ ShardTerms shard_terms(ShardMode mode, const ShardInput& in) {
       // keeps its 1/N shard; the root unit (embedding, final norm, lm_head) stays gathered
       // through forward and backward (the root does not reshard after forward); during
       // backward the current layer and the one prefetched (BACKWARD_PRE, at most two
-      // all-gathers in flight under limit_all_gathers) are gathered.
-      t.gathered = in.root_weights + 2.0 * in.layer_weights;
+      // all-gathers in flight under limit_all_gathers) are gathered. Under MixedPrecision the
+      // unsharded flat parameter is allocated in param_dtype (_flat_param.py
+      // _use_unsharded_flat_param / _full_param_padded in the low precision), the local shard
+      // stays in the stored dtype.
+      t.gathered = in.gather_ratio * (in.root_weights + 2.0 * in.layer_weights);
       t.weights = in.weights / n + t.gathered;
       t.adapter = in.adapter / n;
       // Gradients are reduce-scattered into 1/N shards after each unit's backward; under

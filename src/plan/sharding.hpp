@@ -35,6 +35,10 @@ struct ShardInput {
   double grad_elem_bytes = 2;  // bytes of one gradient element (reduce buckets)
   double hidden = 0;           // hidden size (HF's "auto" DeepSpeed bucket sizes)
   bool no_sync = false;        // FSDP accumulation under no_sync (grad_accum > 1 and the framework)
+  // FSDP MixedPrecision(param_dtype): the gathered (unsharded) flat parameters are in the compute
+  // dtype, the local shards in the stored one: compute bytes / stored bytes (0.5 for fp32 weights
+  // gathered in bf16, Accelerate's mixed_precision: bf16).
+  double gather_ratio = 1;
 };
 
 // What one rank holds. `weights` includes the gathered units; `gradients` the communication

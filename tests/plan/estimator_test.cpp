@@ -416,3 +416,49 @@ TEST(Estimator, HeldGraphAddsTheKeptInputsOfEveryLayer) {
 
 }  // namespace
 }  // namespace sparkops::plan
+
+namespace sparkops::plan {
+namespace {
+
+TEST(Estimator, NcclBuffersOnlyWithSeveralRanksAndOutsideReserved) {
+  const auto s = fixtures::shape("Llama-3.1-8B");
+  const Estimate one = estimate(s, fixtures::full_run(1));
+  EXPECT_EQ(one.terms.nccl_buffers, 0u);
+  EXPECT_EQ(one.train_peak_device_bytes,
+            one.train_peak_reserved_bytes + one.terms.cuda_context + one.paged_bytes);
+  const Estimate eight = estimate(s, fixtures::full_run(8, ShardMode::fsdp));
+  // 32 channels x one ring connection's LL (512 KiB) + LL128 (4,915,200 B) + Simple (4 MiB).
+  EXPECT_EQ(eight.terms.nccl_buffers, 32u * (524288u + 4915200u + 4194304u));
+  EXPECT_EQ(eight.train_peak_device_bytes, eight.train_peak_reserved_bytes +
+                                               eight.terms.cuda_context + eight.terms.nccl_buffers +
+                                               eight.paged_bytes);
+  // The channel count is the assumption: 2 to 64 channels in the device range.
+  const auto& k = estimator_constants();
+  EXPECT_EQ(eight.train_peak_device_low_bytes,
+            eight.reserved_low_bytes + k.cuda_context_low_bytes + 2u * 9633792u);
+  EXPECT_EQ(eight.train_peak_device_high_bytes,
+            eight.reserved_high_bytes + k.cuda_context_high_bytes + 64u * 9633792u);
+}
+
+TEST(Estimator, LoraMixedUnderFsdpShardsFp32AndGathersBf16) {
+  const auto s = fixtures::shape("Llama-3.1-8B");
+  RunConfig bf16;
+  bf16.gpus = 8;
+  bf16.shard = ShardMode::fsdp;
+  RunConfig mixed = bf16;
+  mixed.precision = Precision::mixed;
+  const Estimate b = estimate(s, bf16), m = estimate(s, mixed);
+  // The shards double (fp32 as loaded); the gathered root and two layers stay bf16, as do the
+  // activations (FSDP MixedPrecision computes in param_dtype).
+  const double p = static_cast<double>(s.params.total);
+  EXPECT_NEAR(static_cast<double>(m.terms.weights - b.terms.weights), p * 2.0 / 8.0, p * 1e-6);
+  EXPECT_EQ(m.terms.activations, b.terms.activations);
+  EXPECT_EQ(m.terms.adapter, b.terms.adapter);
+  // DeepSpeed's bf16 engine casts the module itself: mixed and bf16 hold the same weights.
+  RunConfig z3 = bf16, z3m = mixed;
+  z3.shard = z3m.shard = ShardMode::zero3;
+  EXPECT_EQ(estimate(s, z3).terms.weights, estimate(s, z3m).terms.weights);
+}
+
+}  // namespace
+}  // namespace sparkops::plan

@@ -84,6 +84,21 @@ TEST(PlanArgs, BitsandbytesBefore0432KeepsTheInput) {
   }
 }
 
+TEST(PlanArgs, AnUnnamedFrameworkCarriesEveryOtherPreset) {
+  PlanArgs a = params("8B");
+  auto in = plan_input(a);
+  ASSERT_TRUE(in.has_value());
+  EXPECT_EQ(in->run.framework, Framework::hf);
+  ASSERT_EQ(in->framework_alternatives.size(), 7u);
+  EXPECT_EQ(in->framework_alternatives.front().framework, Framework::trl);
+  // The user's flags win in every alternative too.
+  a.seq = "4096";
+  const auto longer = plan_input(a).value();
+  for (const auto& r : longer.framework_alternatives) EXPECT_EQ(r.seq, 4096u);
+  a.framework = "hf";
+  EXPECT_TRUE(plan_input(a).value().framework_alternatives.empty());
+}
+
 TEST(PlanArgs, BudgetAndOverhead) {
   PlanArgs a = params("8B");
   a.budget = "60";

@@ -322,6 +322,26 @@ TEST(PlanCli, EveryFrameworkPresetIsAssumedAndPrinted) {
   EXPECT_EQ(o["attn"], "eager");
 }
 
+TEST(PlanCli, AnUnknownFrameworkPrintsThePresetsRange) {
+  const auto r = run_sparkops({"--root", root(), "plan", "Llama-3.1-8B", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j["framework_range"].is_object()) << r.out;
+  const auto& fr = j["framework_range"];
+  EXPECT_LT(fr["low_bytes"].get<std::uint64_t>(), fr["high_bytes"].get<std::uint64_t>());
+  EXPECT_LE(fr["low_bytes"].get<std::uint64_t>(), j["peak_bytes"].get<std::uint64_t>());
+  EXPECT_GE(fr["high_bytes"].get<std::uint64_t>(), j["peak_bytes"].get<std::uint64_t>());
+  EXPECT_NE(fr["low"], fr["high"]);
+  const auto text = run_sparkops({"--root", root(), "plan", "Llama-3.1-8B"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("note: framework not given (hf assumed"), std::string::npos) << text.out;
+  // Named, it is one figure.
+  const auto named =
+      run_sparkops({"--root", root(), "plan", "Llama-3.1-8B", "--framework", "hf", "--json"});
+  ASSERT_EQ(named.exit_code, 0) << named.err;
+  EXPECT_TRUE(nlohmann::json::parse(named.out)["framework_range"].is_null());
+}
+
 TEST(PlanCli, ShardingFlagsReachTheEstimate) {
   const auto r = run_sparkops({"--root", root(), "plan", "Llama-3.1-8B", "--method", "full",
                                "--gpus", "8", "--shard", "fsdp", "--budget", "1000", "--json"});

@@ -66,6 +66,15 @@ TEST(Sharding, FsdpKeepsShardsPlusTheRootAndTwoLayersGathered) {
   EXPECT_DOUBLE_EQ(shard_terms(ShardMode::fsdp, accum).gradients, 8e9);
 }
 
+TEST(Sharding, FsdpMixedPrecisionGathersInTheComputeDtype) {
+  // fp32 shards gathered under MixedPrecision(param_dtype=bf16): half the bytes per element.
+  ShardInput in = toy();
+  in.gather_ratio = 0.5;
+  const ShardTerms t = shard_terms(ShardMode::fsdp, in);
+  EXPECT_DOUBLE_EQ(t.gathered, 0.5 * (2e9 + 2 * 0.6e9));
+  EXPECT_DOUBLE_EQ(t.weights, 8e9 / 4 + 1.6e9);
+}
+
 TEST(Sharding, ZeroStagesShardWhatTheirStageNames) {
   const ShardTerms z1 = shard_terms(ShardMode::zero1, toy());
   EXPECT_EQ(z1.weights, 8e9);

@@ -169,7 +169,15 @@ std::vector<Row> evaluate_v2(const std::string& csv_text) {
     run.precision = starts_with(prec, "fp16") ? Precision::fp16
                     : contains(prec, "mixed") ? Precision::mixed
                                               : Precision::bf16;
-    if (run.precision == Precision::mixed && run.method != Method::full)
+    // PEFT's guides run examples/sft/train.py, whose create_and_prepare_model loads the base with
+    // torch_dtype = the 4-bit quant storage dtype, else torch.float32, under Accelerate's
+    // mixed_precision: bf16: an unquantized LoRA there keeps an fp32 base.
+    if (contains(r.source, "huggingface/peft docs/source/accelerate") && quant == "none" &&
+        run.method == Method::lora)
+      run.precision = Precision::mixed;
+    // Sharded, the wrapper computes in bf16 (FSDP MixedPrecision, DeepSpeed's bf16 engine); on
+    // one GPU autocast would cast every frozen fp32 weight per op, which has no model here.
+    if (run.precision == Precision::mixed && run.method != Method::full && !sharded)
       exclude("LoRA under bf16-mixed (fp32 base weights, autocast) not modelled");
     if (contains(optim, "8bit")) run.optim = Optim::adamw8bit;
     if (contains(optim, "paged")) run.optim = Optim::paged_adamw;
@@ -217,7 +225,12 @@ std::vector<Row> evaluate_v2(const std::string& csv_text) {
               fmt::format("LoRA target list \"{}\" names a module no layer program has", targets));
       }
     }
-    r.metric = metric == "allocated" ? "allocated" : metric == "reserved" ? "reserved" : "pool";
+    // nvidia-smi on a discrete GPU: the process's device memory (reserved + context + NCCL's
+    // buffers), not the host side.
+    r.metric = metric == "allocated"    ? "allocated"
+               : metric == "reserved"   ? "reserved"
+               : metric == "nvidia-smi" ? "device"
+                                        : "pool";
 
     const std::string bare = std::string(split(r.model, '/').back());
     if (const auto* e = models::find_in_catalogue(bare)) {
@@ -252,23 +265,26 @@ std::vector<Row> evaluate_v2(const std::string& csv_text) {
         fmt::format("--method {} --batch {} --seq {} --grad-ckpt {} --attn {} --loss {}{}",
                     method_name(run.method), run.batch, run.seq, grad_ckpt_name(run.grad_ckpt),
                     attn_name(run.attn), loss_name(run.loss), litgpt ? " --framework litgpt" : "");
+    if (run.precision != Precision::bf16)
+      r.flags += fmt::format(" --precision {}", precision_name(run.precision));
     r.flags += shard_flags;
     if (!run.packed) r.flags += " --lengths varying";
     if (r.shape.params.total > 0 && batch && seq) {
       const Estimate e = estimate(r.shape, run);
       const double allocated = static_cast<double>(e.train_peak_allocated_bytes);
       r.pool_estimate_bytes = static_cast<double>(e.train_peak_pool_bytes);
-      r.estimate_bytes = r.metric == "allocated"  ? allocated
-                         : r.metric == "reserved" ? static_cast<double>(e.train_peak_reserved_bytes)
-                                                  : r.pool_estimate_bytes;
-      r.range_low_bytes = r.metric == "allocated" ? allocated
-                          : r.metric == "reserved"
-                              ? static_cast<double>(e.reserved_low_bytes)
-                              : static_cast<double>(e.train_peak_pool_low_bytes);
-      r.range_high_bytes = r.metric == "allocated" ? allocated
-                           : r.metric == "reserved"
-                               ? static_cast<double>(e.reserved_high_bytes)
-                               : static_cast<double>(e.train_peak_pool_high_bytes);
+      auto pick = [&](std::uint64_t reserved, std::uint64_t device, std::uint64_t pool) {
+        return r.metric == "allocated"  ? allocated
+               : r.metric == "reserved" ? static_cast<double>(reserved)
+               : r.metric == "device"   ? static_cast<double>(device)
+                                        : static_cast<double>(pool);
+      };
+      r.estimate_bytes =
+          pick(e.train_peak_reserved_bytes, e.train_peak_device_bytes, e.train_peak_pool_bytes);
+      r.range_low_bytes =
+          pick(e.reserved_low_bytes, e.train_peak_device_low_bytes, e.train_peak_pool_low_bytes);
+      r.range_high_bytes =
+          pick(e.reserved_high_bytes, e.train_peak_device_high_bytes, e.train_peak_pool_high_bytes);
       r.estimated = true;
       r.measured_bytes = peak.value_or(0) * (unit == "GiB" ? 1073741824.0 : 1e9);
       if (r.measured_bytes > 0) r.error = r.estimate_bytes / r.measured_bytes - 1.0;
