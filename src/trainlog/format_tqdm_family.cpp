@@ -78,13 +78,16 @@ class TqdmFamilyParser final : public FormatParser {
   TqdmFamilyParser(LogFormat format, const ParseContext& ctx) : format_(format), ctx_(ctx) {}
 
   void feed(const LogLine& line, SeriesBuilder& out) override {
-    if (!banner_total_) banner_total_ = trainer_banner_total(line.text);
-    scan_tqdm(line.text, scratch_);
+    const bool redraw = read_redraw(line.text);
+    if (!redraw) {
+      if (!banner_total_) banner_total_ = trainer_banner_total(line.text);
+      scan_tqdm(line.text, scratch_);
+    }
     std::size_t rest_begin = 0;
     bool had_update = false;
     for (const TqdmUpdate& u : scratch_) {
       rest_begin = u.end;
-      const BarRole role = classify_bar(u.desc);
+      const BarRole role = redraw ? redraw_.role : classify_bar(u.desc);
       if (role == BarRole::eval) {
         if (!in_eval_) add_pending(line.offset, MarkerKind::eval, std::nullopt, u.desc);
         in_eval_ = true;
@@ -99,6 +102,7 @@ class TqdmFamilyParser final : public FormatParser {
       if (bar == kNoBar) continue;
       record(bar, u, line);
     }
+    if (!redraw) remember_redraw_prefix(line.text);
     const std::string_view rest = line.text.substr(rest_begin);
     if (std::size_t ts_end = 0; last_bar_ != kNoBar && !rest.empty()) {
       if (const auto ts = leading_timestamp(rest, &ts_end)) {
@@ -126,6 +130,53 @@ class TqdmFamilyParser final : public FormatParser {
 
  private:
   static constexpr std::size_t kNoBar = std::numeric_limits<std::size_t>::max();
+
+  // tqdm redraws a bar after '\r' with only n, the times, the rate and the postfix changed: most
+  // records of a tqdm log repeat the last record's text before n. When the last record was
+  // exactly one update (nothing after its ']'), its text before n is kept, and a record that
+  // starts with it has only what follows parsed (scan_tqdm_redraw says when that is all
+  // scan_tqdm would find); the description and its role are the last record's, as their text is
+  // the same. The Trainer banner search looks only where the banner text could now be: not in
+  // the kept prefix (searched when it was kept), so in the rest or across the boundary.
+  static constexpr std::string_view kBannerText = "Total optimization steps =";
+  struct RedrawPrefix {
+    bool valid = false;
+    std::string text;  // the record's bytes before n (no '[')
+    std::size_t desc_begin = 0, desc_size = 0;
+    BarRole role = BarRole::candidate;
+    bool has_banner_text = false;
+  };
+
+  bool read_redraw(std::string_view text) {
+    if (!redraw_.valid || (!banner_total_ && redraw_.has_banner_text) ||
+        !starts_with(text, redraw_.text))
+      return false;
+    scratch_.resize(1);
+    TqdmUpdate& u = scratch_.front();
+    if (!scan_tqdm_redraw(text, redraw_.text.size(), u)) return false;
+    if (!banner_total_) {
+      const std::size_t from =
+          redraw_.text.size() - std::min(redraw_.text.size(), kBannerText.size());
+      if (text.find(kBannerText, from) != std::string_view::npos) return false;
+    }
+    u.desc = text.substr(redraw_.desc_begin, redraw_.desc_size);
+    u.begin = 0;
+    return true;
+  }
+
+  void remember_redraw_prefix(std::string_view text) {
+    redraw_.valid = false;
+    if (scratch_.size() != 1 || scratch_.front().end != text.size()) return;
+    const TqdmUpdate& u = scratch_.front();
+    const std::string_view prefix = text.substr(0, u.n_begin);
+    if (prefix.find('[') != std::string_view::npos) return;
+    redraw_.valid = true;
+    redraw_.text.assign(prefix);
+    redraw_.desc_begin = u.desc.empty() ? 0 : static_cast<std::size_t>(u.desc.data() - text.data());
+    redraw_.desc_size = u.desc.size();
+    redraw_.role = classify_bar(u.desc);
+    redraw_.has_banner_text = prefix.find(kBannerText) != std::string_view::npos;
+  }
 
   struct Raw {
     std::int64_t step = 0;
@@ -313,6 +364,7 @@ class TqdmFamilyParser final : public FormatParser {
   LogFormat format_;
   ParseContext ctx_;
   std::vector<TqdmUpdate> scratch_;
+  RedrawPrefix redraw_;
   PyDictEntries dict_;
   std::vector<Bar> bars_;
   std::vector<Pending> pending_;

@@ -62,88 +62,123 @@ std::optional<double> parse_rate(std::string_view text, bool& ok, bool& inverted
 
 }  // namespace
 
+namespace {
+
+enum class UpdateAt { found, not_here, stop };
+
+// The update whose bracket opens at `open` (its counters end just before it, after
+// `segment_start`): every field but desc and begin. not_here when the text there is not an
+// iteration update (the scan goes on with the next '['), stop when no ']' follows.
+UpdateAt parse_update_at(std::string_view line, std::size_t segment_start, std::size_t open,
+                         TqdmUpdate& u) {
+  u = TqdmUpdate{};
+  std::size_t e = open;
+  while (e > segment_start && line[e - 1] == ' ') --e;
+  std::size_t n_start = std::string_view::npos;
+  if (e >= 2 && line[e - 1] == 't' && line[e - 2] == 'i') {
+    n_start = digits_before(line, e - 2);
+    if (n_start == std::string_view::npos) return UpdateAt::not_here;
+    const auto n = to_int(line.substr(n_start, e - 2 - n_start));
+    if (!n) return UpdateAt::not_here;
+    u.n = *n;
+  } else {
+    const std::size_t t_start = digits_before(line, e);
+    if (t_start == std::string_view::npos || t_start == 0 || line[t_start - 1] != '/')
+      return UpdateAt::not_here;
+    n_start = digits_before(line, t_start - 1);
+    if (n_start == std::string_view::npos) return UpdateAt::not_here;
+    const auto n = to_int(line.substr(n_start, t_start - 1 - n_start));
+    const auto total = to_int(line.substr(t_start, e - t_start));
+    if (!n || !total) return UpdateAt::not_here;
+    u.n = *n;
+    u.total = *total;
+  }
+  const std::size_t close = line.find(']', open);
+  if (close == std::string_view::npos) return UpdateAt::stop;
+  const std::string_view inner = line.substr(open + 1, close - open - 1);
+  // elapsed ends at '<' (with a total) or ','.
+  std::size_t elapsed_end = 0;
+  while (elapsed_end < inner.size() && inner[elapsed_end] != '<' && inner[elapsed_end] != ',')
+    ++elapsed_end;
+  if (elapsed_end == inner.size()) return UpdateAt::not_here;
+  const auto elapsed = parse_clock_seconds(inner.substr(0, elapsed_end));
+  if (!elapsed) return UpdateAt::not_here;
+  const std::size_t rate_start = inner.find(',', elapsed_end);
+  if (rate_start == std::string_view::npos) {
+    // "[00:12<00:30]": a bar_format without rate or postfix; needs the remaining time.
+    const std::string_view remaining = trim(inner.substr(elapsed_end + 1));
+    if (inner[elapsed_end] != '<' || !u.total ||
+        (remaining != "?" && !parse_clock_seconds(remaining)))
+      return UpdateAt::not_here;
+    u.postfix = {};
+  } else {
+    std::string_view rest = inner.substr(rate_start + 1);
+    const std::size_t rate_end = rest.find(',');
+    const std::string_view rate_field = rest.substr(0, rate_end);
+    bool unit_ok = false;
+    u.seconds_per_it = parse_rate(rate_field, unit_ok, u.rate_inverted);
+    if (unit_ok) {
+      u.postfix =
+          rate_end == std::string_view::npos ? std::string_view{} : trim(rest.substr(rate_end + 1));
+    } else if (u.total && inner[elapsed_end] == '<' &&
+               rate_field.find('=') != std::string_view::npos) {
+      // NeMo / Lightning bar_format without the rate: the postfix follows the remaining time.
+      u.postfix = trim(rest);
+    } else {
+      return UpdateAt::not_here;
+    }
+  }
+  u.elapsed_seconds = *elapsed;
+  u.n_begin = n_start;
+  u.end = close + 1;
+  return UpdateAt::found;
+}
+
+// desc: between the previous update (or the record's start) and the percentage before "%|".
+std::string_view update_desc(std::string_view line, std::size_t segment_start,
+                             std::size_t n_start) {
+  std::string_view before = line.substr(segment_start, n_start - segment_start);
+  std::size_t desc_end = before.size();
+  if (const auto pct = before.rfind("%|"); pct != std::string_view::npos) {
+    desc_end = pct;
+    while (desc_end > 0 && (is_digit(before[desc_end - 1]) || before[desc_end - 1] == '.'))
+      --desc_end;
+  }
+  std::string_view desc = trim(before.substr(0, desc_end));
+  if (!desc.empty() && desc.back() == ':') desc = trim(desc.substr(0, desc.size() - 1));
+  return desc;
+}
+
+}  // namespace
+
 void scan_tqdm(std::string_view line, std::vector<TqdmUpdate>& out) {
   out.clear();
   std::size_t segment_start = 0;
   std::size_t pos = 0;
+  TqdmUpdate u;
   while (pos < line.size()) {
     const std::size_t open = line.find('[', pos);
     if (open == std::string_view::npos) return;
     pos = open + 1;
-    std::size_t e = open;
-    while (e > segment_start && line[e - 1] == ' ') --e;
-    TqdmUpdate u;
-    std::size_t n_start = std::string_view::npos;
-    if (e >= 2 && line[e - 1] == 't' && line[e - 2] == 'i') {
-      n_start = digits_before(line, e - 2);
-      if (n_start == std::string_view::npos) continue;
-      const auto n = to_int(line.substr(n_start, e - 2 - n_start));
-      if (!n) continue;
-      u.n = *n;
-    } else {
-      const std::size_t t_start = digits_before(line, e);
-      if (t_start == std::string_view::npos || t_start == 0 || line[t_start - 1] != '/') continue;
-      n_start = digits_before(line, t_start - 1);
-      if (n_start == std::string_view::npos) continue;
-      const auto n = to_int(line.substr(n_start, t_start - 1 - n_start));
-      const auto total = to_int(line.substr(t_start, e - t_start));
-      if (!n || !total) continue;
-      u.n = *n;
-      u.total = *total;
-    }
-    const std::size_t close = line.find(']', open);
-    if (close == std::string_view::npos) return;
-    const std::string_view inner = line.substr(open + 1, close - open - 1);
-    // elapsed ends at '<' (with a total) or ','.
-    std::size_t elapsed_end = 0;
-    while (elapsed_end < inner.size() && inner[elapsed_end] != '<' && inner[elapsed_end] != ',')
-      ++elapsed_end;
-    if (elapsed_end == inner.size()) continue;
-    const auto elapsed = parse_clock_seconds(inner.substr(0, elapsed_end));
-    if (!elapsed) continue;
-    const std::size_t rate_start = inner.find(',', elapsed_end);
-    if (rate_start == std::string_view::npos) {
-      // "[00:12<00:30]": a bar_format without rate or postfix; needs the remaining time.
-      const std::string_view remaining = trim(inner.substr(elapsed_end + 1));
-      if (inner[elapsed_end] != '<' || !u.total ||
-          (remaining != "?" && !parse_clock_seconds(remaining)))
-        continue;
-      u.postfix = {};
-    } else {
-      std::string_view rest = inner.substr(rate_start + 1);
-      const std::size_t rate_end = rest.find(',');
-      const std::string_view rate_field = rest.substr(0, rate_end);
-      bool unit_ok = false;
-      u.seconds_per_it = parse_rate(rate_field, unit_ok, u.rate_inverted);
-      if (unit_ok) {
-        u.postfix = rate_end == std::string_view::npos ? std::string_view{}
-                                                       : trim(rest.substr(rate_end + 1));
-      } else if (u.total && inner[elapsed_end] == '<' &&
-                 rate_field.find('=') != std::string_view::npos) {
-        // NeMo / Lightning bar_format without the rate: the postfix follows the remaining time.
-        u.postfix = trim(rest);
-      } else {
-        continue;
-      }
-    }
-    u.elapsed_seconds = *elapsed;
-    // desc: between the previous update (or line start) and the percentage before "%|".
-    std::string_view before = line.substr(segment_start, n_start - segment_start);
-    std::size_t desc_end = before.size();
-    if (const auto pct = before.rfind("%|"); pct != std::string_view::npos) {
-      desc_end = pct;
-      while (desc_end > 0 && (is_digit(before[desc_end - 1]) || before[desc_end - 1] == '.'))
-        --desc_end;
-    }
-    std::string_view desc = trim(before.substr(0, desc_end));
-    if (!desc.empty() && desc.back() == ':') desc = trim(desc.substr(0, desc.size() - 1));
-    u.desc = desc;
+    const UpdateAt at = parse_update_at(line, segment_start, open, u);
+    if (at == UpdateAt::stop) return;
+    if (at == UpdateAt::not_here) continue;
+    u.desc = update_desc(line, segment_start, u.n_begin);
     u.begin = segment_start;
-    u.end = close + 1;
     out.push_back(u);
-    segment_start = close + 1;
-    pos = close + 1;
+    segment_start = u.end;
+    pos = u.end;
   }
+}
+
+bool scan_tqdm_redraw(std::string_view line, std::size_t prefix_len, TqdmUpdate& u) {
+  if (prefix_len >= line.size() || !is_digit(line[prefix_len])) return false;
+  // The prefix holds no '[' (the caller's promise), so this is the first one scan_tqdm tries.
+  const std::size_t open = line.find('[', prefix_len);
+  if (open == std::string_view::npos) return false;
+  if (parse_update_at(line, 0, open, u) != UpdateAt::found) return false;
+  // One update that ends the record, counted from where the prefix ends: scan_tqdm's whole answer.
+  return u.n_begin == prefix_len && u.end == line.size();
 }
 
 BarRole classify_bar(std::string_view desc) {

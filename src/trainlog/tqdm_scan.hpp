@@ -23,12 +23,21 @@ struct TqdmUpdate {
   bool rate_inverted = false;  // the rate was printed as it/s (tqdm switches below 1 s/it)
   std::string_view postfix;    // text after the rate inside the brackets
   std::size_t begin = 0;       // where the update starts in the record
+  std::size_t n_begin = 0;     // where n's digits start
   std::size_t end = 0;         // one past its closing ']'
 };
 
 // Clears `out` and appends the iteration-unit updates found in `line` (bars counting bytes or other
 // units are skipped).
 void scan_tqdm(std::string_view line, std::vector<TqdmUpdate>& out);
+
+// A tqdm redraw ('\r' then the bar again) of a record that scan_tqdm found to be exactly one
+// update ending the record: `line` starts with that record's text before n (prefix_len bytes,
+// which hold no '['). True when scan_tqdm(line) would give exactly one update, ending the record,
+// with n starting at prefix_len; `u` is then that update except desc and begin (0), which are
+// the earlier record's, as their text is the same prefix. False when scan_tqdm must decide.
+// Only the counters, times and rate after the prefix are parsed.
+bool scan_tqdm_redraw(std::string_view line, std::size_t prefix_len, TqdmUpdate& u);
 
 // What a bar's description says it is. Training loops draw their bar without a description (HF
 // Trainer, TRL, axolotl, LLaMA-Factory), with "Epoch N" (Lightning, NeMo), "E|S|Loss: x"
