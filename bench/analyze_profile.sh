@@ -23,7 +23,7 @@ profile() {  # name binary
   ir=$(awk '/Collected :/{print $NF}' "$work/$1.err")
   printf '%s: %s instructions, %.1f per byte\n' "$1" "$ir" "$(echo "$ir / $bytes" | bc -l)"
   callgrind_annotate "$work/$1.out" 2>/dev/null | awk '/file:function/{go=1; next} go && NF' |
-    head -12 | sed -E 's/\(std::.*//; s/ \[.*//'
+    head -12 | sed -E 's/\(std::.*//; s/ \[.*//' || true
 }
 profile after "$bin"
 [[ -n $base ]] && profile before "$base"

@@ -22,10 +22,14 @@ trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 sp_port=$(free_port)
-fake=$build/tests/gpu/libfake_nvml.so
+# The fake libnvidia-ml: BUILD_DIR's, else build/bench's or build/dev's (FAKE_NVML=path overrides).
+fake=${FAKE_NVML:-}
+for d in "$build" "$repo/build/bench" "$repo/build/dev"; do
+  [[ -z $fake && -f $d/tests/gpu/libfake_nvml.so ]] && fake=$d/tests/gpu/libfake_nvml.so
+done
 gpu_env=()
 gpu_flag=(--gpu none)
-if [[ -f $fake ]]; then
+if [[ -n $fake ]]; then
   gpu_env=(SPARKOPS_NVML_LIB="$fake" FAKE_NVML_SCENARIO="$repo/tests/fixtures/nvml/gb10")
   gpu_flag=(--gpu nvml)
 fi
