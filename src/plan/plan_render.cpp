@@ -167,17 +167,18 @@ std::string render_plan_text(const plan::PlanResult& r) {
     out += fmt::format("{:<30}{:>12}  (max_memory_reserved, caching-allocator replay)\n",
                        "Training peak, reserved", format_gib(e.train_peak_reserved_bytes));
   }
-  out += fmt::format("{:<30}{:>12}  (reserved + context + host side{}{}; range {}-{} GiB)\n",
-                     "Training peak, pool", format_gib(e.train_peak_pool_bytes),
-                     e.paged_bytes > 0 ? " + paged states" : "",
-                     e.pinned_host_bytes > 0 ? " + pinned host buffers" : "",
-                     format_gib(e.train_peak_pool_low_bytes),
-                     format_gib(e.train_peak_pool_high_bytes));
+  out += fmt::format(
+      "{:<30}{:>12}  (reserved + context{} + host side{}{}; range {}-{} GiB)\n",
+      "Training peak, pool", format_gib(e.train_peak_pool_bytes),
+      e.terms.nccl_buffers > 0 ? " + NCCL buffers" : "", e.paged_bytes > 0 ? " + paged states" : "",
+      e.pinned_host_bytes > 0 ? " + pinned host buffers" : "",
+      format_gib(e.train_peak_pool_low_bytes), format_gib(e.train_peak_pool_high_bytes));
   if (r.device) {
     out += fmt::format(
-        "{:<30}{:>12}  (training: reserved + context{}; the load's device side if larger; "
+        "{:<30}{:>12}  (training: reserved + context{}{}; the load's device side if larger; "
         "held against the budget)\n",
         "Peak on the GPU", format_gib(plan::peak_bytes(e, r.peak_basis)),
+        e.terms.nccl_buffers > 0 ? " + NCCL buffers" : "",
         e.paged_bytes > 0 ? " + paged states" : "");
   }
   out += fmt::format(
