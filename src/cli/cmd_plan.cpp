@@ -61,19 +61,6 @@ plan::PlanEnvironment online_environment(AppContext& ctx, const models::HttpClie
   return env;
 }
 
-int beside_exit_code(VerdictKind k) {
-  switch (k) {
-    case VerdictKind::coexists:
-      return kExitOk;
-    case VerdictKind::tight:
-      return 3;
-    case VerdictKind::stop_first:
-    case VerdictKind::does_not_fit:
-      return kExitFailure;
-  }
-  return kExitFailure;
-}
-
 // The --beside / --beside-running verdict for a new job (docs/serving.md "Beside"); nullopt when
 // neither was given.
 Result<std::optional<serving::Beside>> beside_for(const PlanFlags& flags,
@@ -126,7 +113,8 @@ void run_serve_plan(AppContext& ctx, const PlanCommandState& st) {
   }
   ctx.exit_code = exit_code_for(sp->verdict);
   if (*beside)
-    ctx.exit_code = std::max(ctx.exit_code, beside_exit_code((*beside)->verdict.verdict.kind));
+    ctx.exit_code =
+        std::max(ctx.exit_code, coexistence_exit_code((*beside)->verdict.verdict, true));
   if (sp->kv_shortfall_bytes > 0) ctx.exit_code = kExitFailure;
 }
 
@@ -281,7 +269,7 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
   }
   ctx.exit_code = exit_code_for(result->verdict);
   if (beside)
-    ctx.exit_code = std::max(ctx.exit_code, beside_exit_code(beside->verdict.verdict.kind));
+    ctx.exit_code = std::max(ctx.exit_code, coexistence_exit_code(beside->verdict.verdict, true));
 }
 
 }  // namespace

@@ -47,9 +47,12 @@ Result<GpuProcessList> gpu_processes(const ProcsFlags& flags, const AppContext& 
   return gpu_processes_from(**source);
 }
 
-// The need of --plan: the planned run's peak in the pool (or the planned server's footprint).
+// The need of --plan: the planned run's peak on the plan's basis (plan.hpp PeakBasis: on a discrete
+// GPU, `device`, the peak on the GPU, held against the GPU's memory as the budget is; else the pool
+// peak), or the planned server's footprint.
 Result<std::uint64_t> planned_need(const ProcsFlags& flags, const AppContext& ctx,
-                                   const HostRoot& root) {
+                                   const HostRoot& root,
+                                   const std::optional<DeviceMemory>& device) {
   if (!flags.plan_flags.serve.empty()) {
     const auto env = plan_environment(root, ctx.config);
     auto sc = serving::serving_context(serving_flags_of(flags.plan_flags), env,
@@ -62,9 +65,11 @@ Result<std::uint64_t> planned_need(const ProcsFlags& flags, const AppContext& ct
   }
   auto input = plan::plan_input(flags.plan_flags);
   if (!input) return tl::unexpected(input.error());
-  auto result = plan::make_plan(*input, plan_environment(root, ctx.config));
+  plan::PlanEnvironment env = plan_environment(root, ctx.config);
+  env.device_memory = device;
+  auto result = plan::make_plan(*input, env);
   if (!result) return tl::unexpected(result.error());
-  return result->estimate.peak_pool_bytes();
+  return plan::peak_bytes(result->estimate, result->peak_basis);
 }
 
 // --plan ... --beside CMD: the planned job beside what runs (this scan, with its GPU processes)
@@ -114,11 +119,6 @@ void run_procs(const ProcsFlags& flags, AppContext& ctx) {
     if (!v) return bad(fmt::format("--need: {}", v.error().detail));
     query.need_bytes = *v;
   }
-  if (flags.plan) {
-    auto v = planned_need(flags, ctx, root);
-    if (!v) return bad(fmt::format("--plan: {}", v.error().detail));
-    query.need_bytes = *v;
-  }
   std::optional<std::uint64_t> overhead;
   if (!flags.plan_flags.overhead.empty()) {
     auto v = parse_bytes(flags.plan_flags.overhead, DefaultUnit::gib);
@@ -131,6 +131,11 @@ void run_procs(const ProcsFlags& flags, AppContext& ctx) {
   if (!gpu) return bad(gpu.error().detail);
   query.gpu = std::move(*gpu);
   query.device_memory = discrete_device_memory(query.gpu.snapshots);
+  if (flags.plan) {
+    auto v = planned_need(flags, ctx, root, query.device_memory);
+    if (!v) return bad(fmt::format("--plan: {}", v.error().detail));
+    query.need_bytes = *v;
+  }
   query.rules = heavy_rules_from_config(ctx.config);
   query.coexistence = coexistence_options_from_config(ctx.config);
 

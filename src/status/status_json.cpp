@@ -153,6 +153,8 @@ Json coexistence_json(const std::optional<CoexistenceVerdict>& v) {
   Json stop = Json::array();
   for (const auto& s : v->stop) stop.push_back(s.pid);
   return Json{{"verdict", verdict_kind_name(v->kind)},
+              {"source", budget_source_name(v->source)},
+              {"gpu_index", json_or_null<Json>(v->gpu_index)},
               {"heavy_count", v->heavy_count},
               {"room_bytes", v->room_bytes},
               {"reserved_bytes", v->reserved_bytes},

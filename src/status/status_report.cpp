@@ -42,14 +42,21 @@ std::string coexistence_line(const CoexistenceVerdict& v) {
       parts.push_back(fmt::format("PID {} ({}, {})", s.pid, s.label, s.reason));
     return fmt::format("{}", fmt::join(parts, ", then "));
   };
+  const bool gpu = v.source == BudgetSource::gpu_memory;
+  const std::string gpu_memory = fmt::format("GPU {}'s memory", v.gpu_index.value_or(0));
   if (v.oversubscribed_bytes > 0) {
     return fmt::format(
-        "the pool is oversubscribed by {}: the workloads claim {}, more than the pool after "
-        "overhead; stop or re-cap {} before starting a trainer",
-        format_bytes(v.oversubscribed_bytes), format_bytes(v.reserved_bytes), pids());
+        "{} is oversubscribed by {}: the workloads claim {}, more than {}; stop or re-cap {} "
+        "before starting a trainer",
+        gpu ? gpu_memory : std::string("the pool"), format_bytes(v.oversubscribed_bytes),
+        format_bytes(v.reserved_bytes), gpu ? "it holds" : "the pool after overhead", pids());
   }
   if (!v.stop.empty()) {
     return fmt::format("one heavy job at a time: stop {} before starting a trainer", pids());
+  }
+  if (gpu) {
+    return fmt::format("a new run can take up to {} of {} beside what is running",
+                       format_bytes(v.room_bytes), gpu_memory);
   }
   return fmt::format("a new run can take up to {} beside what is running",
                      format_bytes(v.room_bytes));
@@ -113,7 +120,11 @@ void collect_workloads(const HostRoot& root, const StatusOptions& options, Statu
   }
   report.workloads = std::move(lines);
   if (report.pool) {
-    const CoexistenceVerdict verdict = coexistence_verdict(*scan, 0, *report.pool);
+    // The space a new run competes for: a discrete GPU's memory where the training budget is it.
+    const std::optional<DeviceMemory> device =
+        report.training_budget ? report.training_budget->device : std::nullopt;
+    const CoexistenceVerdict verdict =
+        coexistence_verdict(*scan, 0, coexistence_space(*report.pool, device));
     report.coexistence = coexistence_line(verdict);
     report.coexistence_stop_first = !verdict.stop.empty();
     report.coexistence_verdict = verdict;

@@ -4,20 +4,37 @@
 
 #include <fmt/format.h>
 
+#include "base/console.hpp"
 #include "base/units.hpp"
 
 namespace sparkops {
 
 namespace {
 
-StopAdvice advice_for(const Workload& w) {
+bool on_gpu(const CoexistenceSpace& space) {
+  return space.source == BudgetSource::gpu_memory;
+}
+
+}  // namespace
+
+std::uint64_t held_in(const Workload& w, const CoexistenceSpace& space) {
+  return on_gpu(space) ? w.gpu_bytes : w.actual_bytes;
+}
+
+std::uint64_t reserved_in(const Workload& w, const CoexistenceSpace& space) {
+  return std::max(w.claim_bytes.value_or(0), held_in(w, space));
+}
+
+namespace {
+
+StopAdvice advice_for(const Workload& w, const CoexistenceSpace& space) {
   std::string reason = w.heavy_reason;
   if (reason.empty()) {
     reason = w.claim_bytes
-                 ? fmt::format("{}: claims {}", w.cap.text, format_bytes(w.reserved_bytes()))
-                 : fmt::format("holds {}", format_bytes(w.actual_bytes));
+                 ? fmt::format("{}: claims {}", w.cap.text, format_bytes(reserved_in(w, space)))
+                 : fmt::format("holds {}", format_bytes(held_in(w, space)));
   }
-  return StopAdvice{w.pid, w.kind.label, std::move(reason), w.reserved_bytes()};
+  return StopAdvice{w.pid, w.kind.label, std::move(reason), reserved_in(w, space)};
 }
 
 std::string stop_list(const std::vector<StopAdvice>& stop) {
@@ -35,7 +52,55 @@ std::uint64_t sub_floor(std::uint64_t a, std::uint64_t b) {
   return a > b ? a - b : 0;
 }
 
+// "the pool (121.9 GiB total - 4.0 GiB overhead)", "GPU 0's memory (140.4 GiB)"
+std::string space_words(const CoexistenceSpace& space) {
+  if (on_gpu(space)) {
+    return fmt::format("GPU {}'s memory ({})", space.gpu_index.value_or(0),
+                       format_bytes(space.total_bytes));
+  }
+  return fmt::format("the pool ({} total - {} overhead)", format_bytes(space.total_bytes),
+                     format_bytes(space.overhead_bytes));
+}
+
 }  // namespace
+
+CoexistenceSpace pool_space(const PoolView& pool) {
+  CoexistenceSpace s;
+  s.source = BudgetSource::unified_pool;
+  s.total_bytes = pool.total_bytes;
+  s.overhead_bytes = pool.overhead_bytes;
+  s.budget_now_bytes = pool.budget_bytes;
+  return s;
+}
+
+CoexistenceSpace coexistence_space(const PoolView& pool,
+                                   const std::optional<DeviceMemory>& device) {
+  if (!device) return pool_space(pool);
+  CoexistenceSpace s;
+  s.source = BudgetSource::gpu_memory;
+  s.total_bytes = device->total_bytes;
+  s.budget_now_bytes = device->free_bytes;
+  s.gpu_index = device->index;
+  return s;
+}
+
+int coexistence_exit_code(const CoexistenceVerdict& v, bool question) {
+  int code = kExitOk;
+  if (v.oversubscribed_bytes > 0) code = kExitFailure;
+  if (!question) return code;
+  switch (v.kind) {
+    case VerdictKind::coexists:
+      break;
+    case VerdictKind::tight:
+      code = std::max(code, kExitTight);
+      break;
+    case VerdictKind::stop_first:
+    case VerdictKind::does_not_fit:
+      code = kExitFailure;
+      break;
+  }
+  return code;
+}
 
 std::string_view verdict_kind_name(VerdictKind k) {
   switch (k) {
@@ -52,52 +117,56 @@ std::string_view verdict_kind_name(VerdictKind k) {
 }
 
 CoexistenceVerdict coexistence_verdict(const WorkloadScan& scan, std::uint64_t need_bytes,
-                                       const PoolView& pool, const CoexistenceOptions& options) {
+                                       const CoexistenceSpace& space,
+                                       const CoexistenceOptions& options) {
   CoexistenceVerdict v;
   v.need_bytes = need_bytes;
-  const std::uint64_t total_budget = pool_total_budget(pool);
+  v.source = space.source;
+  v.gpu_index = space.gpu_index;
+  const bool gpu = on_gpu(space);
+  const std::uint64_t total_budget = sub_floor(space.total_bytes, space.overhead_bytes);
   for (const auto& w : scan.workloads) {
-    v.reserved_bytes += w.reserved_bytes();
+    v.reserved_bytes += reserved_in(w, space);
     if (w.heavy) ++v.heavy_count;
   }
-  v.budget_now_bytes = pool.budget_bytes;
+  v.budget_now_bytes = space.budget_now_bytes;
   v.room_at_caps_bytes = sub_floor(total_budget, v.reserved_bytes);
   v.room_bytes = std::min(v.budget_now_bytes, v.room_at_caps_bytes);
 
   std::vector<const Workload*> by_size;
   for (const auto& w : scan.workloads) by_size.push_back(&w);
-  std::stable_sort(by_size.begin(), by_size.end(), [](const Workload* a, const Workload* b) {
+  std::stable_sort(by_size.begin(), by_size.end(), [&space](const Workload* a, const Workload* b) {
     if (a->orphan != b->orphan) return a->orphan;  // orphans are garbage: stop them first
-    return a->reserved_bytes() > b->reserved_bytes();
+    return reserved_in(*a, space) > reserved_in(*b, space);
   });
   for (const auto* w : by_size) {
-    if (w->orphan) v.orphans.push_back(advice_for(*w));
+    if (w->orphan) v.orphans.push_back(advice_for(*w, space));
   }
+  const std::string now_words =
+      gpu ? fmt::format("free on GPU {} now {}", space.gpu_index.value_or(0),
+                        format_bytes(v.budget_now_bytes))
+          : fmt::format("available now {} after overhead", format_bytes(v.budget_now_bytes));
   const std::string numbers = fmt::format(
-      "need {}, room {} (available now {} after overhead, {} once running workloads reach their "
-      "caps)",
-      format_bytes(need_bytes), format_bytes(v.room_bytes), format_bytes(v.budget_now_bytes),
-      format_bytes(v.room_at_caps_bytes));
+      "need {}, room {} ({}, {} once running workloads reach their caps)", format_bytes(need_bytes),
+      format_bytes(v.room_bytes), now_words, format_bytes(v.room_at_caps_bytes));
 
   if (v.reserved_bytes > total_budget) {
     v.oversubscribed_bytes = v.reserved_bytes - total_budget;
     v.oversubscription = fmt::format(
-        "oversubscribed: the workloads' caps and holdings claim {}, {} more than the pool ({} "
-        "total - {} overhead); as they grow they evict each other",
-        format_bytes(v.reserved_bytes), format_bytes(v.oversubscribed_bytes),
-        format_bytes(pool.total_bytes), format_bytes(pool.overhead_bytes));
+        "oversubscribed: the workloads' caps and holdings claim {}, {} more than {}; as they grow "
+        "they evict each other",
+        format_bytes(v.reserved_bytes), format_bytes(v.oversubscribed_bytes), space_words(space));
   }
 
   if (need_bytes > total_budget) {
     v.kind = VerdictKind::does_not_fit;
-    v.summary = fmt::format("does not fit: need {} exceeds the pool ({} total - {} overhead)",
-                            format_bytes(need_bytes), format_bytes(pool.total_bytes),
-                            format_bytes(pool.overhead_bytes));
+    v.summary = fmt::format("does not fit: need {} exceeds {}", format_bytes(need_bytes),
+                            space_words(space));
     return v;
   }
 
   for (const auto* w : by_size) {
-    if (w->heavy) v.stop.push_back(advice_for(*w));
+    if (w->heavy) v.stop.push_back(advice_for(*w, space));
   }
   if (!v.stop.empty()) {
     v.kind = VerdictKind::stop_first;
@@ -115,15 +184,17 @@ CoexistenceVerdict coexistence_verdict(const WorkloadScan& scan, std::uint64_t n
   if (need_bytes == 0 && v.oversubscribed_bytes > 0) {
     std::uint64_t freed = 0;
     for (const auto* w : by_size) {
-      v.stop.push_back(advice_for(*w));
-      freed += w->reserved_bytes();
+      v.stop.push_back(advice_for(*w, space));
+      freed += reserved_in(*w, space);
       if (freed >= v.oversubscribed_bytes) break;
     }
     v.kind = VerdictKind::stop_first;
     v.summary = fmt::format(
-        "oversubscribed by {} (claims {} > pool {} after overhead): stop or re-cap {} first",
+        "oversubscribed by {} (claims {} > {}): stop or re-cap {} first",
         format_bytes(v.oversubscribed_bytes), format_bytes(v.reserved_bytes),
-        format_bytes(total_budget), stop_list(v.stop));
+        gpu ? fmt::format("GPU {}'s {}", space.gpu_index.value_or(0), format_bytes(total_budget))
+            : fmt::format("pool {} after overhead", format_bytes(total_budget)),
+        stop_list(v.stop));
     return v;
   }
 
@@ -131,9 +202,9 @@ CoexistenceVerdict coexistence_verdict(const WorkloadScan& scan, std::uint64_t n
     std::uint64_t room_now = v.budget_now_bytes;
     std::uint64_t room_caps = v.room_at_caps_bytes;
     for (const auto* w : by_size) {
-      v.stop.push_back(advice_for(*w));
-      room_now += w->actual_bytes;
-      room_caps += w->reserved_bytes();
+      v.stop.push_back(advice_for(*w, space));
+      room_now += held_in(*w, space);
+      room_caps += reserved_in(*w, space);
       if (need_bytes <= std::min(room_now, room_caps)) break;
     }
     if (!v.stop.empty() && need_bytes <= std::min(room_now, room_caps)) {
@@ -143,10 +214,10 @@ CoexistenceVerdict coexistence_verdict(const WorkloadScan& scan, std::uint64_t n
     }
     v.stop.clear();
     v.kind = VerdictKind::does_not_fit;
+    // A page-cache flush frees host memory: it helps only where the run lives in the pool.
     v.summary = fmt::format(
-        "does not fit now, even with every workload stopped: {}; free the page cache "
-        "(sparkops flush) or shrink the run",
-        numbers);
+        "does not fit now, even with every workload stopped: {}; {}", numbers,
+        gpu ? "shrink the run" : "free the page cache (sparkops flush) or shrink the run");
     return v;
   }
 
@@ -163,6 +234,11 @@ CoexistenceVerdict coexistence_verdict(const WorkloadScan& scan, std::uint64_t n
                                 format_bytes(v.room_bytes))
                   : fmt::format("coexists: {}, leaving {}", numbers, format_bytes(spare));
   return v;
+}
+
+CoexistenceVerdict coexistence_verdict(const WorkloadScan& scan, std::uint64_t need_bytes,
+                                       const PoolView& pool, const CoexistenceOptions& options) {
+  return coexistence_verdict(scan, need_bytes, pool_space(pool), options);
 }
 
 }  // namespace sparkops

@@ -17,9 +17,18 @@
 // and the servers can evict each other as they grow. `oversubscribed_bytes` says by how much,
 // `oversubscription` says it in one line, and the verdict is stop_first (never "no heavy workload
 // running"): the stop list names the largest claimers, in order, until the claims fit.
+//
+// The memory a new run is judged against is a CoexistenceSpace. On a unified pool (GB10, Thor) it
+// is the pool, as above, and a workload holds its host and GPU bytes there. On a discrete GPU
+// (host/pool.hpp training_budget: NVML reports the device's memory) a training run lives in the
+// device's memory: "total" is the device total, "budget now" NVML's free (total - used, which
+// already counts every context on the card, so no overhead is kept back), and a workload holds
+// only its GPU-resident bytes there (its RSS is in the other memory). The claims of a cap (vLLM's
+// fraction) are already of the device total.
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,13 +53,34 @@ struct CoexistenceOptions {
   std::uint64_t tight_margin_bytes = 8ULL << 30;
 };
 
+struct CoexistenceSpace {
+  BudgetSource source = BudgetSource::unified_pool;
+  std::uint64_t total_bytes = 0;
+  std::uint64_t overhead_bytes = 0;    // kept back from the total (the pool's OS/driver overhead)
+  std::uint64_t budget_now_bytes = 0;  // what a run can take now
+  std::optional<unsigned> gpu_index;   // set with source gpu_memory: which GPU
+};
+
+// The pool's space: total, overhead and budget from the PoolView.
+CoexistenceSpace pool_space(const PoolView& pool);
+// The space a training run competes for: the discrete GPU's memory when `device` is set (the same
+// device training_budget takes its budget from), else the pool's.
+CoexistenceSpace coexistence_space(const PoolView& pool, const std::optional<DeviceMemory>& device);
+
+// What a workload holds in `space` now (pool: host + GPU; a discrete GPU: its GPU bytes) and may
+// hold once grown to its cap (max of its claim and that).
+std::uint64_t held_in(const Workload& w, const CoexistenceSpace& space);
+std::uint64_t reserved_in(const Workload& w, const CoexistenceSpace& space);
+
 struct CoexistenceVerdict {
   VerdictKind kind = VerdictKind::coexists;
+  BudgetSource source = BudgetSource::unified_pool;  // the space judged: pool or a GPU's memory
+  std::optional<unsigned> gpu_index;                 // set when source is gpu_memory
   std::uint64_t need_bytes = 0;
   std::uint64_t room_bytes = 0;            // min of the two below
-  std::uint64_t budget_now_bytes = 0;      // pool budget: MemAvailable - overhead
+  std::uint64_t budget_now_bytes = 0;      // pool: MemAvailable - overhead; a GPU: its free
   std::uint64_t room_at_caps_bytes = 0;    // total - overhead - reserved
-  std::uint64_t reserved_bytes = 0;        // sum over workloads of max(claim, actual)
+  std::uint64_t reserved_bytes = 0;        // sum over workloads of reserved_in(space)
   std::size_t heavy_count = 0;             // workloads the one-heavy-job rule counts as heavy
   std::vector<StopAdvice> stop;            // in the order to stop them
   std::vector<StopAdvice> orphans;         // orphaned vLLM engines holding memory (always listed)
@@ -60,7 +90,16 @@ struct CoexistenceVerdict {
 };
 
 CoexistenceVerdict coexistence_verdict(const WorkloadScan& scan, std::uint64_t need_bytes,
+                                       const CoexistenceSpace& space,
+                                       const CoexistenceOptions& options = {});
+// On the pool's space (pool_space).
+CoexistenceVerdict coexistence_verdict(const WorkloadScan& scan, std::uint64_t need_bytes,
                                        const PoolView& pool,
                                        const CoexistenceOptions& options = {});
+
+// README "Exit codes", one rule for every command that gives this verdict (procs, plan --beside):
+// oversubscribed claims are a finding with or without a question (1); with a question (a need was
+// given), stop_first and does_not_fit are 1 and tight is 3 (as `plan`); 0 otherwise.
+int coexistence_exit_code(const CoexistenceVerdict& v, bool question);
 
 }  // namespace sparkops

@@ -59,29 +59,16 @@ Result<ProcsAnswer> answer_procs(const HostRoot& root, const ProcsQuery& query) 
   report.scan = std::move(*scan);
   report.need_given = query.need_bytes.has_value();
   if (report.pool) {
-    report.verdict = coexistence_verdict(report.scan, query.need_bytes.value_or(0), *report.pool,
+    // The space the training budget comes from: a discrete GPU's memory, else the pool.
+    report.verdict = coexistence_verdict(report.scan, query.need_bytes.value_or(0),
+                                         coexistence_space(*report.pool, query.device_memory),
                                          query.coexistence);
   }
   return a;
 }
 
 int procs_exit_code(const ProcsReport& report) {
-  int code = kExitOk;
-  if (report.verdict && report.verdict->oversubscribed_bytes > 0) code = kExitFailure;
-  if (report.need_given && report.verdict) {
-    switch (report.verdict->kind) {
-      case VerdictKind::coexists:
-        break;
-      case VerdictKind::tight:
-        code = kExitTight;
-        break;
-      case VerdictKind::stop_first:
-      case VerdictKind::does_not_fit:
-        code = kExitFailure;
-        break;
-    }
-  }
-  return code;
+  return report.verdict ? coexistence_exit_code(*report.verdict, report.need_given) : kExitOk;
 }
 
 }  // namespace sparkops

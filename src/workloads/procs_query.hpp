@@ -54,8 +54,8 @@ struct ProcsAnswer {
 // training budget (host/pool.hpp training_budget).
 Result<ProcsAnswer> answer_procs(const HostRoot& root, const ProcsQuery& query);
 
-// README "Exit codes": 1 something must stop first or it cannot fit, 3 tight (as `plan`);
-// oversubscribed claims are a finding with or without a question (1). 0 otherwise.
+// README "Exit codes": coexistence_exit_code (workloads/coexistence.hpp) of the verdict, with a
+// question when --need or --plan was given; 0 without a verdict.
 int procs_exit_code(const ProcsReport& report);
 
 }  // namespace sparkops

@@ -167,17 +167,29 @@ std::string render_procs_table(const ProcsReport& r, std::optional<std::size_t> 
     }
   }
   if (const auto line = scan_line(scan); !line.empty()) out += fmt::format("\n{}\n", line);
+  // The claims are counted where the verdict judges a new run: the pool, or a discrete GPU's memory
+  // (workloads/coexistence.hpp CoexistenceSpace).
+  const bool on_gpu = r.verdict && r.verdict->source == BudgetSource::gpu_memory;
   if (r.pool) {
-    out += fmt::format(
-        "\nPool: total {}, available {}, budget {} (overhead {}); claims and holdings of the "
-        "workloads above: {}\n",
-        format_bytes(r.pool->total_bytes), format_bytes(r.pool->available_bytes),
-        format_bytes(r.pool->budget_bytes), format_bytes(r.pool->overhead_bytes),
-        format_bytes(r.verdict ? r.verdict->reserved_bytes : 0));
+    out += on_gpu ? fmt::format(
+                        "\nHost memory: total {}, available {}, budget {} (overhead {})\n",
+                        format_bytes(r.pool->total_bytes), format_bytes(r.pool->available_bytes),
+                        format_bytes(r.pool->budget_bytes), format_bytes(r.pool->overhead_bytes))
+                  : fmt::format(
+                        "\nPool: total {}, available {}, budget {} (overhead {}); claims and "
+                        "holdings of the workloads above: {}\n",
+                        format_bytes(r.pool->total_bytes), format_bytes(r.pool->available_bytes),
+                        format_bytes(r.pool->budget_bytes), format_bytes(r.pool->overhead_bytes),
+                        format_bytes(r.verdict ? r.verdict->reserved_bytes : 0));
   }
   if (r.training_budget && r.training_budget->device) {
-    out += fmt::format("Training budget {}: GPU {}'s free memory (a discrete GPU's own memory)\n",
+    out += fmt::format("Training budget {}: GPU {}'s free memory (a discrete GPU's own memory)",
                        format_bytes(r.training_budget->bytes), r.training_budget->device->index);
+    if (on_gpu) {
+      out += fmt::format("; claims and GPU holdings of the workloads above: {}",
+                         format_bytes(r.verdict->reserved_bytes));
+    }
+    out += "\n";
   }
   for (const auto& line : verdict_warning_lines(r)) out += line + "\n";
   if (r.verdict) {
@@ -260,6 +272,8 @@ nlohmann::json procs_to_json(const ProcsReport& r) {
     doc["verdict"] = {
         {"kind", verdict_kind_name(v.kind)},
         {"question", r.need_given},
+        {"source", budget_source_name(v.source)},
+        {"gpu_index", v.gpu_index ? nlohmann::json(*v.gpu_index) : nlohmann::json(nullptr)},
         {"need_bytes", v.need_bytes},
         {"room_bytes", v.room_bytes},
         {"budget_now_bytes", v.budget_now_bytes},

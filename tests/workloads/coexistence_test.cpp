@@ -157,5 +157,76 @@ TEST(Coexistence, ClaimOfMostOfThePoolIsHeavyWithLittleHeld) {
   EXPECT_EQ(w.heavy_reason, "near capacity: claims 60.0 GiB at gpu-memory-utilization 0.45");
 }
 
+// On a discrete GPU the space is the device's memory: NVML's free now, its total at caps, and a
+// workload counts its GPU bytes there, not its host RSS (which lives in the other memory).
+TEST(Coexistence, OnADiscreteGpuTheRoomIsTheDevicesMemory) {
+  WorkloadScan scan;
+  Workload server = capped_server(100, 40 * kGiB, 30 * kGiB);
+  server.gpu_bytes = 25 * kGiB;  // 5 GiB of its 30 GiB is host RSS
+  scan.workloads.push_back(server);
+  Workload cpu_job = capped_server(200, 0, 20 * kGiB);
+  cpu_job.claim_bytes.reset();
+  cpu_job.gpu_bytes = 0;  // all host memory
+  scan.workloads.push_back(cpu_job);
+  PoolView pool;
+  pool.total_bytes = 64 * kGiB;
+  pool.overhead_bytes = 4 * kGiB;
+  pool.budget_bytes = 10 * kGiB;
+  const DeviceMemory device{1, 80 * kGiB, 54 * kGiB};
+  const CoexistenceSpace space = coexistence_space(pool, device);
+  EXPECT_EQ(space.source, BudgetSource::gpu_memory);
+  EXPECT_EQ(space.gpu_index, 1u);
+  EXPECT_EQ(space.overhead_bytes, 0u);
+  EXPECT_EQ(held_in(scan.workloads[0], space), 25 * kGiB);
+  EXPECT_EQ(reserved_in(scan.workloads[1], space), 0u);
+
+  const auto v = coexistence_verdict(scan, 30 * kGiB, space);
+  EXPECT_EQ(v.source, BudgetSource::gpu_memory);
+  EXPECT_EQ(v.gpu_index, 1u);
+  EXPECT_EQ(v.budget_now_bytes, 54 * kGiB);
+  EXPECT_EQ(v.reserved_bytes, 40 * kGiB);      // the server's claim; the CPU job holds no GPU
+  EXPECT_EQ(v.room_at_caps_bytes, 40 * kGiB);  // 80 - 40
+  EXPECT_EQ(v.room_bytes, 40 * kGiB);
+  EXPECT_EQ(v.kind, VerdictKind::coexists) << v.summary;
+  EXPECT_NE(v.summary.find("free on GPU 1 now 54.0 GiB"), std::string::npos) << v.summary;
+  // The pool would refuse the same run: 10 GiB of budget.
+  EXPECT_NE(coexistence_verdict(scan, 30 * kGiB, pool).kind, VerdictKind::coexists);
+  // Without a device the space is the pool's.
+  EXPECT_EQ(coexistence_space(pool, std::nullopt).source, BudgetSource::unified_pool);
+  // Beyond the card: does not fit, naming the GPU; no page-cache flush offered.
+  const auto big = coexistence_verdict(scan, 90 * kGiB, space);
+  EXPECT_EQ(big.kind, VerdictKind::does_not_fit);
+  EXPECT_EQ(big.summary, "does not fit: need 90.0 GiB exceeds GPU 1's memory (80.0 GiB)");
+  // 70 GiB: stopping the server frees its 25 GiB now and its 40 GiB claim (the CPU job frees
+  // nothing on the card).
+  const auto stop = coexistence_verdict(scan, 70 * kGiB, space);
+  EXPECT_EQ(stop.kind, VerdictKind::stop_first) << stop.summary;
+  ASSERT_EQ(stop.stop.size(), 1u);
+  EXPECT_EQ(stop.stop[0].pid, 100u);
+  // 79.5 GiB: under the card's 80 GiB, over what stopping everything frees now (54 + 25 GiB).
+  const auto stopped = coexistence_verdict(scan, 79 * kGiB + 512 * kMiB, space);
+  EXPECT_EQ(stopped.kind, VerdictKind::does_not_fit) << stopped.summary;
+  EXPECT_EQ(stopped.summary.find("flush"), std::string::npos) << stopped.summary;
+}
+
+// README "Exit codes": one rule for procs and plan --beside.
+TEST(Coexistence, OneExitCodeRule) {
+  CoexistenceVerdict v;
+  EXPECT_EQ(coexistence_exit_code(v, false), 0);
+  EXPECT_EQ(coexistence_exit_code(v, true), 0);
+  v.kind = VerdictKind::tight;
+  EXPECT_EQ(coexistence_exit_code(v, true), 3);
+  EXPECT_EQ(coexistence_exit_code(v, false), 0);  // no question asked: nothing is tight
+  v.kind = VerdictKind::stop_first;
+  EXPECT_EQ(coexistence_exit_code(v, true), 1);
+  EXPECT_EQ(coexistence_exit_code(v, false), 0);
+  v.kind = VerdictKind::does_not_fit;
+  EXPECT_EQ(coexistence_exit_code(v, true), 1);
+  v.kind = VerdictKind::coexists;
+  v.oversubscribed_bytes = 1;  // a finding with or without a question
+  EXPECT_EQ(coexistence_exit_code(v, false), 1);
+  EXPECT_EQ(coexistence_exit_code(v, true), 1);
+}
+
 }  // namespace
 }  // namespace sparkops
