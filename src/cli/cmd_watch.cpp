@@ -104,6 +104,7 @@ void run_watch(AppContext& ctx, const WatchFlags& f) {
     if (!made) return bad(made.error().detail);
     plan = std::move(*made);
   }
+  std::vector<std::string> preflight_warnings;
   if (!f.no_preflight) {
     const serving::ServingFlags serving = serving_flags_of(f.plan);
     PreflightInput in;
@@ -115,6 +116,7 @@ void run_watch(AppContext& ctx, const WatchFlags& f) {
     in.heavy = heavy_rules_from_config(ctx.config);
     in.coexistence = coexistence_options_from_config(ctx.config);
     in.force = f.force;
+    in.warnings = &preflight_warnings;
     SystemClock clock;
     if (!run_preflight(ctx, in, **gpu, clock)) {
       ctx.exit_code = kExitFailure;
@@ -153,6 +155,7 @@ void run_watch(AppContext& ctx, const WatchFlags& f) {
   in.anchor_file = user_anchor_file();
   in.ladder_state = f.ladder_state;
   in.json = ctx.json;
+  in.preflight_warnings = std::move(preflight_warnings);
   finish_watch(ctx, root, in);
   ctx.exit_code = outcome->exit_code;
 }

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -30,43 +32,58 @@ Status check_events_header(std::string_view head, std::string_view path) {
                   quote_for_message(split_lines(head).empty() ? head : split_lines(head)[0])));
 }
 
+// Every warning sample prints on stderr, kept for the --json summary's `notes` (docs/json.md: notes
+// carry every warning the text shows).
+class Warnings {
+ public:
+  explicit Warnings(const Console& io) : io_(io) {}
+  void say(const std::string& message) {
+    print_error(io_, message);
+    notes_.push_back(message);
+  }
+  const std::vector<std::string>& notes() const { return notes_; }
+
+ private:
+  const Console& io_;
+  std::vector<std::string> notes_;
+};
+
 // Prints what an append did, once per failure episode.
 class AppendReporter {
  public:
-  AppendReporter(const Console& io, std::size_t limit) : io_(io), limit_(limit) {}
+  AppendReporter(Warnings& warn, std::size_t limit) : warn_(warn), limit_(limit) {}
   void report(const DurableAppender& file, const AppendReport& r) {
     if (r.failed_now) {
-      print_error(io_, fmt::format("{}; keeping rows in memory (up to {}) and retrying",
-                                   r.failed_now->detail, limit_));
+      warn_.say(fmt::format("{}; keeping rows in memory (up to {}) and retrying",
+                            r.failed_now->detail, limit_));
       dropped_reported_ = r.dropped_rows;
     }
     if (r.dropped_rows > dropped_reported_ && !drop_said_) {
-      print_error(io_, fmt::format("{}: memory buffer full; dropping the oldest unwritten rows",
-                                   file.path().string()));
+      warn_.say(fmt::format("{}: memory buffer full; dropping the oldest unwritten rows",
+                            file.path().string()));
       drop_said_ = true;
     }
     if (r.recovered) {
-      print_error(io_,
-                  fmt::format("{}: writing again; buffered rows written{}", file.path().string(),
-                              r.dropped_rows > dropped_reported_
-                                  ? fmt::format(" ({} dropped)", r.dropped_rows - dropped_reported_)
-                                  : std::string{}));
+      warn_.say(fmt::format("{}: writing again; buffered rows written{}", file.path().string(),
+                            r.dropped_rows > dropped_reported_
+                                ? fmt::format(" ({} dropped)", r.dropped_rows - dropped_reported_)
+                                : std::string{}));
       dropped_reported_ = r.dropped_rows;
       drop_said_ = false;
     }
   }
 
  private:
-  const Console& io_;
+  Warnings& warn_;
   std::size_t limit_;
   std::uint64_t dropped_reported_ = 0;
   bool drop_said_ = false;
 };
 
-void say_opened(const Console& io, const std::string& path, const OpenReport& r) {
+void say_opened(Warnings& warn, const std::string& path, const OpenReport& r) {
   if (r.torn_bytes_cut > 0 && !r.created) {
-    print_error(io, fmt::format("{}: cut {} bytes of an incomplete last line (a crash mid-write)",
-                                path, r.torn_bytes_cut));
+    warn.say(fmt::format("{}: cut {} bytes of an incomplete last line (a crash mid-write)", path,
+                         r.torn_bytes_cut));
   }
 }
 
@@ -111,6 +128,7 @@ int run_sample(const Console& io, const HostRoot& root, const SampleOptions& opt
   const std::string events_path =
       options.events.empty() ? default_events_path(options.out) : options.events;
 
+  Warnings warn(io);
   std::optional<DurableAppender> file;
   if (!to_stdout) {
     OpenReport report;
@@ -119,7 +137,7 @@ int run_sample(const Console& io, const HostRoot& root, const SampleOptions& opt
       print_error(io, opened.error().detail);
       return kExitBadInput;
     }
-    say_opened(io, options.out, report);
+    say_opened(warn, options.out, report);
     file.emplace(std::move(*opened));
   } else {
     std::fputs(format_file_header(options.format, meta).c_str(), io.out);
@@ -133,24 +151,25 @@ int run_sample(const Console& io, const HostRoot& root, const SampleOptions& opt
       print_error(io, opened.error().detail);
       return kExitBadInput;
     }
-    say_opened(io, events_path, report);
+    say_opened(warn, events_path, report);
     events.emplace(std::move(*opened));
   }
 
+  const std::string gpu_warning =
+      gpu != nullptr && gpu->state() != GpuState::ok
+          ? fmt::format("GPU: {} ({})", gpu_state_name(gpu->state()), gpu->state_detail())
+          : std::string{};
   print_error(io, fmt::format("sampling every {} into {} ({} format){}{}; Ctrl-C stops",
                               format_duration(options.interval), to_stdout ? "stdout" : options.out,
                               sample_format_name(options.format),
                               events ? fmt::format(", events to {} and stderr", events_path)
                                      : std::string(", events to stderr"),
-                              gpu != nullptr && gpu->state() != GpuState::ok
-                                  ? fmt::format("; GPU: {} ({})", gpu_state_name(gpu->state()),
-                                                gpu->state_detail())
-                                  : std::string{}));
+                              gpu_warning.empty() ? std::string{} : "; " + gpu_warning));
 
   Collector collector(root, gpu);
   Sampler sampler(collector, options.format, options.detector);
-  AppendReporter row_reporter(io, options.appender.memory_buffer_rows);
-  AppendReporter event_reporter(io, options.appender.memory_buffer_rows);
+  AppendReporter row_reporter(warn, options.appender.memory_buffer_rows);
+  AppendReporter event_reporter(warn, options.appender.memory_buffer_rows);
   std::uint64_t ticks = 0, rows = 0, event_count = 0, skipped = 0;
 
   const auto emit_events = [&](const std::vector<ThrottleEvent>& list) {
@@ -165,7 +184,7 @@ int run_sample(const Console& io, const HostRoot& root, const SampleOptions& opt
     for (auto* f : {file ? &*file : nullptr, events ? &*events : nullptr}) {
       if (f == nullptr) continue;
       auto r = f->reopen();
-      if (!r) print_error(io, fmt::format("reopen failed: {}", r.error().detail));
+      if (!r) warn.say(fmt::format("reopen failed: {}", r.error().detail));
     }
   };
 
@@ -173,9 +192,8 @@ int run_sample(const Console& io, const HostRoot& root, const SampleOptions& opt
       run_schedule(clock, options.interval, options.limits, flags.stop, [&](const Tick& t) {
         if (flags.reopen.exchange(false)) reopen_files();
         if (t.skipped_before > 0) {
-          print_error(io,
-                      fmt::format("fell behind: skipped {} tick(s) instead of sampling in a burst",
-                                  t.skipped_before));
+          warn.say(fmt::format("fell behind: skipped {} tick(s) instead of sampling in a burst",
+                               t.skipped_before));
           skipped += t.skipped_before;
         }
         TickResult result = sampler.tick(t);
@@ -199,8 +217,8 @@ int run_sample(const Console& io, const HostRoot& root, const SampleOptions& opt
     if (f == nullptr) continue;
     if (f->buffered_rows() > 0) f->retry();
     if (f->buffered_rows() > 0) {
-      print_error(io, fmt::format("{}: {} row(s) could not be written before exit",
-                                  f->path().string(), f->buffered_rows()));
+      warn.say(fmt::format("{}: {} row(s) could not be written before exit", f->path().string(),
+                           f->buffered_rows()));
       code = kExitFailure;
       unwritten += f->buffered_rows();
     }
@@ -225,6 +243,11 @@ int run_sample(const Console& io, const HostRoot& root, const SampleOptions& opt
                                   {"skipped_ticks", skipped},
                                   {"end", why},
                                   {"unwritten_rows", unwritten}};
+    // The GPU's state first (said in the banner), then every warning in the order printed.
+    nlohmann::ordered_json notes = nlohmann::ordered_json::array();
+    if (!gpu_warning.empty()) notes.push_back(gpu_warning);
+    for (const auto& n : warn.notes()) notes.push_back(n);
+    doc["notes"] = std::move(notes);
     fmt::print(io.out, "{}\n", dump_document(doc));
   } else {
     const std::string lost =

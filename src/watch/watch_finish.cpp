@@ -172,6 +172,8 @@ void finish_watch(const Console& io, const HostRoot& root, const FinishInput& in
   view.diagnosis = diagnose_run(in.diagnose, *in.options, out, view.series);
   if (in.plan != nullptr) view.plan_peak_bytes = in.plan->estimate.peak_pool_bytes();
   view.oom = oom_verdict(out, root);
+  view.notes = in.preflight_warnings;
+  view.notes.insert(view.notes.end(), out.warnings.begin(), out.warnings.end());
 
   std::optional<std::string> advice_text;
   if (view.oom) {
@@ -207,17 +209,22 @@ void finish_watch(const Console& io, const HostRoot& root, const FinishInput& in
         if (appended) {
           view.anchor_file = path.string();
         } else {
-          print_error(
-              io, fmt::format("could not append the measured anchor: {}", appended.error().detail));
+          const std::string warning =
+              fmt::format("could not append the measured anchor: {}", appended.error().detail);
+          print_error(io, warning);
+          view.notes.push_back(warning);
         }
       }
     }
   }
 
-  const auto json = watch_summary_json(view);
+  auto json = watch_summary_json(view);
   const auto summary_path = in.options->dir / "summary.json";
-  if (auto written = write_file_atomic(summary_path, dump_document(json) + "\n", trust); !written)
+  if (auto written = write_file_atomic(summary_path, dump_document(json) + "\n", trust); !written) {
+    // Not in summary.json (it was not written), but in the --json document on stderr.
     print_error(io, written.error().detail);
+    json["notes"].push_back(written.error().detail);
+  }
   if (advice_text)
     fmt::print(io.err, "sparkops: the job died of an OOM; the ladder's next step:\n{}",
                terminal_text(*advice_text));

@@ -43,6 +43,7 @@ struct FinishInput {
   std::filesystem::path anchor_file;   // where a measured anchor is appended; empty: nowhere
   std::string ladder_state;
   bool json = false;
+  std::vector<std::string> preflight_warnings;  // PreflightInput::warnings, when it ran
 };
 
 // Prints the summary (and the OOM advice) on stderr, writes summary.json, appends the anchor.

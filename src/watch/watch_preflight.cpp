@@ -41,7 +41,10 @@ bool beside_preflight(const Console& io, const PreflightInput& in) {
                   "(--force launches anyway)");
       return false;
     }
-    print_error(io, "beside the other jobs this run must wait; launching anyway (--force)");
+    const std::string forced =
+        "beside the other jobs this run must wait; launching anyway (--force)";
+    print_error(io, forced);
+    if (in.warnings != nullptr) in.warnings->push_back(forced);
   }
   return true;
 }
@@ -51,7 +54,15 @@ bool beside_preflight(const Console& io, const PreflightInput& in) {
 bool run_preflight(const Console& io, const PreflightInput& in, GpuSource& gpu, Clock& clock) {
   const StatusReport report = collect_status(in.root, gpu, clock, in.status);
   fmt::print(io.err, "{}", terminal_text(render_status(report)));
-  for (const auto& line : preflight_warnings(report)) print_error(io, line);
+  if (in.warnings != nullptr) {
+    // What the status table shows as notes and "!" lines (status --json's `notes`).
+    for (const auto& n : report.notes) in.warnings->push_back(n);
+    for (auto& w : status_warnings(report)) in.warnings->push_back(std::move(w));
+  }
+  for (const auto& line : preflight_warnings(report)) {
+    print_error(io, line);
+    if (in.warnings != nullptr) in.warnings->push_back(line);
+  }
   if (in.plan) {
     fmt::print(io.err, "{}", terminal_text(plan::render_plan_text(*in.plan)));
     if (in.plan->verdict == plan::Verdict::wont_fit) {
@@ -60,7 +71,9 @@ bool run_preflight(const Console& io, const PreflightInput& in, GpuSource& gpu, 
                     "the plan says this run won't fit; not launching (--force launches anyway)");
         return false;
       }
-      print_error(io, "the plan says this run won't fit; launching anyway (--force)");
+      const std::string forced = "the plan says this run won't fit; launching anyway (--force)";
+      print_error(io, forced);
+      if (in.warnings != nullptr) in.warnings->push_back(forced);
     }
     if (in.serving != nullptr && !in.serving->beside.empty() && !beside_preflight(io, in))
       return false;

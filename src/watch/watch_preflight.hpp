@@ -3,6 +3,9 @@
 // when one was asked for, and (--beside CMD) the verdict `plan --beside --beside-running` gives
 // (docs/serving.md). A run the plan or that verdict says cannot start is refused unless forced.
 
+#include <string>
+#include <vector>
+
 #include "base/clock.hpp"
 #include "base/console.hpp"
 #include "gpu/gpu_source.hpp"
@@ -23,6 +26,9 @@ struct PreflightInput {
   HeavyRules heavy;                                // config procs.*
   CoexistenceOptions coexistence;                  // config procs.tight_margin
   bool force = false;                              // --force: launch what would be refused
+  // Set: every warning the pre-flight prints (the status notes and warnings, the heavy workloads,
+  // a launch forced past a refusal) is appended here, for the summary's `notes`.
+  std::vector<std::string>* warnings = nullptr;
 };
 
 // Prints the pre-flight on io.err. Returns false when the launch is refused (the plan says

@@ -79,6 +79,7 @@ class Session {
   void on_record(std::string_view record, std::uint64_t offset, SystemTime arrival);
   void sample_tick(const Tick& t);
   void emit_event(const std::string& line);
+  void warn(const std::string& message);  // on stderr and into the outcome's warnings
   void report_file_failures();
   void handle_signals(const ChildProcess& child);
   // After the job's exit: report what it left running, end it with --kill-orphans.
@@ -106,19 +107,23 @@ class Session {
   bool side_failure_said_ = false;
 };
 
+void Session::warn(const std::string& message) {
+  print_error(io_, message);
+  out_.warnings.push_back(message);
+}
+
 void Session::emit_event(const std::string& line) {
   fmt::print(io_.err, "sparkops: event {}", line);
   std::fflush(io_.err);
   const AppendReport r = events_.append(line);
   if (r.failed_now && !side_failure_said_) {
     side_failure_said_ = true;
-    print_error(
-        io_, fmt::format("{}; events stay on stderr and are kept in memory", r.failed_now->detail));
+    warn(fmt::format("{}; events stay on stderr and are kept in memory", r.failed_now->detail));
   }
 }
 
 void Session::report_file_failures() {
-  if (auto failure = sink_.take_failure()) print_error(io_, *failure);
+  if (auto failure = sink_.take_failure()) warn(*failure);
 }
 
 void Session::on_record(std::string_view record, std::uint64_t offset, SystemTime arrival) {
@@ -165,9 +170,8 @@ void Session::sample_tick(const Tick& t) {
     const AppendReport r = thermal_.append(std::move(row));
     if (r.failed_now && !side_failure_said_) {
       side_failure_said_ = true;
-      print_error(io_,
-                  fmt::format("{}; the job keeps running, samples are kept in memory and retried",
-                              r.failed_now->detail));
+      warn(fmt::format("{}; the job keeps running, samples are kept in memory and retried",
+                       r.failed_now->detail));
     }
   }
   ++out_.samples;
@@ -189,14 +193,14 @@ void Session::handle_orphans(pid_t self, pid_t own_pgrp, pid_t job_pgrp) {
   if (out_.orphans.empty()) return;
   const auto n = out_.orphans.size();
   if (!options_.kill_orphans) {
-    print_error(io_, fmt::format("{} process(es) the job started outlived it and keep running: {} "
-                                 "(their output is no longer read; --kill-orphans ends them)",
-                                 n, describe_orphans(out_.orphans)));
+    warn(
+        fmt::format("{} process(es) the job started outlived it and keep running: {} "
+                    "(their output is no longer read; --kill-orphans ends them)",
+                    n, describe_orphans(out_.orphans)));
     return;
   }
   auto ended = end_orphans(self, own_pgrp, job_pgrp, out_.orphans, options_.orphan_grace);
-  print_error(
-      io_,
+  warn(
       fmt::format("--kill-orphans: ended {} process(es) the job left running: {} ({} after "
                   "SIGTERM, {} after SIGKILL){}",
                   n, describe_orphans(out_.orphans), ended.terminated, ended.killed,
@@ -235,14 +239,14 @@ Result<WatchOutcome> Session::run() {
   const pid_t self = ::getpid();
   const pid_t own_pgrp = ::getpgrp();
   if (auto reaper = become_child_subreaper(); !reaper) {
-    print_error(io_, fmt::format("{}: processes the job leaves behind may go unreported",
-                                 reaper.error().detail));
+    warn(fmt::format("{}: processes the job leaves behind may go unreported",
+                     reaper.error().detail));
   }
   const ChildOutput output = options_.pty ? ChildOutput::pty : ChildOutput::pipes;
   auto child = spawn_child(options_.command, output, own_terminal_size());
   if (!child && output == ChildOutput::pty && child.error().code == Errc::unsupported) {
-    print_error(io_, fmt::format("{}; the job's output goes through pipes (as with --no-pty)",
-                                 child.error().detail));
+    warn(fmt::format("{}; the job's output goes through pipes (as with --no-pty)",
+                     child.error().detail));
     child = spawn_child(options_.command, ChildOutput::pipes);
   }
   if (!child) return tl::unexpected(child.error());

@@ -87,6 +87,9 @@ struct WatchOutcome {
   // Processes the job left running when its main process exited (watch_orphans.hpp), and what
   // --kill-orphans did about them.
   std::vector<Orphan> orphans;
+  // Every warning the session printed on stderr (file failures, the pty fallback, orphans ...),
+  // in order: the summary's `notes`.
+  std::vector<std::string> warnings;
   std::optional<OrphanEnd> orphans_ended;
 };
 

@@ -152,6 +152,7 @@ nlohmann::ordered_json watch_summary_json(const WatchSummaryView& v) {
     orphans.push_back({{"pid", p.pid}, {"comm", p.comm}, {"pgrp", p.pgrp}, {"session", p.session}});
   }
   j["orphans"] = orphans;
+  j["notes"] = v.notes;
   if (o.orphans_ended) {
     auto survivors = nlohmann::ordered_json::array();
     for (const auto& p : o.orphans_ended->survivors) survivors.push_back(p.pid);

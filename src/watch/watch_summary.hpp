@@ -27,6 +27,8 @@ struct WatchSummaryView {
   std::optional<std::string> anchor_file;        // where the measured anchor was appended
   std::optional<OomReport> oom;                  // set when the job died of an OOM
   std::optional<StepAdvice> next_step;           // the ladder's next step for that OOM
+  // Every warning watch printed: the pre-flight's, the session's, the finish's (docs/json.md).
+  std::vector<std::string> notes;
 };
 
 std::string render_watch_summary_text(const WatchSummaryView& v);

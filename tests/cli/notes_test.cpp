@@ -2,8 +2,10 @@
 // --json, and every note or warning line of the text ("Warning:", "Orphan:", "GPU:", "!", "note:",
 // "Note", the lines of a Notes block) has an entry in the document's `notes` saying the same.
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -151,6 +153,76 @@ TEST(NotesCarryWarnings, OomAndAnalyze) {
     if (ext != ".log" && ext != ".jsonl") continue;
     expect_notes_cover_warnings({"analyze", "--log", e.path().string()});
   }
+}
+
+// The warnings a command printed on stderr: its "sparkops: " lines but the ones named in `skip`
+// (progress banners, events, the closing summary line), without the prefix.
+std::vector<std::string> stderr_warnings(const std::string& err,
+                                         const std::vector<std::string_view>& skip) {
+  std::vector<std::string> out;
+  for (const auto line : split_lines(err)) {
+    if (!starts_with(line, "sparkops: ")) continue;
+    const std::string_view rest = line.substr(10);
+    const bool skipped = std::any_of(skip.begin(), skip.end(), [&](std::string_view s) {
+      return rest.find(s) != std::string_view::npos;
+    });
+    if (!skipped) out.emplace_back(rest);
+  }
+  return out;
+}
+
+void expect_in_notes(const nlohmann::json& notes, const std::string& warning,
+                     const std::string& what) {
+  ASSERT_TRUE(notes.is_array()) << what;
+  const bool found = std::any_of(notes.begin(), notes.end(), [&](const nlohmann::json& n) {
+    return n.get<std::string>().find(warning) != std::string::npos;
+  });
+  EXPECT_TRUE(found) << what << "\n  stderr warns: " << warning << "\n  notes: " << notes.dump();
+}
+
+// sample prints its warnings on stderr in both modes; the --json summary's notes carry each: here
+// the GPU's state (no GPU read) and a torn last line cut from the file it appends to.
+TEST(NotesCarryWarnings, Sample) {
+  const test::TempDir tmp;
+  const std::string out = (tmp / "thermal.log").string();
+  const std::vector<std::string> args{"--root", root("gb10-idle"), "sample", "--gpu",
+                                      "none",   "--interval",      "10ms",   "--count",
+                                      "1",      "--out",           out};
+  ASSERT_EQ(test::run_sparkops(args).exit_code, 0);
+  for (const bool json : {false, true}) {
+    test::write_text(tmp / "torn", test::slurp(out) + "2026/12/01 00:00:00.000, 4");
+    std::filesystem::rename(tmp / "torn", out);
+    auto a = args;
+    if (json) a.push_back("--json");
+    const auto r = test::run_sparkops(a);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    if (!json) continue;
+    const auto notes = nlohmann::json::parse(r.out)["notes"];
+    const auto warnings = stderr_warnings(r.err, {"sampling every", "event ", "tick(s)"});
+    ASSERT_FALSE(warnings.empty()) << r.err;
+    for (const auto& w : warnings) expect_in_notes(notes, w, "sample");
+    expect_in_notes(notes, "bytes of an incomplete last line", "sample: the torn line");
+    // The banner's GPU state ("...; GPU: no_library (...)") is a warning too.
+    const auto gpu = r.err.find("; GPU: ");
+    ASSERT_NE(gpu, std::string::npos) << r.err;
+    expect_in_notes(notes, r.err.substr(gpu + 2, r.err.find("; Ctrl-C", gpu) - gpu - 2),
+                    "sample: the GPU");
+  }
+}
+
+// watch: the pre-flight's warnings (a heavy workload running, the status table's "!" and notes)
+// and the session's are in the summary's notes, in DIR/summary.json and the --json document.
+TEST(NotesCarryWarnings, Watch) {
+  const test::TempDir tmp;
+  const auto r = test::run_sparkops({"--root", procs("vllm_uncapped_orphan"), "watch", "--gpu",
+                                     "none", "--dir", (tmp / "run").string(), "--", "true"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto notes = nlohmann::json::parse(test::slurp(tmp / "run/summary.json"))["notes"];
+  const auto warnings = stderr_warnings(r.err, {"watching `"});
+  ASSERT_FALSE(warnings.empty()) << r.err;
+  for (const auto& w : warnings) expect_in_notes(notes, w, "watch");
+  expect_in_notes(notes, "heavy GPU workload running: PID 5000", "watch: the heavy workload");
+  for (const auto& w : warning_lines(r.err)) expect_in_notes(notes, w, "watch: the status table");
 }
 
 TEST(NotesCarryWarnings, TheCheckFindsWarningLines) {
