@@ -67,8 +67,8 @@ std::string left_out_note(const std::vector<std::string>& left_out, std::size_t 
                      fmt::join(left_out, ", "));
 }
 
-Table::Table(std::vector<TableColumn> columns, std::string indent)
-    : columns_(std::move(columns)), indent_(std::move(indent)) {}
+Table::Table(std::vector<TableColumn> columns, std::string indent, std::size_t min_gap)
+    : columns_(std::move(columns)), indent_(std::move(indent)), min_gap_(min_gap) {}
 
 void Table::add_row(std::vector<std::string> cells) {
   cells.resize(columns_.size());
@@ -88,7 +88,9 @@ std::string Table::render(std::optional<std::size_t> width) const {
   // GiB".
   const auto gap_before = [&](std::size_t c, std::optional<std::size_t> previous) -> std::size_t {
     if (!previous) return 0;
-    return columns_[*previous].align == Align::left && columns_[c].align == Align::right ? 2 : 1;
+    const std::size_t rule =
+        columns_[*previous].align == Align::left && columns_[c].align == Align::right ? 2 : 1;
+    return std::max(rule, min_gap_);
   };
   const auto gaps = [&] {
     std::size_t sum = 0;

@@ -34,7 +34,10 @@ struct TableColumn {
 
 class Table {
  public:
-  explicit Table(std::vector<TableColumn> columns, std::string indent = "");
+  // min_gap: at least this many spaces between columns (a grid of similar cells, as the plan's
+  // fit matrix, reads better with 2).
+  explicit Table(std::vector<TableColumn> columns, std::string indent = "",
+                 std::size_t min_gap = 1);
 
   // One cell per column (missing trailing cells are empty).
   void add_row(std::vector<std::string> cells);
@@ -50,6 +53,7 @@ class Table {
  private:
   std::vector<TableColumn> columns_;
   std::string indent_;
+  std::size_t min_gap_ = 1;
   std::vector<std::vector<std::string>> rows_;
   mutable std::vector<std::string> left_out_;
 };

@@ -23,6 +23,7 @@
 #include "serving/serving_render.hpp"
 #include "term/colour.hpp"
 #include "term/progress_line.hpp"
+#include "term/terminal.hpp"
 #include "workloads/coexistence.hpp"
 #include "workloads/procs_query.hpp"
 
@@ -126,9 +127,10 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
       fmt::print(ctx.out, "{}\n",
                  dump_document(nlohmann::json{{"models", plan::catalogue_to_json(cat)}}));
     } else {
-      fmt::print(
-          ctx.out, "{}",
-          term::paint_lines(terminal_text(plan::render_catalogue_text(cat)), ctx.colour(ctx.out)));
+      fmt::print(ctx.out, "{}",
+                 term::paint_lines(
+                     terminal_text(plan::render_catalogue_text(cat, term::output_width(ctx.out))),
+                     ctx.colour(ctx.out)));
     }
     return;
   }
@@ -250,10 +252,11 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
     if (ctx.json) {
       fmt::print(ctx.out, "{}\n", dump_document(plan::matrix_to_json(*result, cells)));
     } else {
-      fmt::print(ctx.out, "{}",
-                 term::paint_lines(
-                     terminal_text(plan::render_matrix_text(*result, cells, *seqs, *batches)),
-                     ctx.colour(ctx.out)));
+      fmt::print(
+          ctx.out, "{}",
+          term::paint_lines(terminal_text(plan::render_matrix_text(*result, cells, *seqs, *batches,
+                                                                   term::output_width(ctx.out))),
+                            ctx.colour(ctx.out)));
     }
     ctx.exit_code = kExitOk;  // a matrix informs; gate a launch on a single combination
     return;

@@ -46,6 +46,7 @@ struct Transfer {
   std::map<std::string, std::string> headers;
   std::uint64_t max_body = 0;
   bool overflow = false;
+  const ByteProgress* progress = nullptr;  // the request's on_body_bytes, when set
 };
 
 std::size_t on_body(char* data, std::size_t size, std::size_t n, void* user) {
@@ -56,6 +57,7 @@ std::size_t on_body(char* data, std::size_t size, std::size_t n, void* user) {
     return 0;  // aborts the transfer with CURLE_WRITE_ERROR
   }
   t->body.append(data, bytes);
+  if (t->progress != nullptr) (*t->progress)(t->body.size());
   return bytes;
 }
 
@@ -93,6 +95,7 @@ class CurlClient final : public HttpClient {
     if (curl == nullptr) return fail(Errc::io, "libcurl: curl_easy_init failed");
     Transfer t;
     t.max_body = req.max_body_bytes;
+    if (req.on_body_bytes) t.progress = &req.on_body_bytes;
     curl_slist* headers = nullptr;
     for (const auto& h : req.headers) headers = api_.slist_append(headers, h.c_str());
     const std::string range =

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "base/progress.hpp"
 #include "base/result.hpp"
 
 namespace sparkops::models {
@@ -23,6 +24,10 @@ struct HttpRequest {
   std::optional<std::pair<std::uint64_t, std::uint64_t>> range;  // inclusive byte range
   std::chrono::milliseconds timeout{20000};
   std::uint64_t max_body_bytes = 64ULL << 20;  // a longer body is an Error (too_large)
+  // Called as the body arrives (libcurl's write callback) with this answer's body bytes so far;
+  // empty: not called. A progress line's feed (base/progress.hpp), so a large answer shows that it
+  // is moving rather than only when it is complete.
+  ByteProgress on_body_bytes;
 };
 
 struct HttpResponse {

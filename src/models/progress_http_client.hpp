@@ -1,8 +1,9 @@
 #pragma once
 // A Hub fetch that says how far it got: wraps the HTTP client the Hub reader uses and reports the
-// bytes of every answer (config.json, the index, each shard's safetensors header) as it arrives,
-// so a slow Hub shows that it is being read rather than a silent terminal (cli draws the
-// reports on its progress line).
+// bytes of every answer (config.json, the index, each shard's safetensors header) as they arrive,
+// inside an answer too (HttpRequest::on_body_bytes, fed by libcurl's write callback), so a slow
+// Hub shows that it is being read rather than a silent terminal (cli draws the reports on its
+// progress line, which limits how often it redraws).
 
 #include <cstdint>
 #include <utility>
@@ -20,9 +21,16 @@ class ProgressHttpClient final : public HttpClient {
 
   Result<HttpResponse> get(const HttpRequest& request) const override {
     report();  // the first request reports 0 bytes before the network answers
-    auto response = inner_.get(request);
+    const std::uint64_t before = bytes_;
+    HttpRequest with_progress = request;
+    with_progress.on_body_bytes = [this, before,
+                                   outer = request.on_body_bytes](std::uint64_t body_bytes) {
+      if (progress_) progress_(before + body_bytes);
+      if (outer) outer(body_bytes);
+    };
+    auto response = inner_.get(with_progress);
     if (response) {
-      bytes_ += response->body.size();
+      bytes_ = before + response->body.size();
       report();
     }
     return response;

@@ -1,7 +1,11 @@
 #include "plan/plan_render.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
+#include "base/table.hpp"
+#include "base/text.hpp"
 #include "base/units.hpp"
 #include "plan/frameworks.hpp"
 #include "plan/sharding.hpp"
@@ -303,26 +307,44 @@ json plan_to_json(const plan::PlanResult& r) {
 
 std::string render_matrix_text(const plan::PlanResult& base, const std::vector<MatrixCell>& cells,
                                const std::vector<std::uint64_t>& seqs,
-                               const std::vector<std::uint64_t>& batches) {
+                               const std::vector<std::uint64_t>& batches,
+                               std::optional<std::size_t> width) {
   std::string out = fmt::format("Model    {}  {} params\nRun      {}\nBudget   {}\n\n",
                                 base.model.shape.name, billions(base.estimate.params),
                                 run_text(base.run), format_bytes(base.budget_bytes));
-  out += fmt::format("{:>8}", "seq");
-  for (const auto b : batches) out += fmt::format("  {:>26}", fmt::format("batch {}", b));
-  out += "\n";
-  for (const auto s : seqs) {
-    out += fmt::format("{:>8}", s);
-    for (const auto b : batches) {
-      for (const auto& c : cells) {
-        if (c.seq == s && c.batch == b) {
-          out += fmt::format(
-              "  {:>26}",
-              fmt::format("{} GiB {}", format_gib(plan::peak_bytes(c.estimate, base.peak_basis)),
-                          verdict_words(c.verdict)));
-        }
+  const auto cell_text = [&](std::uint64_t s, std::uint64_t b) {
+    for (const auto& c : cells) {
+      if (c.seq == s && c.batch == b) {
+        return fmt::format("{} GiB {}", format_gib(plan::peak_bytes(c.estimate, base.peak_basis)),
+                           verdict_words(c.verdict));
       }
     }
-    out += "\n";
+    return std::string("-");
+  };
+  // The block of batches [first, first + n) as one table.
+  const auto block = [&](std::size_t first, std::size_t n) {
+    std::vector<TableColumn> columns{{"seq", Align::right, 0, false, 0}};
+    for (std::size_t i = first; i < first + n; ++i)
+      columns.push_back({fmt::format("batch {}", batches[i]), Align::right, 0, false, 0});
+    Table table(std::move(columns), "", 2);
+    for (const auto s : seqs) {
+      std::vector<std::string> row{std::to_string(s)};
+      for (std::size_t i = first; i < first + n; ++i) row.push_back(cell_text(s, batches[i]));
+      table.add_row(std::move(row));
+    }
+    return table.render(std::nullopt);
+  };
+  const auto widest = [](const std::string& text) {
+    std::size_t w = 0;
+    for (const auto line : split_lines(text)) w = std::max(w, display_width(line));
+    return w;
+  };
+  // As many batch columns per block as fit the width (at least one).
+  std::size_t per_block = batches.size();
+  while (width && per_block > 1 && widest(block(0, per_block)) > *width) --per_block;
+  for (std::size_t first = 0; first < batches.size(); first += per_block) {
+    if (first > 0) out += "\n";
+    out += block(first, std::min(per_block, batches.size() - first));
   }
   out += base.peak_basis == plan::PeakBasis::device
              ? "(peak = max(training, load), the discrete GPU's own memory)\n"
@@ -351,16 +373,25 @@ json matrix_to_json(const plan::PlanResult& base, const std::vector<MatrixCell>&
   return j;
 }
 
-std::string render_catalogue_text(const std::vector<models::CatalogueEntry>& entries) {
-  std::string out =
-      fmt::format("{:<16} {:<45} {:>9} {:>9} {:>7} {:>6} {:>9} {:>7}\n", "name", "repo", "params",
-                  "active", "hidden", "layers", "heads/kv", "vocab");
+std::string render_catalogue_text(const std::vector<models::CatalogueEntry>& entries,
+                                  std::optional<std::size_t> width) {
+  Table table({{"name", Align::left, 0, false, 0},
+               {"repo", Align::left, 0, true, 16},
+               {"params", Align::right, 0, false, 0},
+               {"active", Align::right, 2, false, 0},
+               {"hidden", Align::right, 4, false, 0},
+               {"layers", Align::right, 3, false, 0},
+               {"heads/kv", Align::right, 5, false, 0},
+               {"vocab", Align::right, 6, false, 0}});
   for (const auto& e : entries) {
     const auto c = plan::count_params(e.arch);
-    out += fmt::format("{:<16} {:<45} {:>9} {:>9} {:>7} {:>6} {:>9} {:>7}\n", e.name, e.repo,
-                       billions(c.total), billions(c.active), e.arch.hidden, e.arch.layers,
-                       fmt::format("{}/{}", e.arch.heads, e.arch.kv_heads), e.arch.vocab);
+    table.add_row({e.name, e.repo, billions(c.total), billions(c.active),
+                   std::to_string(e.arch.hidden), std::to_string(e.arch.layers),
+                   fmt::format("{}/{}", e.arch.heads, e.arch.kv_heads),
+                   std::to_string(e.arch.vocab)});
   }
+  std::string out = table.render(width);
+  if (width && !table.left_out().empty()) out += left_out_note(table.left_out(), *width) + "\n";
   return out;
 }
 

@@ -105,5 +105,31 @@ TEST(DiscreteCoexistence, ProcsPlanNeedsThePeakOnTheGpu) {
   EXPECT_EQ(j["verdict"]["source"], "gpu_memory");
 }
 
+// Several discrete GPUs (the fake NVML's H200 at index 0 and L40S at index 1): the budget is one
+// card's free memory, never the sum, the first that reports memory, and status, plan and procs
+// name the same card.
+TEST(DiscreteCoexistence, SeveralGpusTheBudgetIsTheFirstCardsNamed) {
+  const auto env = test::fake_nvml_env("two-discrete");
+  const std::string root = test::fixture("roots/x86-bare").string();
+  constexpr std::uint64_t kH200Free = 150121480192ULL;
+  const auto status = test::run_sparkops({"--root", root, "status", "--json"}, env);
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  const auto s = nlohmann::json::parse(status.out);
+  EXPECT_EQ(s["training_budget"]["gpu_index"], 0);
+  EXPECT_EQ(s["training_budget"]["bytes"].get<std::uint64_t>(), kH200Free);
+  EXPECT_EQ(s["gpu"]["devices"].size(), 2u) << status.out;
+  const auto plan = test::run_sparkops({"--root", root, "plan", "--params", "7B", "--json"}, env);
+  ASSERT_LT(plan.exit_code, 2) << plan.err;
+  EXPECT_EQ(nlohmann::json::parse(plan.out)["budget_bytes"].get<std::uint64_t>(), kH200Free);
+  const auto procs = test::run_sparkops({"--root", root, "procs", "--json"}, env);
+  ASSERT_LT(procs.exit_code, 2) << procs.err;
+  const auto p = nlohmann::json::parse(procs.out);
+  EXPECT_EQ(p["training_budget"]["gpu_index"], 0);
+  EXPECT_EQ(p["training_budget"]["bytes"].get<std::uint64_t>(), kH200Free);
+  const auto text = test::run_sparkops({"--root", root, "status"}, env);
+  EXPECT_NE(text.out.find("training budget 139.8 GiB: GPU 0's free memory"), std::string::npos)
+      << text.out;
+}
+
 }  // namespace
 }  // namespace sparkops

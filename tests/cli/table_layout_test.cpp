@@ -69,6 +69,16 @@ TEST(TableLayout, NeverCutsBelowTheMinimumWidth) {
   EXPECT_NE(out.find("12.0 GiB"), std::string::npos) << out;
 }
 
+TEST(TableLayout, MinimumGapSpacesAGrid) {
+  Table grid({{"seq", Align::right}, {"batch 1", Align::right}, {"batch 2", Align::right}}, "", 2);
+  grid.add_row({"1024", "21.7 GiB fits", "36.7 GiB tight"});
+  EXPECT_EQ(grid.render(std::nullopt),
+            " seq        batch 1         batch 2\n1024  21.7 GiB fits  36.7 GiB tight\n");
+  Table plain({{"seq", Align::right}, {"batch 1", Align::right}});
+  plain.add_row({"1024", "21.7 GiB fits"});
+  EXPECT_EQ(plain.render(std::nullopt), " seq       batch 1\n1024 21.7 GiB fits\n");
+}
+
 TEST(TableLayout, ElideMiddleKeepsUtf8WellFormed) {
   const std::string s =
       "\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9";  // 8 x é

@@ -1,3 +1,6 @@
+#include <algorithm>
+#include <vector>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -220,6 +223,27 @@ TEST(HubCli, PlanOrgNameOnlineThenOffline) {
   const auto gated = test::run_sparkops({"--root", root, "plan", "org/gated"}, env);
   EXPECT_EQ(gated.exit_code, 2);
   EXPECT_NE(gated.err.find("org/gated: gated"), std::string::npos) << gated.err;
+}
+
+// The transport reports an answer's bytes as they arrive (libcurl's write callback), not only when
+// it is complete: a 1 MiB file comes in many calls, growing, ending at its size.
+TEST(Hub, CurlReportsBodyBytesAsTheyArrive) {
+  FakeRepo repo;
+  repo.files["big.bin"] = std::string(1 << 20, 'x');
+  FakeHub hub({{"org/big", repo}});
+  const auto client = make_curl_client();
+  std::vector<std::uint64_t> seen;
+  HttpRequest req;
+  req.url = hub.endpoint() + "/org/big/resolve/main/big.bin";
+  req.on_body_bytes = [&](std::uint64_t n) { seen.push_back(n); };
+  const auto r = client->get(req);
+  ASSERT_TRUE(r) << r.error().detail;
+  ASSERT_EQ(r->status, 200);
+  ASSERT_EQ(r->body.size(), 1u << 20);
+  ASSERT_GT(seen.size(), 1u);
+  EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+  EXPECT_LT(seen.front(), 1u << 20);
+  EXPECT_EQ(seen.back(), 1u << 20);
 }
 
 }  // namespace
