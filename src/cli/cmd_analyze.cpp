@@ -74,34 +74,19 @@ void run_analyze(const AnalyzeFlags& f, AppContext& ctx) {
     if (!off) return bad(fmt::format("--tz-offset {}: expected +HH:MM or -HH:MM", f.tz_offset));
     to.tz_offset = *off;
   }
-  const auto from_flag = [&](std::string_view key, std::string value,
-                             std::string_view flag) -> Status {
-    return ctx.config.set_from_flag(key, std::move(value), flag);
+  // The flags are config keys set last: the config checks each value against its range
+  // (config/config_bounds.cpp), so a slowdown factor of 1 or a negative share never gets here.
+  const auto set = [&](std::string_view key, const auto& value, std::string_view flag) {
+    if (!value) return true;
+    auto st = ctx.config.set_from_flag(key, fmt::format("{}", *value), flag);
+    if (!st) bad(st.error().detail);
+    return static_cast<bool>(st);
   };
-  if (f.slowdown_factor) {
-    if (auto st = from_flag("analyze.slowdown_factor", fmt::format("{}", *f.slowdown_factor),
-                            "--slowdown-factor");
-        !st)
-      return bad(st.error().detail);
-  }
-  if (f.sustain_steps) {
-    if (auto st =
-            from_flag("analyze.sustain_steps", std::to_string(*f.sustain_steps), "--sustain-steps");
-        !st)
-      return bad(st.error().detail);
-  }
-  if (f.warmup_steps) {
-    if (auto st =
-            from_flag("analyze.warmup_steps", std::to_string(*f.warmup_steps), "--warmup-steps");
-        !st)
-      return bad(st.error().detail);
-  }
-  diagnose::DiagnoseOptions o = diagnose_options_from_config(ctx.config);
-  if (o.slowdown_factor <= 1.0) return bad("analyze.slowdown_factor must be above 1");
-  if (o.sustain_steps < 1) return bad("analyze.sustain_steps must be at least 1");
-  if (!(o.min_wall_share >= 0 && o.min_wall_share <= 1))
-    return bad("analyze.min_wall_share must be between 0 and 1");
-  if (!(o.noise_sigmas >= 0)) return bad("analyze.noise_sigmas must be 0 or more");
+  if (!set("analyze.slowdown_factor", f.slowdown_factor, "--slowdown-factor") ||
+      !set("analyze.sustain_steps", f.sustain_steps, "--sustain-steps") ||
+      !set("analyze.warmup_steps", f.warmup_steps, "--warmup-steps"))
+    return;
+  const diagnose::DiagnoseOptions o = diagnose_options_from_config(ctx.config);
 
   std::error_code size_error;
   const auto log_size = std::filesystem::file_size(f.log, size_error);

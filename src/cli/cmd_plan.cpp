@@ -13,11 +13,12 @@
 #include "base/utf8.hpp"
 #include "cli/commands.hpp"
 #include "cli/common_options.hpp"
-#include "cli/domain_options.hpp"
 #include "cli/plan_flags.hpp"
+#include "config/plan_defaults.hpp"
 #include "models/catalogue.hpp"
 #include "models/http_client.hpp"
 #include "models/progress_http_client.hpp"
+#include "options/domain_options.hpp"
 #include "plan/frameworks.hpp"
 #include "plan/plan_render.hpp"
 #include "serving/serving_render.hpp"
@@ -140,11 +141,17 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
     ctx.exit_code = kExitBadInput;
     return;
   }
+  const auto defaults = plan_defaults(ctx.config);
+  if (!defaults) {
+    print_error(ctx, defaults.error().detail);
+    ctx.exit_code = kExitBadInput;
+    return;
+  }
   PlanFlags flags = st.flags;
   // A framework neither flagged nor configured stays unknown: the plan then prints the range the
   // presets span (under the default preset's figures).
   if (flags.framework.empty() && ctx.config.setting("plan.framework").source != "default") {
-    flags.framework = ctx.config.get_string("plan.framework");
+    flags.framework = defaults->framework;
     if (!plan::parse_framework(flags.framework)) {
       print_error(ctx, fmt::format("config plan.framework: unknown value {} (one of {})",
                                    quote_for_message(flags.framework), plan::framework_choices()));
@@ -158,22 +165,10 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
     ctx.exit_code = kExitBadInput;
     return;
   }
-  // The host side on the pool: measured defaults, each overridable in the config.
-  plan::HostSide& host = input->run.host;
-  host.process_bytes = ctx.config.get_bytes("plan.host_process");
-  host.dataset_bytes = ctx.config.get_bytes("plan.dataset");
-  host.dataloader_workers = static_cast<std::uint64_t>(
-      std::max<std::int64_t>(0, ctx.config.get_integer("plan.dataloader_workers")));
-  host.worker_bytes = ctx.config.get_bytes("plan.worker_bytes");
-  const std::string page_cache = ctx.config.get_string("plan.page_cache");
-  if (page_cache != "resident" && page_cache != "dropped") {
-    print_error(ctx,
-                fmt::format("config plan.page_cache: unknown value {} (one of resident|dropped)",
-                            quote_for_message(page_cache)));
-    ctx.exit_code = kExitBadInput;
-    return;
-  }
-  host.page_cache_resident = page_cache == "resident";
+  // The host side on the pool: the config's [plan] section.
+  input->run.host = {defaults->host_process_bytes, defaults->dataset_bytes,
+                     defaults->dataloader_workers, defaults->worker_bytes,
+                     defaults->page_cache_resident};
   auto seqs = plan::parse_count_list(st.flags.seq, "--seq");
   auto batches = plan::parse_count_list(st.flags.batch, "--batch");
 

@@ -28,17 +28,9 @@ void run_sample_command(AppContext& ctx, const SampleFlags& flags) {
     print_error(ctx, message);
     ctx.exit_code = kExitBadInput;
   };
-  if (flags.interval.empty()) {
-    options.interval = ctx.config.get_duration("sample.interval");
-  } else {
-    auto interval = parse_duration(flags.interval);
-    if (!interval)
-      return bad(fmt::format("--interval {}: {}", flags.interval, interval.error().detail));
-    options.interval = *interval;
-  }
-  if (options.interval < std::chrono::milliseconds{1}) {
-    return bad(fmt::format("--interval {}: must be at least 1ms", flags.interval));
-  }
+  auto interval = sample_interval(flags.interval, ctx.config.get_duration("sample.interval"));
+  if (!interval) return bad(interval.error().detail);
+  options.interval = *interval;
   auto format = parse_sample_format(flags.format);
   if (!format) return bad(format.error().detail);
   options.format = *format;

@@ -54,19 +54,9 @@ Result<WatchOptions> options_from_flags(AppContext& ctx, const WatchFlags& f) {
   o.pty = !f.no_pty;
   if (o.command.empty())
     return fail(Errc::invalid_argument, "no command given: sparkops watch [options] -- CMD ...");
-  if (f.interval.empty()) {
-    o.interval = ctx.config.get_duration("sample.interval");
-  } else {
-    auto interval = parse_duration(f.interval);
-    if (!interval)
-      return fail(Errc::invalid_argument,
-                  fmt::format("--interval {}: {}", f.interval, interval.error().detail));
-    o.interval = *interval;
-  }
-  if (o.interval < std::chrono::milliseconds{1}) {
-    return fail(Errc::invalid_argument,
-                fmt::format("--interval {}: must be at least 1ms", f.interval));
-  }
+  auto interval = sample_interval(f.interval, ctx.config.get_duration("sample.interval"));
+  if (!interval) return tl::unexpected(interval.error());
+  o.interval = *interval;
   auto format = parse_sample_format(f.format);
   if (!format) return tl::unexpected(format.error());
   o.format = *format;

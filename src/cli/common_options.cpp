@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include "gpu/open_source.hpp"
-#include "host/clock_ticks.hpp"
 
 namespace sparkops::cli {
 
@@ -50,13 +49,6 @@ std::optional<DeviceMemory> device_memory_for(const AppContext& ctx) {
   auto snaps = (*gpu)->snapshot();
   if (!snaps) return std::nullopt;
   return discrete_device_memory(*snaps);
-}
-
-StatusOptions status_options_for(const HostRoot& root, const Config& config) {
-  StatusOptions options;
-  options.pool = pool_options_from_config(config);
-  options.ticks_per_second = clock_ticks_per_second(root);
-  return options;
 }
 
 }  // namespace sparkops::cli

@@ -1,6 +1,7 @@
 #pragma once
-// Flags several subcommands share (status, sample, watch, serve, procs). Config plus machine into
-// domain options: domain_options.hpp (included here for the commands that use both).
+// Flags several subcommands share (status, sample, watch, serve, procs): the GPU source they name.
+// Config plus machine into domain options: options/domain_options.hpp (included here for the
+// commands that use both).
 
 #include <memory>
 #include <string>
@@ -9,9 +10,9 @@
 
 #include "base/result.hpp"
 #include "cli/app_context.hpp"
-#include "cli/domain_options.hpp"
 #include "gpu/gpu_source.hpp"
 #include "host/host_root.hpp"
+#include "options/domain_options.hpp"
 #include "status/status_report.hpp"
 
 namespace sparkops::cli {
@@ -35,9 +36,5 @@ bool gpu_source_named(const AppContext& ctx);
 // named source reads none); nullopt where memory is unified or no GPU answers. The plan's budget
 // comes from it when set (host/pool.hpp training_budget).
 std::optional<DeviceMemory> device_memory_for(const AppContext& ctx);
-
-// What collect_status needs from the config and the machine, the same for every command that
-// shows the status (status, top, watch's pre-flight, serve): the pool options and USER_HZ.
-StatusOptions status_options_for(const HostRoot& root, const Config& config);
 
 }  // namespace sparkops::cli

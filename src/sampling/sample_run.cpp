@@ -116,6 +116,21 @@ DetectorConfig detector_from_config(const Config& c) {
   return d;
 }
 
+Result<std::chrono::nanoseconds> sample_interval(const std::string& text,
+                                                 std::chrono::nanoseconds fallback) {
+  std::chrono::nanoseconds interval = fallback;
+  if (!text.empty()) {
+    auto parsed = parse_duration(text);
+    if (!parsed)
+      return fail(Errc::invalid_argument,
+                  fmt::format("--interval {}: {}", text, parsed.error().detail));
+    interval = *parsed;
+  }
+  if (interval < std::chrono::milliseconds{1})
+    return fail(Errc::invalid_argument, fmt::format("--interval {}: must be at least 1ms", text));
+  return interval;
+}
+
 std::string default_events_path(const std::string& out) {
   if (out == "-") return {};
   return out + ".events";

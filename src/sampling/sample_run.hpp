@@ -36,6 +36,11 @@ struct SampleOptions {
   bool json = false;  // summary at exit as JSON on stdout
 };
 
+// --interval's text (30, 0.5, 30s), or `fallback` (config sample.interval) when it is empty; at
+// least 1 ms. Errors name the flag ("--interval TEXT: ..."). `sample` and `watch` both ask here.
+Result<std::chrono::nanoseconds> sample_interval(const std::string& text,
+                                                 std::chrono::nanoseconds fallback);
+
 // "<out>.events", or empty when rows go to stdout.
 std::string default_events_path(const std::string& out);
 

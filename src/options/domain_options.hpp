@@ -2,7 +2,8 @@
 // The one place where the effective configuration and the machine become domain options. Every
 // command that shows a pool, plans a run or diagnoses a log asks here, so the same machine gives
 // the same budget in status, plan, procs, oom, watch and serve
-// (tests/cli/budget_agreement_test.cpp).
+// (tests/cli/budget_agreement_test.cpp). It sits above the modules whose options it builds and
+// below cli, which only passes them on.
 
 #include <cstdint>
 #include <filesystem>
@@ -19,10 +20,11 @@
 #include "host/pool.hpp"
 #include "plan/plan.hpp"
 #include "sampling/appender.hpp"
+#include "status/status_report.hpp"
 #include "workloads/coexistence.hpp"
 #include "workloads/scan.hpp"
 
-namespace sparkops::cli {
+namespace sparkops {
 
 // pool.overhead, pool.swap_counts and pool.flush_hint_gap; `overhead` (a command's --overhead)
 // wins over pool.overhead when set.
@@ -61,8 +63,12 @@ diagnose::DiagnoseOptions diagnose_options_from_config(const Config& config);
 // offline diagnosis takes.
 diagnose::LiveSlowdownOptions live_slowdown_options_from_config(const Config& config);
 
+// What collect_status needs from the config and the machine, the same for every command that
+// shows the status (status, top, watch's pre-flight, serve): the pool options and USER_HZ.
+StatusOptions status_options_for(const HostRoot& root, const Config& config);
+
 // sample.fsync_every and sample.memory_buffer_rows for the sample file (sample and watch), with
 // the output rule `trust`. Errors name the keys.
 Result<AppenderOptions> appender_options_from_config(const Config& config, OutputTrust trust);
 
-}  // namespace sparkops::cli
+}  // namespace sparkops

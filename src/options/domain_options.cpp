@@ -1,13 +1,14 @@
-#include "cli/domain_options.hpp"
+#include "options/domain_options.hpp"
 
 #include <cstdlib>
 
 #include <fmt/format.h>
 
 #include "base/file_io.hpp"
+#include "host/clock_ticks.hpp"
 #include "plan/anchors.hpp"
 
-namespace sparkops::cli {
+namespace sparkops {
 
 namespace {
 
@@ -102,6 +103,13 @@ diagnose::LiveSlowdownOptions live_slowdown_options_from_config(const Config& co
   return o;
 }
 
+StatusOptions status_options_for(const HostRoot& root, const Config& config) {
+  StatusOptions options;
+  options.pool = pool_options_from_config(config);
+  options.ticks_per_second = clock_ticks_per_second(root);
+  return options;
+}
+
 Result<AppenderOptions> appender_options_from_config(const Config& config, OutputTrust trust) {
   const auto fsync_every = config.get_integer("sample.fsync_every");
   const auto buffer_rows = config.get_integer("sample.memory_buffer_rows");
@@ -116,4 +124,4 @@ Result<AppenderOptions> appender_options_from_config(const Config& config, Outpu
   return o;
 }
 
-}  // namespace sparkops::cli
+}  // namespace sparkops
