@@ -3,9 +3,7 @@
 // mid-run. SIGKILL of the sampler is covered by tests/sampling
 // (SigkillAtRandomMomentsLosesNoCompletedRow) and the wall clock jumping by
 // tests/sampling/scheduler_test.cpp.
-#include <fcntl.h>
 #include <sys/mount.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +17,8 @@
 #include <nlohmann/json.hpp>
 
 #include "base/text.hpp"
+#include "support/background_process.hpp"
+#include "support/fake_nvml.hpp"
 #include "support/test_support.hpp"
 
 namespace sparkops {
@@ -65,7 +65,6 @@ Rows check_rows(const std::string& text) {
   return r;
 }
 
-#ifdef SPARKOPS_FAKE_NVML
 // GPU_IS_LOST on ticks 3 and 4: every tick still writes a row (host columns kept), the loss is an
 // event, and the process exits normally when the count is reached.
 TEST(Faults, GpuLostKeepsEveryRowAndRecordsTheEvent) {
@@ -74,9 +73,7 @@ TEST(Faults, GpuLostKeepsEveryRowAndRecordsTheEvent) {
   const auto r = test::run_sparkops(
       {"--root", test::fixture("roots/gb10-finetune").string(), "sample", "--gpu", "nvml",
        "--count", "6", "--interval", "0.01", "--format", "extended", "--out", out.string()},
-      {{"SPARKOPS_NVML_LIB", SPARKOPS_FAKE_NVML},
-       {"FAKE_NVML_SCENARIO", test::fixture("nvml/lost-after-2").string()},
-       {"TZ", "UTC"}});
+      test::fake_nvml_env("lost-after-2", {{"TZ", "UTC"}}));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   const auto rows = check_rows(test::slurp(out));
   EXPECT_EQ(rows.count, 6u);
@@ -84,7 +81,6 @@ TEST(Faults, GpuLostKeepsEveryRowAndRecordsTheEvent) {
   EXPECT_NE(test::slurp(fs::path(out.string() + ".events")).find("cause=gpu_lost"),
             std::string::npos);
 }
-#endif
 
 // A 64 KiB tmpfs fills up under the sample file: the sampler stops with one line naming the file,
 // a code below 128, and every row already in the file stays whole (no torn row).
@@ -120,22 +116,12 @@ TEST(Faults, SensorDirectoryVanishingMidRunKeepsSampling) {
   const test::TempDir tmp;
   fs::copy(test::fixture("roots/gb10-finetune"), tmp / "root", fs::copy_options::recursive);
   const auto out = tmp / "thermal.csv";
-  const pid_t child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    const std::string bin = test::sparkops_binary();
-    const std::string root = (tmp / "root").string();
-    const std::string file = out.string();
-    const int devnull = ::open("/dev/null", O_WRONLY);
-    ::dup2(devnull, 1);
-    ::dup2(devnull, 2);
-    ::setenv("HOME", tmp.path().c_str(), 1);
-    ::unsetenv("SPARKOPS_CONFIG");
-    ::execl(bin.c_str(), bin.c_str(), "--root", root.c_str(), "sample", "--gpu", "none", "--count",
-            "8", "--interval", "0.2", "--format", "extended", "--out", file.c_str(),
-            static_cast<char*>(nullptr));
-    ::_exit(98);
-  }
+  test::BackgroundOptions options;
+  options.home = tmp.path();
+  test::BackgroundProcess sampler(
+      {test::sparkops_binary(), "--root", (tmp / "root").string(), "sample", "--gpu", "none",
+       "--count", "8", "--interval", "0.2", "--format", "extended", "--out", out.string()},
+      options);
   // Wait (bounded) for the first rows, then pull the sensors away.
   for (int i = 0; i < 600 && (!fs::exists(out) || check_rows(test::slurp(out)).count < 2); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -143,10 +129,7 @@ TEST(Faults, SensorDirectoryVanishingMidRunKeepsSampling) {
   std::error_code ec;
   fs::remove_all(tmp / "root/sys/class/hwmon", ec);
   fs::remove_all(tmp / "root/sys/class/thermal", ec);
-  int status = 0;
-  ASSERT_EQ(::waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
-  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(sampler.wait(), 0);  // 128+n when killed by signal n
   const auto rows = check_rows(test::slurp(out));
   EXPECT_EQ(rows.count, 8u);
   EXPECT_TRUE(rows.all_complete);

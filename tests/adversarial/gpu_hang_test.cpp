@@ -10,6 +10,7 @@
 #include "base/text.hpp"
 #include "exporter/event_tracker.hpp"
 #include "exporter/metrics_builder.hpp"
+#include "support/fake_nvml.hpp"
 #include "support/test_support.hpp"
 
 namespace sparkops {
@@ -17,7 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-#ifdef SPARKOPS_FAKE_NVML
 // A config that bounds each GPU call at 200 ms, so the suite does not wait the default 10 s. The
 // fake's calls block until the process exits, so the assertions do not depend on speed.
 fs::path short_timeout_config(const test::TempDir& tmp, std::string_view timeout = "200ms") {
@@ -28,12 +28,10 @@ fs::path short_timeout_config(const test::TempDir& tmp, std::string_view timeout
 
 TEST(GpuHang, StatusAnswersWhileNvmlInitIsWedged) {
   const test::TempDir tmp;
-  const auto r =
-      test::run_sparkops({"--root", test::fixture("roots/gb10-finetune").string(), "status",
-                          "--json", "--gpu", "nvml"},
-                         {{"SPARKOPS_NVML_LIB", SPARKOPS_FAKE_NVML},
-                          {"FAKE_NVML_SCENARIO", test::fixture("nvml/hang-init").string()},
-                          {"SPARKOPS_CONFIG", short_timeout_config(tmp).string()}});
+  const auto r = test::run_sparkops(
+      {"--root", test::fixture("roots/gb10-finetune").string(), "status", "--json", "--gpu",
+       "nvml"},
+      test::fake_nvml_env("hang-init", {{"SPARKOPS_CONFIG", short_timeout_config(tmp).string()}}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["gpu"]["state"], "hung");
@@ -54,10 +52,9 @@ TEST(GpuHang, SampleKeepsEveryHostRowAndLogsTheHang) {
   const auto r = test::run_sparkops(
       {"--root", test::fixture("roots/gb10-finetune").string(), "sample", "--gpu", "nvml",
        "--count", "4", "--interval", "2", "--format", "jsonl", "--out", out.string()},
-      {{"SPARKOPS_NVML_LIB", SPARKOPS_FAKE_NVML},
-       {"FAKE_NVML_SCENARIO", test::fixture("nvml/hang-after-1").string()},
-       {"SPARKOPS_CONFIG", short_timeout_config(tmp, "1s").string()},
-       {"TZ", "UTC"}});
+      test::fake_nvml_env(
+          "hang-after-1",
+          {{"SPARKOPS_CONFIG", short_timeout_config(tmp, "1s").string()}, {"TZ", "UTC"}}));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   std::size_t rows = 0, with_gpu = 0;
   // split_lines returns views: the text must outlive the loop. (It was a temporary in the range
@@ -76,7 +73,6 @@ TEST(GpuHang, SampleKeepsEveryHostRowAndLogsTheHang) {
   const auto events = test::slurp(fs::path(out.string() + ".events"));
   EXPECT_NE(events.find("start cause=gpu_hung"), std::string::npos) << events;
 }
-#endif
 
 TEST(GpuHang, MetricsSayHungAndCountTheEpisode) {
   StatusReport ok;

@@ -1,8 +1,6 @@
 // Security promises (docs/reliability.md): no subcommand hands user text to a shell, only
 // `flush` writes drop_caches and only as root, environ is read only through the prefix-filtering
 // reader, and the exporter binds loopback by default and refuses a public bind without a token.
-#include <fcntl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -15,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "host/proc_pid.hpp"
+#include "support/background_process.hpp"
 #include "support/test_support.hpp"
 
 namespace sparkops {
@@ -71,27 +70,13 @@ TEST(Flush, RefusesWithoutRoot) {
   test::write_text(drop, "untouched\n");
   fs::permissions(tmp.path(), fs::perms::all);
   fs::permissions(drop, fs::perms::all);
-  const pid_t child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(99);
-    ::setenv("HOME", tmp.path().c_str(), 1);  // root's HOME is unreadable to nobody
-    ::unsetenv("XDG_CONFIG_HOME");
-    ::unsetenv("SPARKOPS_CONFIG");
-    const std::string bin = test::sparkops_binary();
-    const std::string root = (tmp / "root").string();
-    const std::string state = (tmp / "state.json").string();
-    const int devnull = ::open("/dev/null", O_WRONLY);
-    ::dup2(devnull, 1);
-    ::dup2(devnull, 2);
-    ::execl(bin.c_str(), bin.c_str(), "--root", root.c_str(), "flush", "--state", state.c_str(),
-            static_cast<char*>(nullptr));
-    ::_exit(98);
-  }
-  int status = 0;
-  ASSERT_EQ(::waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 1) << "flush as nobody must refuse with exit 1";
+  test::BackgroundOptions options;
+  options.home = tmp.path();  // root's HOME is unreadable to nobody
+  options.user = 65534;       // nobody
+  test::BackgroundProcess flush({test::sparkops_binary(), "--root", (tmp / "root").string(),
+                                 "flush", "--state", (tmp / "state.json").string()},
+                                options);
+  EXPECT_EQ(flush.wait(), 1) << "flush as nobody must refuse with exit 1";
   EXPECT_EQ(test::slurp(drop), "untouched\n");
 }
 

@@ -1,7 +1,5 @@
 // Golden files for the three formats and the events, produced by the real pipeline: fixture host
 // roots, the fake libnvidia-ml through the real dlopen path, and a ManualClock.
-#include <dlfcn.h>
-
 #include <atomic>
 #include <cstdlib>
 #include <ctime>
@@ -10,20 +8,11 @@
 
 #include "gpu/nvml_source.hpp"
 #include "sampling/sampler.hpp"
+#include "support/fake_nvml.hpp"
 #include "support/test_support.hpp"
-
-#ifdef SPARKOPS_FAKE_NVML
 
 namespace sparkops {
 namespace {
-
-void use_scenario(const std::filesystem::path& scenario) {
-  ::setenv("FAKE_NVML_SCENARIO", scenario.c_str(), 1);
-  if (void* h = ::dlopen(SPARKOPS_FAKE_NVML, RTLD_NOW | RTLD_NOLOAD)) {
-    if (auto reset = reinterpret_cast<void (*)()>(::dlsym(h, "fake_nvml_reset"))) reset();
-    ::dlclose(h);
-  }
-}
 
 struct SamplerOutput {
   std::string file;
@@ -34,9 +23,9 @@ SamplerOutput run_sampler(const std::string& root_name, const std::filesystem::p
                           SampleFormat format, std::uint64_t ticks) {
   ::setenv("TZ", "UTC", 1);
   ::tzset();
-  use_scenario(scenario);
+  test::use_nvml_scenario_at(scenario);
   const HostRoot root(test::fixture("roots/" + root_name));
-  auto gpu = make_nvml_gpu_source(SPARKOPS_FAKE_NVML);
+  auto gpu = make_nvml_gpu_source(FAKE_NVML_LIB);
   Collector collector(root, gpu.get());
   Sampler sampler(collector, format, DetectorConfig{});
   ManualClock clock;
@@ -107,5 +96,3 @@ TEST(SampleGolden, HostOnlyMachineWritesHostColumnsAndNoGpu) {
 
 }  // namespace
 }  // namespace sparkops
-
-#endif

@@ -83,6 +83,8 @@ BackgroundProcess::BackgroundProcess(std::vector<std::string> argv, BackgroundOp
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
     if (!o.cwd.empty() && ::chdir(o.cwd.c_str()) != 0) ::_exit(126);
+    // The group first: after setuid a process may no longer change it.
+    if (o.user && (::setgid(*o.user) != 0 || ::setuid(*o.user) != 0)) ::_exit(125);
     ::execve(argp[0], argp.data(), envp.data());
     std::fprintf(stderr, "execve %s failed\n", argp[0]);
     ::_exit(127);

@@ -21,6 +21,7 @@ struct BackgroundOptions {
   std::filesystem::path cwd;               // empty: this process's
   std::filesystem::path out;               // stdout; empty: /dev/null
   std::filesystem::path err;               // stderr; empty: /dev/null; == out: one file
+  std::optional<unsigned> user;            // run as this uid and gid (65534: nobody); needs root
 };
 
 class BackgroundProcess {

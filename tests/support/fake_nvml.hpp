@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 
+#include <filesystem>
 #include <map>
 #include <string>
 #include <string_view>
@@ -18,14 +19,16 @@
 
 namespace sparkops::test {
 
-// SPARKOPS_NVML_LIB and FAKE_NVML_SCENARIO for run_process / BackgroundProcess.
-inline std::map<std::string, std::string> fake_nvml_env(std::string_view scenario) {
-  return {{"SPARKOPS_NVML_LIB", FAKE_NVML_LIB},
-          {"FAKE_NVML_SCENARIO", fixture(std::string("nvml/") + std::string(scenario)).string()}};
+// SPARKOPS_NVML_LIB and FAKE_NVML_SCENARIO for run_process / BackgroundProcess, plus `more`.
+inline std::map<std::string, std::string> fake_nvml_env(
+    std::string_view scenario, std::map<std::string, std::string> more = {}) {
+  more["SPARKOPS_NVML_LIB"] = FAKE_NVML_LIB;
+  more["FAKE_NVML_SCENARIO"] = fixture(std::string("nvml/") + std::string(scenario)).string();
+  return more;
 }
 
-inline void use_nvml_scenario(std::string_view name) {
-  const std::string path = fixture(std::string("nvml/") + std::string(name)).string();
+// The scenario folder at `path` (the named ones are under tests/fixtures/nvml: use_nvml_scenario).
+inline void use_nvml_scenario_at(const std::filesystem::path& path) {
   ::setenv("FAKE_NVML_SCENARIO", path.c_str(), 1);
 #ifdef FAKE_NVML_OLD_LIB
   for (const char* lib : {FAKE_NVML_LIB, FAKE_NVML_OLD_LIB}) {
@@ -37,6 +40,10 @@ inline void use_nvml_scenario(std::string_view name) {
       dlclose(h);
     }
   }
+}
+
+inline void use_nvml_scenario(std::string_view name) {
+  use_nvml_scenario_at(fixture(std::string("nvml/") + std::string(name)));
 }
 
 }  // namespace sparkops::test
