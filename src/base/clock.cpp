@@ -1,7 +1,7 @@
 #include "base/clock.hpp"
 
-#include <cerrno>
-#include <ctime>
+#include <condition_variable>
+#include <mutex>
 
 namespace sparkops {
 
@@ -12,21 +12,22 @@ SystemTime SystemClock::system_now() const {
   return std::chrono::system_clock::now();
 }
 
-bool SystemClock::sleep_until(SteadyTime deadline) {
-  const auto now = std::chrono::steady_clock::now();
-  if (deadline <= now) return true;
-  const auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - now);
-  timespec ts{};
-  ts.tv_sec = static_cast<time_t>(wait.count() / 1'000'000'000);
-  ts.tv_nsec = static_cast<long>(wait.count() % 1'000'000'000);
-  // nanosleep returns -1/EINTR when a signal arrives: the caller's stop flag decides what next.
-  return ::nanosleep(&ts, nullptr) == 0;
+bool SystemClock::sleep_until(SteadyTime deadline, std::stop_token stop) {
+  // condition_variable_any's stop_token wait registers a stop_callback that notifies it, so a
+  // request_stop on any thread ends the wait; the predicate is only "stopped", so spurious
+  // wake-ups sleep on until the deadline.
+  std::mutex mutex;
+  std::condition_variable_any wake;
+  std::unique_lock lock(mutex);
+  (void)wake.wait_until(lock, stop, deadline, [] { return false; });
+  return !stop.stop_requested();
 }
 
 ManualClock::ManualClock(SystemTime start_system)
     : steady_(std::chrono::hours{1}), system_(start_system) {}
 
-bool ManualClock::sleep_until(SteadyTime deadline) {
+bool ManualClock::sleep_until(SteadyTime deadline, std::stop_token stop) {
+  if (stop.stop_requested()) return false;
   if (deadline > steady_) advance(deadline - steady_);
   return true;
 }

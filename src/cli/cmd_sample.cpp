@@ -1,4 +1,7 @@
+#include <signal.h>
+
 #include <memory>
+#include <stop_token>
 
 #include <fmt/format.h>
 
@@ -55,9 +58,21 @@ void run_sample_command(AppContext& ctx, const SampleFlags& flags) {
   auto gpu = open_gpu_for(ctx);
   if (!gpu) return bad(gpu.error().detail);
 
-  SampleSignals signals;
+  // What the signal thread writes outlives it (declared first, destroyed last).
+  std::stop_source stop;
+  SampleSignalFlags flags_from_signals;
+  // The GPU watchdog's worker already blocks every signal; no other thread runs yet.
+  SignalThread signals({SIGINT, SIGTERM, SIGHUP});
+  signals.watch([&](int signo) {
+    if (signo == SIGHUP) {
+      flags_from_signals.reopen = true;
+    } else {
+      stop.request_stop();
+    }
+  });
   SystemClock clock;
-  ctx.exit_code = run_sample(ctx, ctx.host_root(), options, gpu->get(), clock, signals.flags());
+  ctx.exit_code = run_sample(ctx, ctx.host_root(), options, gpu->get(), clock, stop.get_token(),
+                             flags_from_signals);
 }
 
 }  // namespace

@@ -41,9 +41,10 @@ void run_serve(const ServeRequest& flags, AppContext& ctx) {
     ctx.exit_code = kExitBadInput;
     return;
   }
-  // Before any thread starts, so every thread inherits the blocked mask.
-  StopSignals signals;
+  // The stop outlives the signal thread that requests it (declared first, destroyed last).
   std::stop_source stop;
+  // Before any thread starts, so every thread inherits the blocked mask.
+  SignalThread signals({SIGINT, SIGTERM});
   signals.watch([&](int) { stop.request_stop(); });
 
   ServeSource source;

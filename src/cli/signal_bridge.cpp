@@ -12,18 +12,8 @@ namespace {
 static_assert(std::atomic<bool>::is_always_lock_free);
 static_assert(std::atomic<int>::is_always_lock_free);
 
-// What the handlers write: static objects, so a handler reaches them without reading a pointer.
-SampleSignalFlags g_sample;
+// What the handler writes: a static object, so the handler reaches it without reading a pointer.
 WatchSignalFlags g_watch;
-
-extern "C" void on_sample_signal(int sig) {
-  if (sig == SIGHUP) {
-    g_sample.reopen.store(true);
-    return;
-  }
-  g_sample.stop_signal.store(sig);
-  g_sample.stop.store(true);
-}
 
 extern "C" void on_watch_signal(int sig) {
   if (sig == SIGCHLD) {
@@ -38,9 +28,7 @@ extern "C" void on_watch_signal(int sig) {
   g_watch.stop_count.fetch_add(1);
 }
 
-constexpr std::array<int, 3> kSampleSignals{SIGINT, SIGTERM, SIGHUP};
 constexpr std::array<int, 6> kWatchSignals{SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE, SIGWINCH};
-std::array<struct sigaction, kSampleSignals.size()> g_sample_previous{};
 std::array<struct sigaction, kWatchSignals.size()> g_watch_previous{};
 
 // Installs `handler` for each of `signals` without SA_RESTART (SIGPIPE ignored, SIGCHLD without
@@ -62,30 +50,7 @@ void restore(const std::array<int, N>& signals, const std::array<struct sigactio
   for (std::size_t i = 0; i < N; ++i) ::sigaction(signals[i], &previous[i], nullptr);
 }
 
-sigset_t stop_set() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  return set;
-}
-
 }  // namespace
-
-SampleSignals::SampleSignals() {
-  g_sample.stop.store(false);
-  g_sample.reopen.store(false);
-  g_sample.stop_signal.store(0);
-  install(kSampleSignals, on_sample_signal, g_sample_previous);
-}
-
-SampleSignals::~SampleSignals() {
-  restore(kSampleSignals, g_sample_previous);
-}
-
-SampleSignalFlags& SampleSignals::flags() {
-  return g_sample;
-}
 
 WatchSignals::WatchSignals() {
   g_watch.stop_count.store(0);
@@ -103,24 +68,24 @@ WatchSignalFlags& WatchSignals::flags() {
   return g_watch;
 }
 
-StopSignals::StopSignals() {
-  const sigset_t set = stop_set();
-  pthread_sigmask(SIG_BLOCK, &set, &previous_);
+SignalThread::SignalThread(std::initializer_list<int> signals) {
+  sigemptyset(&set_);
+  for (const int s : signals) sigaddset(&set_, s);
+  pthread_sigmask(SIG_BLOCK, &set_, &previous_);
 }
 
-StopSignals::~StopSignals() {
+SignalThread::~SignalThread() {
   done_ = true;
   if (watcher_.joinable()) watcher_.join();
   pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
 }
 
-void StopSignals::watch(std::function<void(int)> on_signal) {
+void SignalThread::watch(std::function<void(int)> on_signal) {
   watcher_ = std::thread([this, on_signal = std::move(on_signal)] {
-    const sigset_t set = stop_set();
     // Poll in 200 ms slices so the destructor can end the thread without sending a signal.
     const timespec slice{0, 200'000'000};
     while (!done_) {
-      const int signo = sigtimedwait(&set, nullptr, &slice);
+      const int signo = sigtimedwait(&set_, nullptr, &slice);
       if (signo > 0) on_signal(signo);
     }
   });

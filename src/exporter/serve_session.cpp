@@ -1,9 +1,7 @@
 #include "exporter/serve_session.hpp"
 
 #include <atomic>
-#include <condition_variable>
 #include <exception>
-#include <mutex>
 #include <thread>
 
 #include <fmt/format.h>
@@ -16,6 +14,7 @@
 #include "exporter/exporter_state.hpp"
 #include "exporter/http_module.hpp"
 #include "exporter/http_server.hpp"
+#include "sampling/scheduler.hpp"
 
 namespace sparkops {
 
@@ -197,21 +196,12 @@ int run_serve_session(const Console& io, const ServeRequest& request, const Serv
     const std::stop_callback stop_server(ending.get_token(), [&] {
       if (server) server->stop();
     });
-    std::mutex mutex;
-    std::condition_variable_any wake;
-    const std::stop_token ended = ending.get_token();
-    auto next = clock.steady_now() + plan.interval;
-    for (;;) {
-      {
-        std::unique_lock lock(mutex);
-        wake.wait_until(lock, ended, next, [] { return false; });  // until `next` or a stop
-      }
-      if (ended.stop_requested()) break;
-      tick();
-      const auto now = clock.steady_now();
-      next += plan.interval;
-      if (next <= now) next = now + plan.interval;  // a slow read skips ticks instead of bursting
-    }
+    // The sample loop's schedule: a reading every interval on the monotonic grid, a slow one skips
+    // the ticks it missed; a stop wakes the wait at once. Tick 0 is the reading above, taken before
+    // the server listened.
+    (void)run_schedule(clock, plan.interval, {}, ending.get_token(), [&](const Tick& t) {
+      if (t.index > 0) tick();
+    });
   }
   if (server) server->stop();
   if (http_thread.joinable()) http_thread.join();

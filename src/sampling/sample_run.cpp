@@ -137,7 +137,7 @@ std::string default_events_path(const std::string& out) {
 }
 
 int run_sample(const Console& io, const HostRoot& root, const SampleOptions& options,
-               GpuSource* gpu, Clock& clock, SampleSignalFlags& flags) {
+               GpuSource* gpu, Clock& clock, std::stop_token stop, SampleSignalFlags& flags) {
   const FileMeta meta = make_file_meta(root, gpu, std::string(kVersion));
   const bool to_stdout = options.out == "-";
   const std::string events_path =
@@ -204,7 +204,7 @@ int run_sample(const Console& io, const HostRoot& root, const SampleOptions& opt
   };
 
   const LoopEnd end =
-      run_schedule(clock, options.interval, options.limits, flags.stop, [&](const Tick& t) {
+      run_schedule(clock, options.interval, options.limits, stop, [&](const Tick& t) {
         if (flags.reopen.exchange(false)) reopen_files();
         if (t.skipped_before > 0) {
           warn.say(fmt::format("fell behind: skipped {} tick(s) instead of sampling in a burst",

@@ -17,12 +17,10 @@
 
 namespace sparkops {
 
-// What the signal handlers (cli/signal_bridge.hpp) tell the loop: SIGINT/SIGTERM stop it, SIGHUP
-// reopens its files (logrotate).
+// What the signal thread (cli/signal_bridge.hpp) tells the loop besides a stop: SIGHUP reopens
+// its files (logrotate) before the next tick.
 struct SampleSignalFlags {
-  std::atomic<bool> stop{false};
   std::atomic<bool> reopen{false};
-  std::atomic<int> stop_signal{0};
 };
 
 struct SampleOptions {
@@ -55,9 +53,10 @@ Result<DurableAppender> open_sample_file(const SampleOptions& options, const Fil
 Result<DurableAppender> open_events_file(const std::string& path, const SampleOptions& options,
                                          OpenReport* report);
 
-// Runs until a limit or a stop signal. Returns the exit code: 0, kExitBadInput when a file cannot
-// be used (different header, not writable), kExitFailure when rows were still unwritten at exit.
+// Runs until a limit or a stop requested on `stop` (SIGINT/SIGTERM). Returns the exit code: 0,
+// kExitBadInput when a file cannot be used (different header, not writable), kExitFailure when rows
+// were still unwritten at exit.
 int run_sample(const Console& io, const HostRoot& root, const SampleOptions& options,
-               GpuSource* gpu, Clock& clock, SampleSignalFlags& flags);
+               GpuSource* gpu, Clock& clock, std::stop_token stop, SampleSignalFlags& flags);
 
 }  // namespace sparkops

@@ -19,8 +19,7 @@ TickSchedule::Next TickSchedule::next_after(std::uint64_t done, SteadyTime now) 
 }
 
 LoopEnd run_schedule(Clock& clock, std::chrono::nanoseconds interval, const ScheduleLimits& limits,
-                     const std::atomic<bool>& stop,
-                     const std::function<void(const Tick&)>& on_tick) {
+                     std::stop_token stop, const std::function<void(const Tick&)>& on_tick) {
   const TickSchedule schedule(clock.steady_now(), interval);
   std::uint64_t ran = 0;
   TickSchedule::Next next{0, 0};
@@ -30,10 +29,9 @@ LoopEnd run_schedule(Clock& clock, std::chrono::nanoseconds interval, const Sche
     if (limits.duration && due - schedule.due(0) >= *limits.duration)
       return LoopEnd::duration_reached;
     while (clock.steady_now() < due) {
-      if (stop.load()) return LoopEnd::stopped;
-      clock.sleep_until(due);
+      if (!clock.sleep_until(due, stop)) return LoopEnd::stopped;
     }
-    if (stop.load()) return LoopEnd::stopped;
+    if (stop.stop_requested()) return LoopEnd::stopped;
     Tick tick;
     tick.index = next.tick;
     tick.due = due;

@@ -3,11 +3,11 @@
 // drift over days and a wall-clock step (NTP, date) changes only the stamps. A tick that runs more
 // than one interval late skips the ticks it missed instead of bursting to catch up.
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <stop_token>
 
 #include "base/clock.hpp"
 
@@ -47,10 +47,11 @@ struct Tick {
 
 enum class LoopEnd { count_reached, duration_reached, stopped };
 
-// Runs ticks on `clock` until a limit is reached or `stop` becomes true (checked before every tick
-// and whenever a sleep is interrupted by a signal). The first tick runs at once.
+// The one tick loop of every long-running command (sample, serve; watch polls its job's output
+// and keeps the same TickSchedule): runs ticks on `clock` until a limit is reached or a stop is
+// requested on `stop`. The stop is checked before every tick and wakes a sleep between ticks at
+// once; a tick in progress finishes. The first tick runs at once.
 LoopEnd run_schedule(Clock& clock, std::chrono::nanoseconds interval, const ScheduleLimits& limits,
-                     const std::atomic<bool>& stop,
-                     const std::function<void(const Tick&)>& on_tick);
+                     std::stop_token stop, const std::function<void(const Tick&)>& on_tick);
 
 }  // namespace sparkops

@@ -67,7 +67,7 @@ TopOnce run_top_once(const CollectFn& collect, Clock& clock, std::chrono::nanose
                      const TrackerOptions& tracker, const ViewState& view, FrameOptions frame) {
   TopTracker t(tracker);
   t.observe(collect(), clock.steady_now());
-  clock.sleep_until(clock.steady_now() + interval);
+  clock.sleep_until(clock.steady_now() + interval, std::stop_token{});
   t.observe(collect(), clock.steady_now());
   frame.rows = 1000;
   frame.mode = FrameMode::once;

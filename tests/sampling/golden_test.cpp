@@ -1,8 +1,8 @@
 // Golden files for the three formats and the events, produced by the real pipeline: fixture host
 // roots, the fake libnvidia-ml through the real dlopen path, and a ManualClock.
-#include <atomic>
 #include <cstdlib>
 #include <ctime>
+#include <stop_token>
 
 #include <gtest/gtest.h>
 
@@ -31,12 +31,13 @@ SamplerOutput run_sampler(const std::string& root_name, const std::filesystem::p
   ManualClock clock;
   SamplerOutput run;
   run.file = format_file_header(format, make_file_meta(root, gpu.get(), "0.0.0-test"));
-  std::atomic<bool> stop{false};
-  run_schedule(clock, std::chrono::seconds{30}, {ticks, std::nullopt}, stop, [&](const Tick& t) {
-    auto r = sampler.tick(t);
-    for (const auto& row : r.rows) run.file += row;
-    for (const auto& e : r.events) run.events += format_event_line(e);
-  });
+  std::stop_source stop;
+  run_schedule(clock, std::chrono::seconds{30}, {ticks, std::nullopt}, stop.get_token(),
+               [&](const Tick& t) {
+                 auto r = sampler.tick(t);
+                 for (const auto& row : r.rows) run.file += row;
+                 for (const auto& e : r.events) run.events += format_event_line(e);
+               });
   for (const auto& e : sampler.finish(clock.system_now())) run.events += format_event_line(e);
   return run;
 }
@@ -87,10 +88,11 @@ TEST(SampleGolden, HostOnlyMachineWritesHostColumnsAndNoGpu) {
   ManualClock clock;
   std::string file =
       format_file_header(SampleFormat::extended, make_file_meta(root, nullptr, "0.0.0-test"));
-  std::atomic<bool> stop{false};
-  run_schedule(clock, std::chrono::seconds{1}, {2, std::nullopt}, stop, [&](const Tick& t) {
-    for (const auto& row : sampler.tick(t).rows) file += row;
-  });
+  std::stop_source stop;
+  run_schedule(clock, std::chrono::seconds{1}, {2, std::nullopt}, stop.get_token(),
+               [&](const Tick& t) {
+                 for (const auto& row : sampler.tick(t).rows) file += row;
+               });
   test::expect_golden("golden/sample/x86-bare.extended.csv", file);
 }
 

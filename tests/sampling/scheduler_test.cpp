@@ -1,5 +1,8 @@
 #include "sampling/scheduler.hpp"
 
+#include <stop_token>
+#include <thread>
+
 #include <gtest/gtest.h>
 
 namespace sparkops {
@@ -38,9 +41,9 @@ TEST(TickSchedule, LateByLessThanOneIntervalRunsTheNextTickAtOnce) {
 TEST(RunSchedule, CountLimitRunsExactlyNTicksOnTheMonotonicGrid) {
   ManualClock clock;
   const SteadyTime t0 = clock.steady_now();
-  std::atomic<bool> stop{false};
+  std::stop_source stop;
   std::vector<Tick> ticks;
-  const auto end = run_schedule(clock, seconds{30}, {5, std::nullopt}, stop,
+  const auto end = run_schedule(clock, seconds{30}, {5, std::nullopt}, stop.get_token(),
                                 [&](const Tick& t) { ticks.push_back(t); });
   EXPECT_EQ(end, LoopEnd::count_reached);
   ASSERT_EQ(ticks.size(), 5U);
@@ -53,9 +56,9 @@ TEST(RunSchedule, CountLimitRunsExactlyNTicksOnTheMonotonicGrid) {
 TEST(RunSchedule, WallClockJumpChangesStampsNotTheSchedule) {
   ManualClock clock;
   const SteadyTime t0 = clock.steady_now();
-  std::atomic<bool> stop{false};
+  std::stop_source stop;
   std::vector<Tick> ticks;
-  run_schedule(clock, seconds{30}, {4, std::nullopt}, stop, [&](const Tick& t) {
+  run_schedule(clock, seconds{30}, {4, std::nullopt}, stop.get_token(), [&](const Tick& t) {
     ticks.push_back(t);
     if (t.index == 1) clock.jump_system(-std::chrono::hours{1});  // NTP steps back an hour
   });
@@ -67,9 +70,9 @@ TEST(RunSchedule, WallClockJumpChangesStampsNotTheSchedule) {
 
 TEST(RunSchedule, SlowTickSkipsInsteadOfBursting) {
   ManualClock clock;
-  std::atomic<bool> stop{false};
+  std::stop_source stop;
   std::vector<Tick> ticks;
-  run_schedule(clock, seconds{1}, {4, std::nullopt}, stop, [&](const Tick& t) {
+  run_schedule(clock, seconds{1}, {4, std::nullopt}, stop.get_token(), [&](const Tick& t) {
     ticks.push_back(t);
     if (t.index == 1) clock.advance(milliseconds{3500});  // this tick took 3.5 s
   });
@@ -81,23 +84,49 @@ TEST(RunSchedule, SlowTickSkipsInsteadOfBursting) {
 
 TEST(RunSchedule, DurationLimitCountsTicksDueBeforeTheEnd) {
   ManualClock clock;
-  std::atomic<bool> stop{false};
+  std::stop_source stop;
   int n = 0;
-  const auto end = run_schedule(clock, milliseconds{500}, {std::nullopt, seconds{10}}, stop,
-                                [&](const Tick&) { ++n; });
+  const auto end = run_schedule(clock, milliseconds{500}, {std::nullopt, seconds{10}},
+                                stop.get_token(), [&](const Tick&) { ++n; });
   EXPECT_EQ(end, LoopEnd::duration_reached);
   EXPECT_EQ(n, 20);
 }
 
 TEST(RunSchedule, StopFlagEndsTheLoopBeforeTheNextTick) {
   ManualClock clock;
-  std::atomic<bool> stop{false};
+  std::stop_source stop;
   int n = 0;
-  const auto end = run_schedule(clock, seconds{1}, {}, stop, [&](const Tick&) {
-    if (++n == 3) stop = true;
+  const auto end = run_schedule(clock, seconds{1}, {}, stop.get_token(), [&](const Tick&) {
+    if (++n == 3) stop.request_stop();
   });
   EXPECT_EQ(end, LoopEnd::stopped);
   EXPECT_EQ(n, 3);
+}
+
+TEST(RunSchedule, AStopRequestedBeforeTheLoopRunsNoTick) {
+  ManualClock clock;
+  std::stop_source stop;
+  stop.request_stop();
+  int n = 0;
+  EXPECT_EQ(run_schedule(clock, seconds{1}, {}, stop.get_token(), [&](const Tick&) { ++n; }),
+            LoopEnd::stopped);
+  EXPECT_EQ(n, 0);
+}
+
+TEST(RunSchedule, AStopFromAnotherThreadWakesTheSleepBetweenTicks) {
+  // An hour between ticks on the real clock: the loop ends only because the stop wakes its sleep.
+  SystemClock clock;
+  std::stop_source stop;
+  int n = 0;
+  std::thread stopper;
+  const auto end =
+      run_schedule(clock, std::chrono::hours{1}, {}, stop.get_token(), [&](const Tick&) {
+        ++n;
+        stopper = std::thread([&] { stop.request_stop(); });
+      });
+  stopper.join();
+  EXPECT_EQ(end, LoopEnd::stopped);
+  EXPECT_EQ(n, 1);
 }
 
 }  // namespace
