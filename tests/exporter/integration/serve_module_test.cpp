@@ -10,8 +10,8 @@
 
 #include <gtest/gtest.h>
 
-#include "support/background_process.hpp"
 #include "serve_harness.hpp"
+#include "support/background_process.hpp"
 #include "support/test_support.hpp"
 
 namespace sparkops::test {
