@@ -85,7 +85,13 @@ void run_serve_plan(AppContext& ctx, const PlanCommandState& st) {
                                   std::nullopt);
   const models::ProgressHttpClient client(*curl, hub_progress.callback());
   std::vector<std::string> notes;
-  const plan::PlanEnvironment env = online_environment(ctx, &client, &notes);
+  plan::PlanEnvironment env = online_environment(ctx, &client, &notes);
+  // On a discrete GPU the server lives in the card's memory (serving_context).
+  GpuMemoryReading gpu;
+  if (st.flags.budget == "auto") {
+    gpu = gpu_memory_for(ctx);
+    env.device_memory = gpu.device;
+  }
   const auto bad = [&](const Error& e) {
     hub_progress.finish();
     print_error(ctx, e.detail);
@@ -94,6 +100,7 @@ void run_serve_plan(AppContext& ctx, const PlanCommandState& st) {
   auto sc = serving::serving_context(serving_flags_of(st.flags), env,
                                      heavy_rules_from_config(ctx.config));
   if (!sc) return bad(sc.error());
+  sc->gpu_snapshots = gpu.snapshots;
   auto sp = serving::serving_plan_from_flags(serving_flags_of(st.flags), plan::plan_input(st.flags),
                                              env, *sc);
   if (!sp) return bad(sp.error());
@@ -181,7 +188,11 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
                                   std::nullopt);
   const models::ProgressHttpClient client(*curl, hub_progress.callback());
   plan::PlanEnvironment env = online_environment(ctx, &client, &anchor_notes);
-  if (!input->budget_bytes) env.device_memory = device_memory_for(ctx);
+  GpuMemoryReading gpu;
+  if (!input->budget_bytes) {
+    gpu = gpu_memory_for(ctx);
+    env.device_memory = gpu.device;
+  }
   auto result = plan::make_plan(*input, env);
   hub_progress.finish();
   if (!result) {
@@ -199,9 +210,11 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
       ctx.exit_code = kExitBadInput;
       return;
     }
+    sc->gpu_snapshots = gpu.snapshots;
+    // The need on the plan's basis: on a discrete GPU the device peak, judged in its memory.
     const auto job = serving::new_training_job(
         fmt::format("{} {}", result->model.shape.name, plan::method_name(result->run.method)),
-        result->estimate.peak_pool_bytes(), sc->scan);
+        plan::peak_bytes(result->estimate, result->peak_basis), sc->scan);
     auto b = beside_for(st.flags, env, *sc, job, ctx.config, result->notes);
     if (!b) {
       print_error(ctx, b.error().detail);
@@ -209,14 +222,18 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
       return;
     }
     beside = std::move(*b);
-  } else if (result->pool && !result->device) {
-    // The one-heavy-job rule, as `procs --plan` answers it (the same question and options, with
-    // host-side figures only: plan opens no GPU). Shown only when something runs: on a quiet pool
-    // the plan's own verdict says it all. A discrete GPU's run is not in the host pool, so the
-    // rule does not apply there.
+  } else if (result->pool) {
+    // The one-heavy-job rule, as `procs --plan` answers it (the same question, options and space:
+    // on a discrete GPU its memory, with the card's processes from the reading the budget came
+    // from). Shown only when something runs: on a quiet machine the plan's own verdict says it all.
     ProcsQuery query;
     query.pool = result->pool;
-    query.need_bytes = result->estimate.peak_pool_bytes();
+    query.device_memory = result->device;
+    if (result->device) {
+      query.gpu.snapshots = gpu.snapshots;
+      query.gpu.processes = gpu_processes_of(gpu.snapshots);
+    }
+    query.need_bytes = plan::peak_bytes(result->estimate, result->peak_basis);
     query.rules = heavy_rules_from_config(ctx.config);
     query.coexistence = coexistence_options_from_config(ctx.config);
     if (auto a = answer_procs(env.root, query);

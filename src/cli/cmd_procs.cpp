@@ -49,12 +49,14 @@ Result<GpuProcessList> gpu_processes(const ProcsFlags& flags, const AppContext& 
 
 // The need of --plan: the planned run's peak on the plan's basis (plan.hpp PeakBasis: on a discrete
 // GPU, `device`, the peak on the GPU, held against the GPU's memory as the budget is; else the pool
-// peak), or the planned server's footprint.
+// peak), or the planned server's footprint (on a discrete GPU, sized on the card: its total is the
+// fractions' denominator, its free memory the budget).
 Result<std::uint64_t> planned_need(const ProcsFlags& flags, const AppContext& ctx,
                                    const HostRoot& root,
                                    const std::optional<DeviceMemory>& device) {
   if (!flags.plan_flags.serve.empty()) {
-    const auto env = plan_environment(root, ctx.config);
+    plan::PlanEnvironment env = plan_environment(root, ctx.config);
+    if (flags.plan_flags.budget == "auto") env.device_memory = device;
     auto sc = serving::serving_context(serving_flags_of(flags.plan_flags), env,
                                        heavy_rules_from_config(ctx.config));
     if (!sc) return tl::unexpected(sc.error());
@@ -76,14 +78,20 @@ Result<std::uint64_t> planned_need(const ProcsFlags& flags, const AppContext& ct
 // and the commands given: the verdict `plan --beside-running` gives (serving/serving_flags.hpp).
 Result<serving::Beside> beside_planned(const ProcsFlags& flags, const AppContext& ctx,
                                        const HostRoot& root, const ProcsAnswer& answer,
-                                       std::uint64_t need) {
+                                       std::uint64_t need,
+                                       const std::optional<DeviceMemory>& device,
+                                       const std::vector<GpuSnapshot>& snapshots) {
   const auto sflags = serving_flags_of(flags.plan_flags);
   plan::PlanEnvironment env = plan_environment(root, ctx.config);
   env.pool = answer.report.pool;
+  // The space procs judged in: on a discrete GPU its memory (the same card and reading).
+  if (flags.plan_flags.budget == "auto") env.device_memory = device;
   auto sc = serving::serving_context(sflags, env, heavy_rules_from_config(ctx.config));
   if (!sc) return fail(sc.error().code, fmt::format("--beside: {}", sc.error().detail));
   sc->pool = answer.report.pool;
+  sc->device = device;
   sc->scan = answer.scan;
+  sc->gpu_snapshots = snapshots;
   serving::NewJob job = serving::new_training_job("the planned run", need, answer.scan);
   if (!flags.plan_flags.serve.empty()) {
     auto sp =
@@ -148,7 +156,8 @@ void run_procs(const ProcsFlags& flags, AppContext& ctx) {
   ProcsReport& report = answer->report;
   std::optional<serving::Beside> beside;
   if (flags.plan && !flags.plan_flags.beside.empty() && report.pool) {
-    auto b = beside_planned(flags, ctx, root, *answer, query.need_bytes.value_or(0));
+    auto b = beside_planned(flags, ctx, root, *answer, query.need_bytes.value_or(0),
+                            query.device_memory, query.gpu.snapshots);
     if (!b) return bad(b.error().detail);
     report.verdict = b->verdict.verdict;
     beside = std::move(*b);

@@ -90,6 +90,8 @@ void run_watch(AppContext& ctx, const WatchFlags& f) {
     auto input = plan::plan_input(f.plan);
     if (!input) return bad(input.error().detail);
     env = plan_environment(ctx.host_root(), ctx.config);
+    // On a discrete GPU the budget is the card's free memory, as `plan` reads it.
+    if (!input->budget_bytes) env->device_memory = read_gpu_memory(**gpu).device;
     auto made = plan::make_plan(*input, *env);
     if (!made) return bad(made.error().detail);
     plan = std::move(*made);

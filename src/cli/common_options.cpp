@@ -43,12 +43,10 @@ Result<std::unique_ptr<GpuSource>> open_gpu_for(const AppContext& ctx) {
   return open_gpu_from_flags(ctx.gpu, ctx.config);
 }
 
-std::optional<DeviceMemory> device_memory_for(const AppContext& ctx) {
+GpuMemoryReading gpu_memory_for(const AppContext& ctx) {
   auto gpu = open_gpu_for(ctx);
-  if (!gpu || (*gpu)->state() != GpuState::ok) return std::nullopt;
-  auto snaps = (*gpu)->snapshot();
-  if (!snaps) return std::nullopt;
-  return discrete_device_memory(*snaps);
+  if (!gpu) return {};
+  return read_gpu_memory(**gpu);
 }
 
 }  // namespace sparkops::cli

@@ -32,9 +32,10 @@ Result<std::unique_ptr<GpuSource>> open_gpu_for(const AppContext& ctx);
 // SPARKOPS_GPU_BACKEND or SPARKOPS_NVML_LIB.
 bool gpu_source_named(const AppContext& ctx);
 
-// A discrete GPU's memory from the command's GPU source (open_gpu_for: a captured --root without a
-// named source reads none); nullopt where memory is unified or no GPU answers. The plan's budget
-// comes from it when set (host/pool.hpp training_budget).
-std::optional<DeviceMemory> device_memory_for(const AppContext& ctx);
+// The command's GPU source read once (open_gpu_for: a captured --root without a named source reads
+// none): a discrete GPU's memory (device: nullopt where memory is unified or no GPU answers) and
+// the snapshots it came from. The plan's budget comes from the device when set (host/pool.hpp
+// training_budget), and a --beside verdict sizes the running workloads on it from the snapshots.
+GpuMemoryReading gpu_memory_for(const AppContext& ctx);
 
 }  // namespace sparkops::cli

@@ -94,7 +94,7 @@ std::string who(const Workload& w) {
 
 // The largest fraction that leaves the new job its need beside everything else, two decimals.
 std::optional<CapAdvice> fraction_advice(const Workload& w, const WorkloadScan& scan,
-                                         std::uint64_t need, const PoolView& pool,
+                                         std::uint64_t need, const CoexistenceSpace& space,
                                          const ScanOptions& options,
                                          const std::optional<ServingPlan>& serving) {
   if (!(w.kind.engine == Engine::vllm || w.kind.engine == Engine::sglang) ||
@@ -103,9 +103,9 @@ std::optional<CapAdvice> fraction_advice(const Workload& w, const WorkloadScan& 
   }
   std::uint64_t others = 0;
   for (const auto& o : scan.workloads) {
-    if (&o != &w) others += o.reserved_bytes();
+    if (&o != &w) others += reserved_in(o, space);
   }
-  const std::uint64_t total_budget = sub_floor(pool.total_bytes, pool.overhead_bytes);
+  const std::uint64_t total_budget = sub_floor(space.total_bytes, space.overhead_bytes);
   const std::uint64_t beside =
       serving ? sub_floor(serving->footprint_bytes, serving->claim_bytes.value_or(0)) : 0;
   const double room =
@@ -182,6 +182,7 @@ Result<PlannedJob> planned_job(std::string_view command, const std::optional<Ser
   if (serving) {
     j.serving = serving;
     w.actual_bytes = serving->footprint_bytes;
+    if (options.sized_on_gpu) w.gpu_bytes = serving->footprint_bytes;
     j.sizing = "serving plan of its model";
   } else if (w.claim_bytes) {
     j.sizing = "its cap (model not sized)";
@@ -203,6 +204,7 @@ NewJob new_training_job(std::string label, std::uint64_t need_bytes, const ScanO
   j.workload.kind = Classification{Engine::trainer, Role::trainer, "training run"};
   j.workload.cap = CapInfo{CapState::uncapped, "uncapped", {}, {}, {}};
   j.workload.actual_bytes = need_bytes;
+  if (options.sized_on_gpu) j.workload.gpu_bytes = need_bytes;
   judge_workload(j.workload, options);
   return j;
 }
@@ -217,29 +219,30 @@ NewJob new_serving_job(std::string label, const ServingPlan& plan, const ScanOpt
   w.cap = cap_of(plan.args);
   w.claim_bytes = plan.claim_bytes;
   w.actual_bytes = plan.footprint_bytes;
+  if (options.sized_on_gpu) w.gpu_bytes = plan.footprint_bytes;
   judge_workload(w, options);
   return j;
 }
 
 BesideVerdict beside_verdict(const WorkloadScan* running, const std::vector<PlannedJob>& planned,
-                             const NewJob& job, const PoolView& pool, const ScanOptions& options,
-                             const CoexistenceOptions& coexistence) {
+                             const NewJob& job, const CoexistenceSpace& space,
+                             const ScanOptions& options, const CoexistenceOptions& coexistence) {
   WorkloadScan scan;
   if (running != nullptr) scan = *running;
   for (const auto& p : planned) scan.workloads.push_back(p.workload);
   BesideVerdict out;
-  out.verdict = coexistence_verdict(scan, job.need_bytes, pool, coexistence);
+  out.verdict = coexistence_verdict(scan, job.need_bytes, space, coexistence);
   if (job.workload.heavy) {
     out.heavy.push_back(fmt::format("the new job ({}): {}", job.label, job.workload.heavy_reason));
   }
   for (std::size_t i = 0; i < scan.workloads.size(); ++i) {
     const Workload& w = scan.workloads[i];
-    if (!w.heavy) continue;
+    if (!w.heavy || !in_space(w, space)) continue;
     out.heavy.push_back(fmt::format("{}: {}", who(w), w.heavy_reason));
     const std::size_t first_planned = scan.workloads.size() - planned.size();
     const std::optional<ServingPlan> serving =
         i >= first_planned ? planned[i - first_planned].serving : std::nullopt;
-    if (auto a = fraction_advice(w, scan, job.need_bytes, pool, options, serving))
+    if (auto a = fraction_advice(w, scan, job.need_bytes, space, options, serving))
       out.cap_first.push_back(std::move(*a));
     if (w.kind.engine == Engine::ollama && w.kind.role == Role::server) {
       out.cap_first.push_back(CapAdvice{

@@ -1,11 +1,14 @@
 #pragma once
-// The one verdict for a combination of jobs on the pool (docs/serving.md "Beside"): a new job
+// The one verdict for a combination of jobs in one memory (docs/serving.md "Beside"): a new job
 // (a planned training run or a planned server) next to command lines the user intends to run
 // (`--beside "vllm serve ORG/NAME --gpu-memory-utilization 0.5"`) and/or what runs now. Each
 // command line goes through the classifier and cap parser `procs` uses (workloads/classify.hpp,
 // workloads/caps.hpp), becomes a Workload judged by the same rule (workloads/scan.hpp
-// judge_workload), and the combination gets workloads/coexistence.hpp's verdict. `plan --beside`,
-// `plan --serve --beside-running`, `procs --plan --beside` and watch's pre-flight all call this.
+// judge_workload), and the combination gets workloads/coexistence.hpp's verdict in the
+// CoexistenceSpace status and procs judge in: the unified pool, or a discrete GPU's memory where
+// the training budget is it (there every job, planned or running, is sized by what it holds on the
+// card). `plan --beside`, `plan --serve --beside-running`, `procs --plan --beside` and watch's
+// pre-flight all call this.
 
 #include <cstdint>
 #include <optional>
@@ -29,8 +32,10 @@ struct PlannedJob {
 
 // Turns one command line into a planned workload. `serving` (optional) is the serving plan of the
 // model the command names; without it a server is sized by its cap alone, and a trainer or an
-// unknown program of unknown size is judged heavy (uncapped, size unknown). An empty command, an
-// unterminated quote, or a program the classifier does not know is an Error naming the command.
+// unknown program of unknown size is judged heavy (uncapped, size unknown). With
+// options.sized_on_gpu the planned bytes are on the GPU (gpu_bytes as well as actual_bytes). An
+// empty command, an unterminated quote, or a program the classifier does not know is an Error
+// naming the command.
 Result<PlannedJob> planned_job(std::string_view command, const std::optional<ServingPlan>& serving,
                                const ScanOptions& options);
 
@@ -58,9 +63,11 @@ struct BesideVerdict {
 
 // `running` may be null (nothing counted as running). The planned jobs join the running ones
 // (claim at their cap, actual from their serving plan); the new job's need is checked against the
-// room they leave, under the one-heavy-job rule.
+// room they leave in `space`, under the one-heavy-job rule. `options` are the scan options for
+// that space (workloads/coexistence.hpp scan_options_in).
 BesideVerdict beside_verdict(const WorkloadScan* running, const std::vector<PlannedJob>& planned,
-                             const NewJob& job, const PoolView& pool, const ScanOptions& options,
+                             const NewJob& job, const CoexistenceSpace& space,
+                             const ScanOptions& options,
                              const CoexistenceOptions& coexistence = {});
 
 }  // namespace sparkops::serving

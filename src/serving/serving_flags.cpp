@@ -39,7 +39,9 @@ Result<ServingPlan> plan_for(const models::ResolvedModel& model, const ServeArgs
   in.device_total_bytes = sc.device_total_bytes;
   in.budget_bytes = sc.budget_bytes;
   in.budget_given = sc.budget_given;
-  in.pool = sc.pool;
+  // A page-cache flush frees host memory: on a discrete GPU the verdict holds the footprint
+  // against the card's free memory alone.
+  if (!sc.device) in.pool = sc.pool;
   return make_serving_plan(in);
 }
 
@@ -67,13 +69,18 @@ Result<ServingContext> serving_context(const ServingFlags& flags, const plan::Pl
     if (!pool && flags.budget == "auto") return tl::unexpected(pool.error());
     if (pool) sc.pool = *pool;
   }
-  if (flags.budget == "auto") sc.budget_bytes = sc.pool->budget_bytes;
+  if (flags.budget == "auto") {
+    sc.device = env.device_memory;
+    sc.budget_bytes = sc.device ? sc.device->free_bytes : sc.pool->budget_bytes;
+  }
   if (!flags.device_total.empty()) {
     auto d = parse_bytes(flags.device_total, DefaultUnit::gib);
     if (!d || *d == 0)
       return fail(Errc::invalid_argument,
                   fmt::format("--device-total: {}", d ? "must be positive" : d.error().detail));
     sc.device_total_bytes = *d;
+  } else if (sc.device) {
+    sc.device_total_bytes = sc.device->total_bytes;
   } else if (sc.pool) {
     sc.device_total_bytes = sc.pool->total_bytes;
   }
@@ -81,7 +88,14 @@ Result<ServingContext> serving_context(const ServingFlags& flags, const plan::Pl
   if (sc.pool) sc.scan.pool_bytes = pool_total_budget(*sc.pool);
   sc.scan.rules = rules;
   sc.scan.ticks_per_second = clock_ticks_per_second(env.root);
+  if (sc.device) sc.scan = scan_options_in(sc.scan, gpu_space(*sc.device));
   return sc;
+}
+
+std::optional<CoexistenceSpace> beside_space(const ServingContext& sc) {
+  if (sc.device) return gpu_space(*sc.device, sc.gpu_snapshots);
+  if (sc.pool) return pool_space(*sc.pool);
+  return std::nullopt;
 }
 
 Result<CommandLine> engine_words(const ServingFlags& flags) {
@@ -165,20 +179,20 @@ Result<Beside> beside_from_flags(const ServingFlags& flags, const plan::PlanEnvi
                                  const ServingContext& sc, const NewJob& job, BesideNow now,
                                  const CoexistenceOptions& coexistence,
                                  std::vector<std::string>& notes) {
-  if (!sc.pool)
-    return fail(Errc::invalid_argument, "--beside: needs the live pool (--budget auto)");
+  const auto space = beside_space(sc);
+  if (!space) return fail(Errc::invalid_argument, "--beside: needs the live pool (--budget auto)");
   auto jobs = beside_jobs(flags, env, sc, notes);
   if (!jobs) return tl::unexpected(jobs.error());
   std::optional<WorkloadScan> scanned;
   const WorkloadScan* running = now.scanned;
   if (running == nullptr && now.scan_host) {
-    auto scan = scan_workloads(env.root, {}, sc.scan);
+    auto scan = scan_workloads(env.root, gpu_processes_of(sc.gpu_snapshots), sc.scan);
     if (!scan) return fail(scan.error().code, fmt::format("--beside: {}", scan.error().detail));
     scanned = std::move(*scan);
     running = &*scanned;
   }
   Beside b;
-  b.verdict = beside_verdict(running, *jobs, job, *sc.pool, sc.scan, coexistence);
+  b.verdict = beside_verdict(running, *jobs, job, *space, sc.scan, coexistence);
   b.jobs = std::move(*jobs);
   return b;
 }

@@ -35,11 +35,19 @@ struct ServingContext {
   std::uint64_t budget_bytes = 0;
   bool budget_given = false;
   std::optional<PoolView> pool;
+  // A discrete GPU's memory (env.device_memory: NVML reports it, --budget auto): the jobs live
+  // there, not in the pool.
+  std::optional<DeviceMemory> device;
+  // The GPU reading `device` came from: the card's per-process memory, for the running workloads
+  // a --beside verdict scans (empty: none read; they then count by their claims only).
+  std::vector<GpuSnapshot> gpu_snapshots;
   ScanOptions scan;  // device total, pool, USER_HZ and the heavy rules, as procs uses them
 };
 
 // The pool, budget, device total and heavy rules for the serving flags (--budget, --overhead,
-// --device-total; `rules` from config procs.*).
+// --device-total; `rules` from config procs.*). With env.device_memory (a discrete GPU) the device
+// total is the card's (unless --device-total), --budget auto is its free memory, and the scan
+// options size workloads on the card (workloads/coexistence.hpp scan_options_in).
 Result<ServingContext> serving_context(const ServingFlags& flags, const plan::PlanEnvironment& env,
                                        const HeavyRules& rules);
 
@@ -72,9 +80,14 @@ struct Beside {
   std::vector<PlannedJob> jobs;  // the --beside commands, as planned
 };
 
+// The space a --beside verdict is judged in (workloads/coexistence.hpp): sc.device's memory, else
+// the live pool; nullopt when neither was read.
+std::optional<CoexistenceSpace> beside_space(const ServingContext& sc);
+
 // The one --beside question, asked the same way by `plan`, `procs --plan` and watch's pre-flight:
 // every --beside command planned (beside_jobs), next to what runs now, and the verdict for `job`
-// on the live pool (sc.pool; without it the error says so). Errors name the flag.
+// in beside_space (status and procs judge in the same one; without it the error says so). Errors
+// name the flag.
 Result<Beside> beside_from_flags(const ServingFlags& flags, const plan::PlanEnvironment& env,
                                  const ServingContext& sc, const NewJob& job, BesideNow now,
                                  const CoexistenceOptions& coexistence,

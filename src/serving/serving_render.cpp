@@ -150,6 +150,9 @@ nlohmann::json beside_to_json(const serving::BesideVerdict& v,
                               const std::vector<serving::PlannedJob>& jobs) {
   nlohmann::json j;
   j["verdict"] = std::string(verdict_kind_name(v.verdict.kind));
+  // The space judged, as procs and status give it: the unified pool or a discrete GPU's memory.
+  j["source"] = std::string(budget_source_name(v.verdict.source));
+  j["gpu_index"] = v.verdict.gpu_index ? nlohmann::json(*v.verdict.gpu_index) : nlohmann::json();
   j["summary"] = v.summary;
   j["need_bytes"] = v.verdict.need_bytes;
   j["room_bytes"] = v.verdict.room_bytes;

@@ -73,6 +73,16 @@ std::optional<DeviceMemory> discrete_device_memory(const std::vector<GpuSnapshot
   return std::nullopt;
 }
 
+GpuMemoryReading read_gpu_memory(GpuSource& gpu) {
+  GpuMemoryReading r;
+  if (gpu.state() != GpuState::ok) return r;
+  auto snaps = gpu.snapshot();
+  if (!snaps) return r;
+  r.snapshots = std::move(*snaps);
+  r.device = discrete_device_memory(r.snapshots);
+  return r;
+}
+
 namespace {
 
 void collect_workloads(const HostRoot& root, const StatusOptions& options, StatusReport& report) {
@@ -89,6 +99,17 @@ void collect_workloads(const HostRoot& root, const StatusOptions& options, Statu
     scan_options.device_total_bytes = report.pool->total_bytes;
   }
   if (report.pool) scan_options.pool_bytes = pool_total_budget(*report.pool);
+  // The space a new run competes for: a discrete GPU's memory where the training budget is it
+  // (its workloads are sized by what they hold on the card), else the pool.
+  const std::optional<DeviceMemory> device =
+      report.training_budget ? report.training_budget->device : std::nullopt;
+  std::optional<CoexistenceSpace> space;
+  if (device) {
+    space = gpu_space(*device, report.gpu.snapshots);
+  } else if (report.pool) {
+    space = pool_space(*report.pool);
+  }
+  if (space) scan_options = scan_options_in(scan_options, *space);
   auto scan = scan_workloads(root, gpu_processes_of(report.gpu.snapshots), scan_options);
   if (!scan) {
     report.notes.push_back(fmt::format("workloads: {}", scan.error().detail));
@@ -119,12 +140,8 @@ void collect_workloads(const HostRoot& root, const StatusOptions& options, Statu
     lines.push_back(std::move(line));
   }
   report.workloads = std::move(lines);
-  if (report.pool) {
-    // The space a new run competes for: a discrete GPU's memory where the training budget is it.
-    const std::optional<DeviceMemory> device =
-        report.training_budget ? report.training_budget->device : std::nullopt;
-    const CoexistenceVerdict verdict =
-        coexistence_verdict(*scan, 0, coexistence_space(*report.pool, device));
+  if (report.pool && space) {
+    const CoexistenceVerdict verdict = coexistence_verdict(*scan, 0, *space);
     report.coexistence = coexistence_line(verdict);
     report.coexistence_stop_first = !verdict.stop.empty();
     report.coexistence_verdict = verdict;

@@ -80,6 +80,15 @@ struct StatusReport {
 // device's memory is unified / not supported (GB10, Thor) or no GPU was read.
 std::optional<DeviceMemory> discrete_device_memory(const std::vector<GpuSnapshot>& snapshots);
 
+// One reading of a GPU source for the training budget and the space a run competes for: the
+// snapshots (each card's memory and processes; empty when the source is not ok or the reading
+// failed) and the discrete card's memory among them.
+struct GpuMemoryReading {
+  std::vector<GpuSnapshot> snapshots;
+  std::optional<DeviceMemory> device;
+};
+GpuMemoryReading read_gpu_memory(GpuSource& gpu);
+
 struct StatusOptions {
   PoolOptions pool;
   bool scan_workloads = true;

@@ -15,16 +15,20 @@ namespace sparkops {
 
 namespace {
 
-// --beside CMD: false when the launch is refused.
-bool beside_preflight(const Console& io, const PreflightInput& in) {
+// --beside CMD: false when the launch is refused. Judged in the space the plan's budget is (a
+// discrete GPU's memory, with the running workloads sized on the card from `snapshots`, the
+// status reading), as `plan --beside --beside-running` judges it.
+bool beside_preflight(const Console& io, const PreflightInput& in,
+                      const std::vector<GpuSnapshot>& snapshots) {
   const plan::PlanEnvironment& env = *in.env;
   auto sc = serving::serving_context(*in.serving, env, in.heavy);
   if (!sc) {
     print_error(io, fmt::format("--beside: {}", sc.error().detail));
     return false;
   }
-  const auto job =
-      serving::new_training_job("this run", in.plan->estimate.peak_pool_bytes(), sc->scan);
+  sc->gpu_snapshots = snapshots;
+  const auto job = serving::new_training_job(
+      "this run", plan::peak_bytes(in.plan->estimate, in.plan->peak_basis), sc->scan);
   std::vector<std::string> notes;
   auto b = serving::beside_from_flags(*in.serving, env, *sc, job, serving::BesideNow{nullptr, true},
                                       in.coexistence, notes);
@@ -75,7 +79,8 @@ bool run_preflight(const Console& io, const PreflightInput& in, GpuSource& gpu, 
       print_error(io, forced);
       if (in.warnings != nullptr) in.warnings->push_back(forced);
     }
-    if (in.serving != nullptr && !in.serving->beside.empty() && !beside_preflight(io, in))
+    if (in.serving != nullptr && !in.serving->beside.empty() &&
+        !beside_preflight(io, in, report.gpu.snapshots))
       return false;
   }
   std::fflush(io.err);

@@ -18,10 +18,24 @@ bool on_gpu(const CoexistenceSpace& space) {
 }  // namespace
 
 std::uint64_t held_in(const Workload& w, const CoexistenceSpace& space) {
-  return on_gpu(space) ? w.gpu_bytes : w.actual_bytes;
+  if (!on_gpu(space)) return w.actual_bytes;
+  // A planned job (PID 0) is sized for this card; without the card's list, the GPU total.
+  if (!space.card_bytes_by_pid || w.pid == 0) return w.gpu_bytes;
+  std::uint64_t sum = 0;
+  for (const auto& p : w.processes) {
+    if (auto it = space.card_bytes_by_pid->find(p.pid); it != space.card_bytes_by_pid->end())
+      sum += it->second;
+  }
+  return sum;
+}
+
+bool in_space(const Workload& w, const CoexistenceSpace& space) {
+  return !on_gpu(space) || !space.card_bytes_by_pid || w.pid == 0 || w.gpu_bytes == 0 ||
+         held_in(w, space) > 0;
 }
 
 std::uint64_t reserved_in(const Workload& w, const CoexistenceSpace& space) {
+  if (!in_space(w, space)) return 0;
   return std::max(w.claim_bytes.value_or(0), held_in(w, space));
 }
 
@@ -73,15 +87,31 @@ CoexistenceSpace pool_space(const PoolView& pool) {
   return s;
 }
 
-CoexistenceSpace coexistence_space(const PoolView& pool,
-                                   const std::optional<DeviceMemory>& device) {
-  if (!device) return pool_space(pool);
+CoexistenceSpace gpu_space(const DeviceMemory& device, const std::vector<GpuSnapshot>& snapshots) {
   CoexistenceSpace s;
   s.source = BudgetSource::gpu_memory;
-  s.total_bytes = device->total_bytes;
-  s.budget_now_bytes = device->free_bytes;
-  s.gpu_index = device->index;
+  s.total_bytes = device.total_bytes;
+  s.budget_now_bytes = device.free_bytes;
+  s.gpu_index = device.index;
+  for (const auto& snap : snapshots) {
+    if (snap.index != device.index || !snap.processes) continue;
+    auto& by_pid = s.card_bytes_by_pid.emplace();
+    for (const auto& p : *snap.processes) by_pid[p.pid] += p.used_bytes.value_or(0);
+  }
   return s;
+}
+
+CoexistenceSpace coexistence_space(const PoolView& pool, const std::optional<DeviceMemory>& device,
+                                   const std::vector<GpuSnapshot>& snapshots) {
+  return device ? gpu_space(*device, snapshots) : pool_space(pool);
+}
+
+ScanOptions scan_options_in(ScanOptions options, const CoexistenceSpace& space) {
+  if (!on_gpu(space)) return options;
+  options.sized_on_gpu = true;
+  options.device_total_bytes = space.total_bytes;
+  options.pool_bytes = sub_floor(space.total_bytes, space.overhead_bytes);
+  return options;
 }
 
 int coexistence_exit_code(const CoexistenceVerdict& v, bool question) {
@@ -125,7 +155,11 @@ CoexistenceVerdict coexistence_verdict(const WorkloadScan& scan, std::uint64_t n
   v.gpu_index = space.gpu_index;
   const bool gpu = on_gpu(space);
   const std::uint64_t total_budget = sub_floor(space.total_bytes, space.overhead_bytes);
+  // Workloads on other cards are not in this space (in_space).
+  std::vector<const Workload*> by_size;
   for (const auto& w : scan.workloads) {
+    if (!in_space(w, space)) continue;
+    by_size.push_back(&w);
     v.reserved_bytes += reserved_in(w, space);
     if (w.heavy) ++v.heavy_count;
   }
@@ -133,8 +167,6 @@ CoexistenceVerdict coexistence_verdict(const WorkloadScan& scan, std::uint64_t n
   v.room_at_caps_bytes = sub_floor(total_budget, v.reserved_bytes);
   v.room_bytes = std::min(v.budget_now_bytes, v.room_at_caps_bytes);
 
-  std::vector<const Workload*> by_size;
-  for (const auto& w : scan.workloads) by_size.push_back(&w);
   std::stable_sort(by_size.begin(), by_size.end(), [&space](const Workload* a, const Workload* b) {
     if (a->orphan != b->orphan) return a->orphan;  // orphans are garbage: stop them first
     return reserved_in(*a, space) > reserved_in(*b, space);

@@ -25,12 +25,19 @@
 // already counts every context on the card, so no overhead is kept back), and a workload holds
 // only its GPU-resident bytes there (its RSS is in the other memory). The claims of a cap (vLLM's
 // fraction) are already of the device total.
+//
+// Several cards: the space is one card (the one the training budget names). Where the GPU source
+// listed each card's processes, a workload holds there what it holds on that card; one that holds
+// GPU memory only on other cards is not in this space at all (not counted, not heavy here, not
+// asked to stop). One that holds no GPU memory anywhere yet keeps its claim on every card: which
+// card it will take is unknown.
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "host/pool.hpp"
@@ -59,18 +66,33 @@ struct CoexistenceSpace {
   std::uint64_t overhead_bytes = 0;    // kept back from the total (the pool's OS/driver overhead)
   std::uint64_t budget_now_bytes = 0;  // what a run can take now
   std::optional<unsigned> gpu_index;   // set with source gpu_memory: which GPU
+  // gpu_memory with the card's process list read: the bytes each host PID holds on this card.
+  std::optional<std::unordered_map<std::uint32_t, std::uint64_t>> card_bytes_by_pid;
 };
 
 // The pool's space: total, overhead and budget from the PoolView.
 CoexistenceSpace pool_space(const PoolView& pool);
+// A discrete GPU's space: its total, NVML's free now, no overhead; `snapshots` (the reading
+// `device` came from) give the card's per-process memory when they list it.
+CoexistenceSpace gpu_space(const DeviceMemory& device,
+                           const std::vector<GpuSnapshot>& snapshots = {});
 // The space a training run competes for: the discrete GPU's memory when `device` is set (the same
 // device training_budget takes its budget from), else the pool's.
-CoexistenceSpace coexistence_space(const PoolView& pool, const std::optional<DeviceMemory>& device);
+CoexistenceSpace coexistence_space(const PoolView& pool, const std::optional<DeviceMemory>& device,
+                                   const std::vector<GpuSnapshot>& snapshots = {});
 
-// What a workload holds in `space` now (pool: host + GPU; a discrete GPU: its GPU bytes) and may
-// hold once grown to its cap (max of its claim and that).
+// The scan options for judging workloads in `space`: on a GPU, sized by their GPU bytes
+// (ScanOptions::sized_on_gpu), fractions of the card's total, near capacity a share of it.
+// Unchanged on the pool.
+ScanOptions scan_options_in(ScanOptions options, const CoexistenceSpace& space);
+
+// What a workload holds in `space` now (pool: host + GPU; a discrete GPU: its GPU bytes, on this
+// card when the card's processes are known) and may hold once grown to its cap (max of its claim
+// and that; 0 for a workload not in the space).
 std::uint64_t held_in(const Workload& w, const CoexistenceSpace& space);
 std::uint64_t reserved_in(const Workload& w, const CoexistenceSpace& space);
+// False for a workload that holds GPU memory only on other cards than the space's.
+bool in_space(const Workload& w, const CoexistenceSpace& space);
 
 struct CoexistenceVerdict {
   VerdictKind kind = VerdictKind::coexists;

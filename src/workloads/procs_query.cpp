@@ -54,16 +54,24 @@ Result<ProcsAnswer> answer_procs(const HostRoot& root, const ProcsQuery& query) 
   if (report.pool) options.pool_bytes = pool_total_budget(*report.pool);
   options.ticks_per_second = clock_ticks_per_second(root);
   options.rules = query.rules;
+  // The space the training budget comes from: a discrete GPU's memory (its workloads sized by
+  // what they hold on the card), else the pool.
+  std::optional<CoexistenceSpace> space;
+  if (query.device_memory) {
+    space = gpu_space(*query.device_memory, query.gpu.snapshots);
+  } else if (report.pool) {
+    space = pool_space(*report.pool);
+  }
+  if (space) options = scan_options_in(options, *space);
   auto scan = scan_workloads(root, query.gpu.processes, options);
   if (!scan) return tl::unexpected(scan.error());
   report.scan = std::move(*scan);
   report.need_given = query.need_bytes.has_value();
-  if (report.pool) {
-    // The space the training budget comes from: a discrete GPU's memory, else the pool.
-    report.verdict = coexistence_verdict(report.scan, query.need_bytes.value_or(0),
-                                         coexistence_space(*report.pool, query.device_memory),
-                                         query.coexistence);
+  if (report.pool && space) {
+    report.verdict =
+        coexistence_verdict(report.scan, query.need_bytes.value_or(0), *space, query.coexistence);
   }
+  a.space = space;
   return a;
 }
 

@@ -47,6 +47,7 @@ struct ProcsAnswer {
   ProcsReport report;
   ScanOptions scan;  // the options the scan used (device total, pool, USER_HZ, rules): --beside
                      // judges the planned jobs with the same ones
+  std::optional<CoexistenceSpace> space;  // the space the verdict was judged in (none: no pool)
 };
 
 // Scans the workloads (an unreadable /proc is the error) and, with a pool, gives the verdict for

@@ -129,7 +129,9 @@ double near_capacity_bytes(const ScanOptions& options) {
 void judge_workload(Workload& w, const ScanOptions& options) {
   const auto& rules = options.rules;
   const double near_bytes = near_capacity_bytes(options);
-  const std::uint64_t effective = w.reserved_bytes();
+  // What the workload holds in the memory a run competes for (ScanOptions::sized_on_gpu).
+  const std::uint64_t held = options.sized_on_gpu ? w.gpu_bytes : w.actual_bytes;
+  const std::uint64_t effective = std::max(w.claim_bytes.value_or(0), held);
   const bool near = near_bytes > 0 && static_cast<double>(effective) >= near_bytes;
   if (w.kind.engine == Engine::vllm &&
       (w.kind.role == Role::engine || w.kind.role == Role::worker) &&
@@ -138,7 +140,7 @@ void judge_workload(Workload& w, const ScanOptions& options) {
   }
   if (near) {
     w.heavy = true;
-    const bool by_claim = w.claim_bytes && *w.claim_bytes >= w.actual_bytes;
+    const bool by_claim = w.claim_bytes && *w.claim_bytes >= held;
     const std::string_view prefix =
         w.cap.state == CapState::uncapped ? "uncapped" : "near capacity";
     if (by_claim) {
@@ -147,9 +149,11 @@ void judge_workload(Workload& w, const ScanOptions& options) {
     } else {
       w.heavy_reason = fmt::format("{}: holds {}", prefix, format_bytes(effective));
     }
-  } else if (w.cap.state == CapState::uncapped && w.actual_bytes >= rules.small_workload_bytes) {
+  } else if (w.cap.state == CapState::uncapped && held >= rules.small_workload_bytes) {
     w.heavy = true;
-    w.heavy_reason = fmt::format("uncapped: holds {}", format_bytes(w.actual_bytes));
+    w.heavy_reason = options.sized_on_gpu
+                         ? fmt::format("uncapped: holds {} on the GPU", format_bytes(held))
+                         : fmt::format("uncapped: holds {}", format_bytes(held));
   }
   if (w.orphan) {
     w.heavy_reason = w.heavy_reason.empty() ? "orphan: API server gone"

@@ -48,6 +48,13 @@ struct ScanOptions {
   std::uint64_t pool_bytes = 0;
   std::uint64_t ticks_per_second = 100;  // USER_HZ (sysconf(_SC_CLK_TCK))
   HeavyRules rules;
+  // The memory a new run competes for is a discrete GPU's (workloads/coexistence.hpp
+  // CoexistenceSpace, gpu_memory): a workload's size for the heavy rule is then what it holds on
+  // the GPU (NVML's per-process memory) or may claim there, not its RSS, which lives in host
+  // memory and takes nothing from the card. A CPU-only job is small there however large its RSS.
+  // Set with coexistence.hpp scan_options_in, which also makes the device total and pool_bytes
+  // the card's.
+  bool sized_on_gpu = false;
 };
 
 struct WorkloadProcess {
@@ -113,8 +120,9 @@ Result<WorkloadScan> scan_workloads(const HostRoot& root,
                                     const std::vector<GpuProcess>& gpu_processes,
                                     const ScanOptions& options);
 
-// Decides `heavy`, `heavy_reason` and `orphan` from the workload's claim, actual bytes and cap
-// (the scan calls it for every workload; `plan --beside` for the workloads it plans).
+// Decides `heavy`, `heavy_reason` and `orphan` from the workload's claim, its size (actual bytes;
+// GPU bytes with options.sized_on_gpu) and cap (the scan calls it for every workload; `plan
+// --beside` for the workloads it plans).
 void judge_workload(Workload& w, const ScanOptions& options);
 
 // The claim at which a workload is near capacity: near_capacity_fraction of the smaller of the

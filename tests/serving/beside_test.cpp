@@ -45,7 +45,7 @@ TEST(Beside, SmallLoraCoexistsWithVllmAtHalf) {
   EXPECT_EQ(vllm->workload.cap.state, CapState::capped);
   const auto job = new_training_job("8B LoRA", 3500ULL << 20, options());  // < 4 GB
   EXPECT_FALSE(job.workload.heavy);
-  const auto v = beside_verdict(nullptr, {*vllm}, job, gb10_pool(), options());
+  const auto v = beside_verdict(nullptr, {*vllm}, job, pool_space(gb10_pool()), options());
   EXPECT_EQ(v.verdict.kind, VerdictKind::coexists) << v.summary;
   EXPECT_TRUE(v.heavy.empty());
 }
@@ -58,7 +58,7 @@ TEST(Beside, UncappedVllmAndA70bQloraDoNot) {
   EXPECT_GT(need, 30ULL << 30);
   const auto job = new_training_job("Llama-3.1-70B qlora", need, options());
   EXPECT_TRUE(job.workload.heavy);
-  const auto v = beside_verdict(nullptr, {*vllm}, job, gb10_pool(), options());
+  const auto v = beside_verdict(nullptr, {*vllm}, job, pool_space(gb10_pool()), options());
   EXPECT_EQ(v.verdict.kind, VerdictKind::stop_first) << v.summary;
   ASSERT_EQ(v.heavy.size(), 2u);  // the new job and vLLM: one heavy job at a time
   ASSERT_FALSE(v.cap_first.empty());
@@ -72,7 +72,43 @@ TEST(Beside, UncappedVllmAndA70bQloraDoNot) {
   // Capped there, the same combination coexists (or is tight).
   auto capped = planned_job("vllm serve Qwen/Qwen3-32B " + flag, std::nullopt, options());
   ASSERT_TRUE(capped.has_value());
-  const auto again = beside_verdict(nullptr, {*capped}, job, gb10_pool(), options());
+  const auto again = beside_verdict(nullptr, {*capped}, job, pool_space(gb10_pool()), options());
+  EXPECT_TRUE(again.verdict.kind == VerdictKind::coexists ||
+              again.verdict.kind == VerdictKind::tight)
+      << again.summary;
+}
+
+// On a discrete card the combination is judged in the card's memory, as status and procs judge
+// it: the planned jobs are sized on the card, fractions are of its total, no overhead is kept
+// back, and the cap proposed leaves the need beside the server on the card.
+TEST(Beside, OnADiscreteGpuTheCombinationIsJudgedOnTheCard) {
+  const DeviceMemory card{0, 150754820096ULL, 140ULL << 30};  // an H200: 140.4 GiB
+  const CoexistenceSpace space = gpu_space(card);
+  const ScanOptions on_card = scan_options_in(options(), space);
+  auto vllm = planned_job("vllm serve Qwen/Qwen3-32B", std::nullopt, on_card);
+  ASSERT_TRUE(vllm.has_value());
+  ASSERT_TRUE(vllm->workload.claim_bytes.has_value());
+  EXPECT_EQ(*vllm->workload.claim_bytes,
+            static_cast<std::uint64_t>(0.9 * static_cast<double>(card.total_bytes)));
+  const std::uint64_t need = qlora_70b_need();
+  const auto job = new_training_job("Llama-3.1-70B qlora", need, on_card);
+  EXPECT_EQ(job.workload.gpu_bytes, need);
+  const auto v = beside_verdict(nullptr, {*vllm}, job, space, on_card);
+  EXPECT_EQ(v.verdict.source, BudgetSource::gpu_memory);
+  EXPECT_EQ(v.verdict.gpu_index, 0u);
+  EXPECT_EQ(v.verdict.budget_now_bytes, 140ULL << 30);
+  EXPECT_EQ(v.verdict.kind, VerdictKind::stop_first) << v.summary;
+  ASSERT_FALSE(v.cap_first.empty());
+  const auto& flag = v.cap_first.front().flag;
+  ASSERT_FALSE(flag.empty()) << v.cap_first.front().why;
+  const double f = std::stod(flag.substr(flag.rfind(' ') + 1));
+  EXPECT_LT(f, 0.7);
+  // Of the card's total, with no overhead kept back: the need fits beside the capped server.
+  EXPECT_LE(f * static_cast<double>(card.total_bytes) + static_cast<double>(need),
+            static_cast<double>(card.total_bytes));
+  auto capped = planned_job("vllm serve Qwen/Qwen3-32B " + flag, std::nullopt, on_card);
+  ASSERT_TRUE(capped.has_value());
+  const auto again = beside_verdict(nullptr, {*capped}, job, space, on_card);
   EXPECT_TRUE(again.verdict.kind == VerdictKind::coexists ||
               again.verdict.kind == VerdictKind::tight)
       << again.summary;

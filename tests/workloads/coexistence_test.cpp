@@ -209,6 +209,118 @@ TEST(Coexistence, OnADiscreteGpuTheRoomIsTheDevicesMemory) {
   EXPECT_EQ(stopped.summary.find("flush"), std::string::npos) << stopped.summary;
 }
 
+// On a discrete GPU "heavy" is about the card: an uncapped trainer holding 13 GiB of RSS and
+// nothing on the GPU is small there (it takes nothing from the card), while one holding 6 GiB on
+// the GPU is heavy; on the pool both are heavy. scan_options_in makes the card's total the
+// denominator of fractions and of "near capacity".
+TEST(Coexistence, OnADiscreteGpuHeavyCountsTheCardsMemory) {
+  const DeviceMemory device{0, 80 * kGiB, 70 * kGiB};
+  ScanOptions pool_options;
+  pool_options.device_total_bytes = 120 * kGiB;
+  pool_options.pool_bytes = 116 * kGiB;
+  const ScanOptions on_card = scan_options_in(pool_options, gpu_space(device));
+  EXPECT_TRUE(on_card.sized_on_gpu);
+  EXPECT_EQ(on_card.device_total_bytes, 80 * kGiB);
+  EXPECT_EQ(on_card.pool_bytes, 80 * kGiB);
+  PoolView pool;
+  pool.total_bytes = 120 * kGiB;
+  pool.overhead_bytes = 4 * kGiB;
+  EXPECT_FALSE(scan_options_in(pool_options, pool_space(pool)).sized_on_gpu);
+
+  Workload cpu_only;
+  cpu_only.pid = 300;
+  cpu_only.kind = Classification{Engine::trainer, Role::trainer, "torchrun"};
+  cpu_only.cap = CapInfo{CapState::uncapped, "uncapped", {}, {}, {}};
+  cpu_only.rss_bytes = 13 * kGiB;
+  cpu_only.actual_bytes = 13 * kGiB;
+  Workload on_gpu = cpu_only;
+  on_gpu.pid = 400;
+  on_gpu.gpu_bytes = 6 * kGiB;
+  on_gpu.actual_bytes = 7 * kGiB;
+
+  judge_workload(cpu_only, pool_options);
+  EXPECT_TRUE(cpu_only.heavy);
+  cpu_only.heavy = false;
+  cpu_only.heavy_reason.clear();
+  judge_workload(cpu_only, on_card);
+  EXPECT_FALSE(cpu_only.heavy) << cpu_only.heavy_reason;
+  judge_workload(on_gpu, on_card);
+  EXPECT_TRUE(on_gpu.heavy);
+  EXPECT_EQ(on_gpu.heavy_reason, "uncapped: holds 6.0 GiB on the GPU");
+
+  // A vLLM at 0.75 of the card is near capacity there (0.7 x 80 GiB), though it holds 1 GiB.
+  Workload server = capped_server(500, 60 * kGiB, 1 * kGiB);
+  server.gpu_bytes = 1 * kGiB;
+  judge_workload(server, on_card);
+  EXPECT_TRUE(server.heavy);
+
+  // The verdict on the card: the CPU-only job is not asked to stop, the GPU one is.
+  WorkloadScan scan;
+  scan.workloads = {cpu_only, on_gpu};
+  const auto v = coexistence_verdict(scan, 10 * kGiB, gpu_space(device));
+  EXPECT_EQ(v.heavy_count, 1u);
+  ASSERT_EQ(v.stop.size(), 1u) << v.summary;
+  EXPECT_EQ(v.stop[0].pid, 400u);
+}
+
+// Several cards: the space is one card. With the card's process list, a workload holds there what
+// it holds on that card; one whose GPU memory is all on another card is not in the space (not
+// counted, not heavy here); one holding no GPU memory keeps its claim on every card.
+TEST(Coexistence, OnOneOfSeveralCardsOnlyThatCardsWorkloadsCount) {
+  GpuSnapshot card0;
+  card0.index = 0;
+  card0.memory = GpuMemory{80 * kGiB, 60 * kGiB, 20 * kGiB};
+  card0.processes = std::vector<GpuProcess>{{101, 20 * kGiB, "python3"}};
+  GpuSnapshot card1;
+  card1.index = 1;
+  card1.memory = GpuMemory{48 * kGiB, 8 * kGiB, 40 * kGiB};
+  card1.processes =
+      std::vector<GpuProcess>{{201, 40 * kGiB, "python3"}, {101, 1 * kGiB, "python3"}};
+  const std::vector<GpuSnapshot> snaps{card0, card1};
+
+  Workload both;  // PID 100 with a worker 101 on both cards
+  both.pid = 100;
+  both.kind = Classification{Engine::trainer, Role::trainer, "torchrun"};
+  both.cap = CapInfo{CapState::uncapped, "uncapped", {}, {}, {}};
+  both.processes.resize(2);
+  both.processes[0].pid = 100;
+  both.processes[1].pid = 101;
+  both.gpu_bytes = 21 * kGiB;
+  both.heavy = true;
+  Workload other = both;  // PID 200 with its worker 201 on card 1 only
+  other.pid = 200;
+  other.processes[0].pid = 200;
+  other.processes[1].pid = 201;
+  other.gpu_bytes = 40 * kGiB;
+  Workload starting = capped_server(300, 30 * kGiB, 2 * kGiB);  // no GPU memory yet
+  starting.processes.resize(1);
+  starting.processes[0].pid = 300;
+
+  const CoexistenceSpace zero = gpu_space(DeviceMemory{0, 80 * kGiB, 60 * kGiB}, snaps);
+  ASSERT_TRUE(zero.card_bytes_by_pid.has_value());
+  EXPECT_EQ(held_in(both, zero), 20 * kGiB);
+  EXPECT_FALSE(in_space(other, zero));
+  EXPECT_EQ(reserved_in(other, zero), 0u);
+  EXPECT_TRUE(in_space(starting, zero));
+  EXPECT_EQ(reserved_in(starting, zero), 30 * kGiB);
+
+  WorkloadScan scan;
+  scan.workloads = {both, other, starting};
+  const auto v = coexistence_verdict(scan, 10 * kGiB, zero);
+  EXPECT_EQ(v.reserved_bytes, 50 * kGiB);  // 20 GiB held on card 0 + the starting claim
+  EXPECT_EQ(v.heavy_count, 1u);            // PID 200 is heavy on card 1, not here
+  ASSERT_EQ(v.stop.size(), 1u) << v.summary;
+  EXPECT_EQ(v.stop[0].pid, 100u);
+
+  const CoexistenceSpace one = gpu_space(DeviceMemory{1, 48 * kGiB, 8 * kGiB}, snaps);
+  EXPECT_EQ(held_in(both, one), 1 * kGiB);
+  EXPECT_EQ(held_in(other, one), 40 * kGiB);
+  // Without per-card lists (a captured nvidia-smi file), a workload's GPU bytes count whole.
+  const CoexistenceSpace unknown = gpu_space(DeviceMemory{0, 80 * kGiB, 60 * kGiB});
+  EXPECT_FALSE(unknown.card_bytes_by_pid.has_value());
+  EXPECT_EQ(held_in(other, unknown), 40 * kGiB);
+}
+
 // README "Exit codes": one rule for procs and plan --beside.
 TEST(Coexistence, OneExitCodeRule) {
   CoexistenceVerdict v;
