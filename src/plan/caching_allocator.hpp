@@ -27,6 +27,7 @@
 // after an earlier one, as cudaMalloc's addresses mostly do).
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <utility>
@@ -87,12 +88,27 @@ class CachingAllocator {
     bool live = true;  // false once merged away or released
   };
   // The cached free blocks of a pool ordered by (size, id): best fit, then the oldest. A sorted
-  // vector: a replay keeps at most a few hundred free blocks, where this beats a tree.
+  // vector: a replay keeps at most a few hundred free blocks, where this beats a tree. The key is
+  // trivially copyable (std::pair is not), so an insert or an erase shifts it with one memmove.
   class FreeSet {
    public:
-    using Key = std::pair<std::uint64_t, Id>;
+    struct Key {
+      std::uint64_t first = 0;  // size
+      Id second = 0;            // block id
+      friend bool operator==(const Key&, const Key&) = default;
+    };
+    // The first entry not below k. (size, id) compared as one 96-bit number, and the halving
+    // written so the comparison selects rather than branches: this search is most of a replay.
     std::vector<Key>::iterator lower_bound(Key k) {
-      return std::lower_bound(v_.begin(), v_.end(), k);
+      const Order key = order(k);
+      std::size_t lo = 0, n = v_.size();
+      while (n > 0) {
+        const std::size_t half = n / 2;
+        const bool less = order(v_[lo + half]) < key;
+        lo = less ? lo + half + 1 : lo;
+        n = less ? n - half - 1 : half;
+      }
+      return v_.begin() + static_cast<std::ptrdiff_t>(lo);
     }
     std::vector<Key>::iterator begin() { return v_.begin(); }
     std::vector<Key>::iterator end() { return v_.end(); }
@@ -104,6 +120,8 @@ class CachingAllocator {
     std::vector<Key>::iterator erase(std::vector<Key>::iterator it) { return v_.erase(it); }
 
    private:
+    __extension__ using Order = unsigned __int128;  // GCC/Clang's 128-bit integer
+    static Order order(Key k) { return (static_cast<Order>(k.first) << 32) | k.second; }
     std::vector<Key> v_;
   };
   FreeSet& pool(bool small) { return small ? small_free_ : large_free_; }
