@@ -157,6 +157,18 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
       break;
     }
   }
+  // autocast over an fp32 base: the frozen head's linear casts its weight per call and keeps the
+  // copy for its input's gradient: one call (hf), one per 128-token chunk (LitGPT
+  // lm_head_chunk_size, x.split(128, dim=1)).
+  if (run.autocast_base_copies && run.method == TrainMethod::lora &&
+      (run.loss == LossPath::hf || run.loss == LossPath::chunked)) {
+    const double calls =
+        run.loss == LossPath::chunked ? std::ceil(static_cast<double>(run.seq) / 128.0) : 1.0;
+    const double copies = calls * V * d.h * 2;
+    loss_saved += copies;
+    fwd_extra += copies;
+    loss_bwd += copies;
+  }
   // A loop that holds its `logits` name (LitGPT) keeps the model-dtype logits through backward,
   // where the loss alone would have kept only what cross-entropy saved.
   if (run.prev_graph_held && run.loss == LossPath::chunked) {

@@ -56,6 +56,12 @@ struct SimRun {
   double grad_share = 1.0;
   bool head_4bit =
       false;  // lm_head is a bitsandbytes 4-bit linear too (Fabric replaces every Linear)
+  // An fp32 base computed under torch.autocast (LoRA, --precision mixed, no sharding wrapper that
+  // casts the weights itself). autocast_mode.cpp cached_cast caches the half-precision copy only
+  // of an fp32 leaf that requires grad, so a frozen linear casts its weight again at every call;
+  // where the call's input requires grad, the matmul's backward keeps that copy (2 B per weight
+  // element) until it runs. The lm_head likewise, once per call (per chunk when chunked).
+  bool autocast_base_copies = false;
 };
 
 struct SimResult {

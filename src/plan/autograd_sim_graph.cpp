@@ -143,6 +143,12 @@ struct Builder {
           wt || (run.method == TrainMethod::qlora && run.bnb_saves_input && g.tensors[x].rg);
       if (save_in) g.save(p, x);
       if (save_in && !wt) g.held.insert(g.tensors[x].storage);
+      if (run.autocast_base_copies && !wt && run.method == TrainMethod::lora && g.tensors[x].rg) {
+        g.storages.push_back({0, experts * *din * *dout * 2});
+        const int copy = static_cast<int>(g.storages.size()) - 1;
+        p.saved.push_back(copy);
+        g.saved.insert(copy);
+      }
       p.param_grad = wt ? experts * (*din * *dout + (m.bias ? *dout : 0)) * db : 0;
       // bitsandbytes dequantize_4bit allocates the full weight (quant_state.dtype), in forward
       // and again in backward (MatMul4Bit.backward: grad @ dequantized W); a .to(compute dtype)
@@ -349,11 +355,12 @@ struct Builder {
 
 std::string graph_key(const Family& f, const SimRun& run, const Dims& d, unsigned db) {
   std::string k = fmt::format(
-      "{}|{} {} {} {} {} {} {} {}|{} {} {} {} {}|{} {} {} {} {} {} {} {}", f.name, d.h, d.hd,
+      "{}|{} {} {} {} {} {} {} {}|{} {} {} {} {}|{} {} {} {} {} {} {} {} {}", f.name, d.h, d.hd,
       d.heads, d.kvh, d.i, d.k, d.E, run.attn == AttnKernel::eager ? d.s : 0.0,
       static_cast<int>(run.method), db, run.adapter_bytes, d.r, run.lora_dropout > 0,
       run.all_linear, static_cast<int>(run.attn), static_cast<int>(run.ckpt), run.bnb_saves_input,
-      run.dropout_off, run.fused_qkv_lora, run.dequant_copies, run.targets.size());
+      run.dropout_off, run.fused_qkv_lora, run.dequant_copies, run.autocast_base_copies,
+      run.targets.size());
   for (const auto& t : run.targets) k += "|" + t;
   return k;
 }

@@ -273,6 +273,13 @@ SimRun sim_run_for(const Architecture& a, const RunConfig& run) {
   r.dequant_copies = run.bnb_quant_fp16 && run.precision != Precision::fp16 ? 2 : 1;
   r.head_4bit = run.quantize_head;
   r.fused_qkv_lora = run.fused_qkv_lora;
+  // LoRA on an fp32 base computed under autocast: one process, or DDP (each rank the whole
+  // model). FSDP's MixedPrecision gathers bf16 units and DeepSpeed casts the module: no autocast
+  // copies there.
+  const std::uint64_t ranks =
+      std::max<std::uint64_t>(run.nodes, 1) * std::max<std::uint64_t>(run.gpus, 1);
+  r.autocast_base_copies = run.method == Method::lora && run.precision == Precision::mixed &&
+                           (ranks == 1 || run.shard == ShardMode::ddp);
   return r;
 }
 

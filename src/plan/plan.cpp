@@ -381,9 +381,9 @@ Result<PlanResult> make_plan(const PlanInput& input, const PlanEnvironment& env)
           "MixedPrecision gathers each unit in bf16 and computes in bf16");
     } else if (r.estimate.ranks == 1 || run.shard == ShardMode::ddp) {
       r.notes.push_back(
-          "--precision mixed with LoRA: the fp32 base weights are counted, but autocast's "
-          "per-op bf16 copies of them (kept for backward where the input needs a gradient) are "
-          "not modelled: the estimate is low");
+          "--precision mixed with LoRA: the fp32 base weights are counted, and autocast's bf16 "
+          "copy of each frozen weight per call (kept for backward where the input needs a "
+          "gradient; autocast caches only weights that train)");
     }
   }
   if (r.estimate.ranks > 1 && run.shard == ShardMode::ddp) {

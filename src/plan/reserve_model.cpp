@@ -64,15 +64,15 @@ std::string replay_key(const ModelShape& shape, const RunConfig& run, const Term
   std::string k = fmt::format(
       "{}|{} {} {} {} {} {} {} {} {} {} {}|{} {} {}|{} {} {} {} {} {} {} {} {} {} {} {} {} {} {} "
       "{} "
-      "{}|{} {} {} {} {} {} {} {}",
+      "{} {}|{} {} {} {} {} {} {} {}",
       a.family, a.hidden, a.layers, a.heads, a.kv_heads, a.head_dim, a.intermediate, a.vocab,
       a.experts, a.experts_per_token, a.tied_embeddings, a.needs_eager_attention,
       shape.params.embedding, shape.params.lm_head, shape.params.other, static_cast<int>(r.method),
       r.batch, r.seq, r.model_bytes, r.adapter_bytes, r.lora_rank, r.lora_dropout, r.all_linear,
       static_cast<int>(r.attn), static_cast<int>(r.loss), static_cast<int>(r.ckpt),
       r.bnb_saves_input, r.prev_graph_held, r.dequant_copies, r.fused_qkv_lora, r.head_4bit,
-      static_cast<int>(run.optim), t.weights, t.adapter, t.gradients, t.optimizer, t.master, paged,
-      run.packed, run.expandable_segments);
+      r.autocast_base_copies, static_cast<int>(run.optim), t.weights, t.adapter, t.gradients,
+      t.optimizer, t.master, paged, run.packed, run.expandable_segments);
   k += fmt::format("|{} {} {}|{} {}", run.cublas_workspace_bytes, static_cast<int>(run.kbit_prep),
                    static_cast<int>(run.double_quant), run.fused_adamw, grad_share);
   for (const auto& n : r.targets) k += "|" + n;

@@ -460,5 +460,27 @@ TEST(Estimator, LoraMixedUnderFsdpShardsFp32AndGathersBf16) {
   EXPECT_EQ(estimate(s, z3).terms.weights, estimate(s, z3m).terms.weights);
 }
 
+TEST(Estimator, LoraMixedOnOneGpuKeepsAutocastCopiesOfFrozenWeights) {
+  const auto s = fixtures::shape("Llama-3.1-8B");
+  RunConfig bf16;
+  bf16.grad_ckpt = GradCkpt::none;
+  RunConfig mixed = bf16;
+  mixed.precision = Precision::mixed;
+  const Estimate b = estimate(s, bf16), m = estimate(s, mixed);
+  // Every frozen linear whose input requires grad keeps its bf16 copy (2 B per element): all
+  // seven in layers 1-31; in layer 0 all but q/k/v, which read the embedding's norm (no gradient
+  // flows there); o_proj reads the adapted attention, the MLP the residual after it.
+  const std::uint64_t h = 4096, kv = 1024, i = 14336;
+  const std::uint64_t layer = (h * (h + kv + kv + h) + 3 * h * i) * 2;
+  const std::uint64_t first = (h * h + 3 * h * i) * 2;
+  EXPECT_EQ(m.terms.activations - b.terms.activations, 31 * layer + first);
+  // The frozen head's copy, kept for the gradient of its input until the loss backward.
+  EXPECT_EQ(m.terms.logits - b.terms.logits, 128256u * h * 2);
+  // Checkpointed, the layers keep only their inputs: the copies live in the recomputed layer.
+  RunConfig ck = bf16, ckm = mixed;
+  ck.grad_ckpt = ckm.grad_ckpt = GradCkpt::full;
+  EXPECT_EQ(estimate(s, ckm).terms.activations, estimate(s, ck).terms.activations);
+}
+
 }  // namespace
 }  // namespace sparkops::plan

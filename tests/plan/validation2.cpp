@@ -176,9 +176,7 @@ std::vector<Row> evaluate_v2(const std::string& csv_text) {
         run.method == Method::lora)
       run.precision = Precision::mixed;
     // Sharded, the wrapper computes in bf16 (FSDP MixedPrecision, DeepSpeed's bf16 engine); on
-    // one GPU autocast would cast every frozen fp32 weight per op, which has no model here.
-    if (run.precision == Precision::mixed && run.method != Method::full && !sharded)
-      exclude("LoRA under bf16-mixed (fp32 base weights, autocast) not modelled");
+    // one GPU autocast casts every frozen fp32 weight per call (the estimator's autocast copies).
     if (contains(optim, "8bit")) run.optim = Optim::adamw8bit;
     if (contains(optim, "paged")) run.optim = Optim::paged_adamw;
     run.batch = batch.value_or(1);
@@ -255,6 +253,22 @@ std::vector<Row> evaluate_v2(const std::string& csv_text) {
         r.shape = *shape;
         // Qwen (v1) and Qwen1.5: the Llama layout with q/k/v biases (modeling_qwen.py).
         if (icontains(r.model, "qwen")) r.shape.arch.family = "qwen2";
+        // StableLM-Alpha is a GPT-NeoX model (its config.json: GPTNeoXForCausalLM,
+        // use_parallel_residual; LitGPT's stablelm-base-alpha-3b config: parallel_residual,
+        // GptNeoxMLP, LayerNorm): the plain MLP + LayerNorm parallel block, as --mlp plain
+        // --parallel-block gives; the stated total stays, the linears take the rest.
+        if (icontains(r.model, "stablelm-base-alpha")) {
+          r.shape.arch.family = "gpt_neox";
+          r.shape.arch.mlp = models::MlpKind::plain;
+          ParamCounts c = count_params(r.shape.arch);
+          const std::uint64_t total = static_cast<std::uint64_t>(params_b * 1e9);
+          const std::uint64_t fixed = c.embedding + c.lm_head + c.other;
+          if (total > fixed) {
+            c.linear = total - fixed;
+            c.total = c.active = total;
+          }
+          r.shape.params = c;
+        }
       }
     }
     if (r.shape.params.total == 0) exclude("model shape unknown");
