@@ -27,7 +27,7 @@
 // after an earlier one, as cudaMalloc's addresses mostly do).
 
 #include <algorithm>
-#include <cstddef>
+#include <compare>
 #include <cstdint>
 #include <limits>
 #include <utility>
@@ -95,20 +95,10 @@ class CachingAllocator {
     struct Key {
       std::uint64_t first = 0;  // size
       Id second = 0;            // block id
-      friend bool operator==(const Key&, const Key&) = default;
+      friend auto operator<=>(const Key&, const Key&) = default;
     };
-    // The first entry not below k. (size, id) compared as one 96-bit number, and the halving
-    // written so the comparison selects rather than branches: this search is most of a replay.
     std::vector<Key>::iterator lower_bound(Key k) {
-      const Order key = order(k);
-      std::size_t lo = 0, n = v_.size();
-      while (n > 0) {
-        const std::size_t half = n / 2;
-        const bool less = order(v_[lo + half]) < key;
-        lo = less ? lo + half + 1 : lo;
-        n = less ? n - half - 1 : half;
-      }
-      return v_.begin() + static_cast<std::ptrdiff_t>(lo);
+      return std::lower_bound(v_.begin(), v_.end(), k);
     }
     std::vector<Key>::iterator begin() { return v_.begin(); }
     std::vector<Key>::iterator end() { return v_.end(); }
