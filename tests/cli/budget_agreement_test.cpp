@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -52,7 +53,7 @@ std::string budget_line(const std::string& text) {
 
 class BudgetAgreement : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(BudgetAgreement, StatusPlanProcsAndWatchReportOneBudget) {
+TEST_P(BudgetAgreement, StatusPlanProcsWatchAndServeReportOneBudget) {
   const std::string root = test::fixture("roots/" + GetParam()).string();
   const auto status = test::run_sparkops({"--root", root, "status", "--json", "--gpu", "none"});
   const std::uint64_t budget = json_budget(status, "/pool/budget_bytes"_json_pointer);
@@ -72,6 +73,17 @@ TEST_P(BudgetAgreement, StatusPlanProcsAndWatchReportOneBudget) {
       {"--root", root, "watch", "--gpu", "none", "--dir", (dir / "run").string(), "--", "true"});
   EXPECT_EQ(watch.exit_code, 0) << watch.err;
   EXPECT_EQ(budget_line(watch.err), line) << "watch pre-flight:\n" << watch.err;
+
+  // serve's textfile collector writes the same budget as a metric.
+  const auto textfile = dir / "textfile";
+  std::filesystem::create_directories(textfile);
+  const auto serve = test::run_sparkops(
+      {"--root", root, "serve", "--gpu", "none", "--textfile", textfile.string(), "--once"});
+  EXPECT_EQ(serve.exit_code, 0) << serve.err;
+  EXPECT_NE(test::slurp(textfile / "sparkops.prom")
+                .find("\nsparkops_pool_budget_bytes " + std::to_string(budget) + "\n"),
+            std::string::npos)
+      << "serve --textfile";
 }
 
 // The training budget, one rule: on a discrete card (the H200 scenario: NVML reports device
@@ -82,6 +94,12 @@ struct GpuCase {
   const char* scenario;
   const char* source;
 };
+
+// gtest prints a parameter without PrintTo as its bytes (here three pointers), which would put
+// addresses into the test's listed name.
+void PrintTo(const GpuCase& c, std::ostream* os) {
+  *os << c.root << "/" << c.scenario << " -> " << c.source;
+}
 
 class TrainingBudgetAgreement : public ::testing::TestWithParam<GpuCase> {};
 

@@ -63,7 +63,7 @@ TEST(PlanCli, TightExitsThree) {
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
 }
 
-// Issue 13 §4: `--batch 9223372036854775807` used to count the advice down one batch at a time and
+// `--batch 9223372036854775807` used to count the advice down one batch at a time and
 // never finish. The search bisects and the byte sums saturate, so the answer comes at once: the
 // run does not fit, and the first rung is a smaller batch that does (ctest's timeout catches a
 // hang).
