@@ -15,7 +15,6 @@
 #include "cli/commands.hpp"
 #include "ladder/flush.hpp"
 #include "ladder/oom_render.hpp"
-#include "workloads/scan.hpp"
 
 namespace sparkops::cli {
 namespace {
@@ -25,18 +24,6 @@ struct FlushState {
   bool force = false;
   std::string state_path = ".sparkops/ladder.json";
 };
-
-// Trainers the workload scanner finds under the root ("4242 TRL"). An unreadable /proc means none
-// can be found: the flush then goes ahead (the check is a guard, not a lock).
-std::vector<std::string> running_trainers(const HostRoot& root) {
-  std::vector<std::string> out;
-  auto scan = scan_workloads(root, {}, ScanOptions{});
-  if (!scan) return out;
-  for (const auto& w : scan->workloads) {
-    if (w.is_trainer()) out.push_back(fmt::format("{} {}", w.pid, w.kind.label));
-  }
-  return out;
-}
 
 int run_flush(const FlushState& st, AppContext& ctx) {
   const HostRoot root = ctx.host_root();

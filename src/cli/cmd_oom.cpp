@@ -40,26 +40,6 @@ bool given(const OomState& st, const char* option) {
   return o != nullptr && o->count() > 0;
 }
 
-Result<std::optional<PlannedRun>> plan_run(const OomState& st, const AppContext& ctx,
-                                           std::optional<PoolView>& pool) {
-  if (st.flags.model.empty() && st.flags.params.empty()) return std::optional<PlannedRun>();
-  if (!st.flags.serve.empty()) return std::optional<PlannedRun>();  // a server: serving plan
-  auto input = plan::plan_input(st.flags);
-  if (!input) return tl::unexpected(input.error());
-  auto result = plan::make_plan(*input, plan_environment(ctx.host_root(), ctx.config));
-  if (!result) return tl::unexpected(result.error());
-  PlannedRun p;
-  p.model_arg =
-      st.flags.model.empty() ? fmt::format("--params {}", st.flags.params) : st.flags.model;
-  p.shape = result->model.shape;
-  p.run = result->run;
-  p.budget_bytes = result->budget_bytes;
-  if (!result->model.shards.empty()) p.largest_shard_bytes = result->estimate.largest_shard_bytes;
-  p.estimate = result->estimate;
-  if (result->pool) pool = result->pool;
-  return std::optional<PlannedRun>(std::move(p));
-}
-
 std::optional<PoolView> live_pool(const AppContext& ctx) {
   auto pool = current_pool(ctx.host_root(), ctx.config);
   if (!pool) return std::nullopt;
@@ -88,12 +68,13 @@ int run_oom(OomState& st, AppContext& ctx) {
   OomView& view = session->view;
 
   OomRun run;
-  auto planned = plan_run(st, ctx, run.pool);
-  if (!planned) {
-    print_error(ctx, planned.error().detail);
-    return planned.error().code == Errc::io ? kExitFailure : kExitBadInput;
+  if (st.flags.serving.serve.empty()) {  // a server has its serving plan (below)
+    if (auto planned = plan_oom_run(st.flags, plan_environment(ctx.host_root(), ctx.config), run);
+        !planned) {
+      print_error(ctx, planned.error().detail);
+      return planned.error().code == Errc::io ? kExitFailure : kExitBadInput;
+    }
   }
-  run.planned = std::move(*planned);
   if (!run.pool) run.pool = live_pool(ctx);
   if (run.planned) {
     view.ctx.method = run.planned->run.method;
@@ -117,29 +98,23 @@ int run_oom(OomState& st, AppContext& ctx) {
     }
   }
   // --serve ENGINE: the server's ladder, with its serving plan when MODEL is given.
-  if (!st.flags.serve.empty()) {
-    run.server_engine = serving::parse_serve_engine(st.flags.serve);
+  if (!st.flags.serving.serve.empty()) {
+    run.server_engine = serving::parse_serve_engine(st.flags.serving.serve);
     if (!run.server_engine) {
       print_error(ctx, fmt::format("--serve {}: not an engine (vllm, sglang, ollama, llamacpp, "
                                    "trtllm)",
-                                   quote_for_message(st.flags.serve)));
+                                   quote_for_message(st.flags.serving.serve)));
       return kExitBadInput;
     }
     if (!st.flags.model.empty()) {
-      const auto env = plan_environment(ctx.host_root(), ctx.config);
-      auto sc = serving::serving_context(serving_flags_of(st.flags), env,
+      auto server = serving::plan_server(st.flags.serving, st.flags,
+                                         plan_environment(ctx.host_root(), ctx.config),
                                          heavy_rules_from_config(ctx.config));
-      if (!sc) {
-        print_error(ctx, sc.error().detail);
-        return kExitBadInput;
+      if (!server) {
+        print_error(ctx, server.error().detail);
+        return server.error().code == Errc::io ? kExitFailure : kExitBadInput;
       }
-      auto sp = serving::serving_plan_from_flags(serving_flags_of(st.flags),
-                                                 plan::plan_input(st.flags), env, *sc);
-      if (!sp) {
-        print_error(ctx, sp.error().detail);
-        return sp.error().code == Errc::io ? kExitFailure : kExitBadInput;
-      }
-      run.serving = std::move(*sp);
+      run.serving = std::move(server->plan);
     }
   }
   run.model_arg = st.flags.model;

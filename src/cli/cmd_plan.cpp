@@ -12,13 +12,14 @@
 #include "base/text.hpp"
 #include "base/utf8.hpp"
 #include "cli/commands.hpp"
-#include "cli/common_options.hpp"
 #include "cli/plan_flags.hpp"
 #include "config/plan_defaults.hpp"
 #include "models/catalogue.hpp"
 #include "models/http_client.hpp"
 #include "models/progress_http_client.hpp"
 #include "options/domain_options.hpp"
+#include "options/gpu_choice.hpp"
+#include "plan/fit_matrix.hpp"
 #include "plan/frameworks.hpp"
 #include "plan/plan_render.hpp"
 #include "serving/serving_render.hpp"
@@ -53,13 +54,7 @@ struct PlanCommandState {
 plan::PlanEnvironment online_environment(AppContext& ctx, const models::HttpClient* curl,
                                          std::vector<std::string>* notes) {
   plan::PlanEnvironment env = plan_environment(ctx.host_root(), ctx.config, notes);
-  const auto var = [](const char* name) {
-    const char* v = std::getenv(name);
-    return v == nullptr ? std::string() : std::string(v);
-  };
-  env.hub = models::hub_access_from_env({var("HF_ENDPOINT"), var("HF_TOKEN"), var("HF_TOKEN_PATH"),
-                                         var("HF_HOME"), var("HOME"), var("HF_HUB_OFFLINE")});
-  env.hub.client = curl;
+  env.hub = hub_access_for(curl);
   return env;
 }
 
@@ -70,9 +65,10 @@ Result<std::optional<serving::Beside>> beside_for(const PlanFlags& flags,
                                                   const serving::ServingContext& sc,
                                                   const serving::NewJob& job, const Config& config,
                                                   std::vector<std::string>& notes) {
-  if (flags.beside.empty() && !flags.beside_running) return std::optional<serving::Beside>();
-  auto b = serving::beside_from_flags(serving_flags_of(flags), env, sc, job,
-                                      serving::BesideNow{nullptr, flags.beside_running},
+  if (flags.serving.beside.empty() && !flags.serving.beside_running)
+    return std::optional<serving::Beside>();
+  auto b = serving::beside_from_flags(flags.serving, env, sc, job,
+                                      serving::BesideNow{nullptr, flags.serving.beside_running},
                                       coexistence_options_from_config(config), notes);
   if (!b) return tl::unexpected(b.error());
   return std::optional<serving::Beside>(std::move(*b));
@@ -89,7 +85,7 @@ void run_serve_plan(AppContext& ctx, const PlanCommandState& st) {
   // On a discrete GPU the server lives in the card's memory (serving_context).
   GpuMemoryReading gpu;
   if (st.flags.budget == "auto") {
-    gpu = gpu_memory_for(ctx);
+    gpu = gpu_memory_for(env.root, ctx.gpu.backend, ctx.config);
     env.device_memory = gpu.device;
   }
   const auto bad = [&](const Error& e) {
@@ -97,34 +93,33 @@ void run_serve_plan(AppContext& ctx, const PlanCommandState& st) {
     print_error(ctx, e.detail);
     ctx.exit_code = e.code == Errc::io ? kExitFailure : kExitBadInput;
   };
-  auto sc = serving::serving_context(serving_flags_of(st.flags), env,
-                                     heavy_rules_from_config(ctx.config));
-  if (!sc) return bad(sc.error());
-  sc->gpu_snapshots = gpu.snapshots;
-  auto sp = serving::serving_plan_from_flags(serving_flags_of(st.flags), plan::plan_input(st.flags),
-                                             env, *sc);
-  if (!sp) return bad(sp.error());
+  auto server =
+      serving::plan_server(st.flags.serving, st.flags, env, heavy_rules_from_config(ctx.config));
+  if (!server) return bad(server.error());
+  serving::ServingContext& sc = server->context;
+  sc.gpu_snapshots = gpu.snapshots;  // the running workloads a --beside verdict sizes on the card
+  serving::ServingPlan& sp = server->plan;
   hub_progress.finish();  // the model is read; the line is gone before the answer prints
   const auto job = serving::new_serving_job(
-      fmt::format("{} {}", serving::serve_engine_title(sp->args.engine), sp->model_name), *sp,
-      sc->scan);
-  auto beside = beside_for(st.flags, env, *sc, job, ctx.config, notes);
+      fmt::format("{} {}", serving::serve_engine_title(sp.args.engine), sp.model_name), sp,
+      sc.scan);
+  auto beside = beside_for(st.flags, env, sc, job, ctx.config, notes);
   if (!beside) return bad(beside.error());
-  for (auto& n : notes) sp->notes.push_back(std::move(n));
+  for (auto& n : notes) sp.notes.push_back(std::move(n));
   if (ctx.json) {
-    auto j = serving::serving_to_json(*sp);
+    auto j = serving::serving_to_json(sp);
     if (*beside) j["beside"] = serving::beside_to_json((*beside)->verdict, (*beside)->jobs);
     fmt::print(ctx.out, "{}\n", dump_document(j));
   } else {
-    std::string text = serving::render_serving_text(*sp);
+    std::string text = serving::render_serving_text(sp);
     if (*beside) text += serving::render_beside_text((*beside)->verdict, (*beside)->jobs);
     fmt::print(ctx.out, "{}", term::paint_lines(terminal_text(text), ctx.colour(ctx.out)));
   }
-  ctx.exit_code = exit_code_for(sp->verdict);
+  ctx.exit_code = exit_code_for(sp.verdict);
   if (*beside)
     ctx.exit_code =
         std::max(ctx.exit_code, coexistence_exit_code((*beside)->verdict.verdict, true));
-  if (sp->kv_shortfall_bytes > 0) ctx.exit_code = kExitFailure;
+  if (sp.kv_shortfall_bytes > 0) ctx.exit_code = kExitFailure;
 }
 
 void run_plan(AppContext& ctx, const PlanCommandState& st) {
@@ -142,8 +137,8 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
     }
     return;
   }
-  if (!st.flags.serve.empty()) return run_serve_plan(ctx, st);
-  if (!st.flags.serve_args.empty() || !st.flags.engine_words.empty()) {
+  if (!st.flags.serving.serve.empty()) return run_serve_plan(ctx, st);
+  if (!st.flags.serving.serve_args.empty() || !st.flags.serving.engine_words.empty()) {
     print_error(ctx, "engine flags (--serve-args or words after --) need --serve ENGINE");
     ctx.exit_code = kExitBadInput;
     return;
@@ -173,9 +168,7 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
     return;
   }
   // The host side on the pool: the config's [plan] section.
-  input->run.host = {defaults->host_process_bytes, defaults->dataset_bytes,
-                     defaults->dataloader_workers, defaults->worker_bytes,
-                     defaults->page_cache_resident};
+  input->run.host = defaults->host;
   auto seqs = plan::parse_count_list(st.flags.seq, "--seq");
   auto batches = plan::parse_count_list(st.flags.batch, "--batch");
 
@@ -190,7 +183,7 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
   plan::PlanEnvironment env = online_environment(ctx, &client, &anchor_notes);
   GpuMemoryReading gpu;
   if (!input->budget_bytes) {
-    gpu = gpu_memory_for(ctx);
+    gpu = gpu_memory_for(env.root, ctx.gpu.backend, ctx.config);
     env.device_memory = gpu.device;
   }
   auto result = plan::make_plan(*input, env);
@@ -202,8 +195,8 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
   }
   for (auto& n : anchor_notes) result->notes.push_back(std::move(n));
   std::optional<serving::Beside> beside;
-  if (!st.flags.beside.empty() || st.flags.beside_running) {
-    auto sc = serving::serving_context(serving_flags_of(st.flags), env,
+  if (!st.flags.serving.beside.empty() || st.flags.serving.beside_running) {
+    auto sc = serving::serving_context(st.flags.serving, st.flags, env,
                                        heavy_rules_from_config(ctx.config));
     if (!sc) {
       print_error(ctx, sc.error().detail);
@@ -236,31 +229,11 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
     query.need_bytes = plan::peak_bytes(result->estimate, result->peak_basis);
     query.rules = heavy_rules_from_config(ctx.config);
     query.coexistence = coexistence_options_from_config(ctx.config);
-    if (auto a = answer_procs(env.root, query);
-        a && !a->report.scan.workloads.empty() && a->report.verdict) {
-      const auto& v = *a->report.verdict;
-      result->notes.push_back(
-          fmt::format("beside what runs ({}): {}", verdict_kind_name(v.kind), v.summary));
-    }
+    if (auto note = beside_what_runs_note(env.root, query)) result->notes.push_back(*note);
   }
 
   if (seqs->size() > 1 || batches->size() > 1) {
-    std::vector<plan::MatrixCell> cells;
-    std::optional<std::uint64_t> shard;
-    if (!result->model.shards.empty()) shard = result->estimate.largest_shard_bytes;
-    for (const auto s : *seqs) {
-      for (const auto b : *batches) {
-        plan::RunConfig run = result->run;
-        run.seq = s;
-        run.batch = b;
-        plan::MatrixCell c{s, b, plan::estimate(result->model.shape, run, shard),
-                           plan::Verdict::wont_fit};
-        c.verdict = plan::verdict_for(
-            plan::peak_bytes(c.estimate, result->peak_basis), result->budget_bytes,
-            result->device ? std::nullopt : result->pool, c.estimate.terms.page_cache);
-        cells.push_back(c);
-      }
-    }
+    const auto cells = plan::fit_matrix(*result, *seqs, *batches);
     if (ctx.json) {
       fmt::print(ctx.out, "{}\n", dump_document(plan::matrix_to_json(*result, cells)));
     } else {
@@ -300,7 +273,7 @@ void add_plan_command(CLI::App& app, AppContext& ctx) {
       "heavy job at a time). Exit: 0 fits (or fits after a cache flush), 3 tight, 1 won't fit or\n"
       "stop another job first, 2 bad input.");
   add_plan_flags(cmd, st->flags);
-  cmd->add_option("ENGINE_ARGS", st->flags.engine_words,
+  cmd->add_option("ENGINE_ARGS", st->flags.serving.engine_words,
                   "With --serve: the engine's own flags after `--` (plan MODEL --serve vllm -- "
                   "--max-model-len 32768 --gpu-memory-utilization 0.5)");
   cmd->add_flag("--list", st->list, "Print the model catalogue");

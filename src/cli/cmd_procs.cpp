@@ -11,8 +11,9 @@
 #include "base/units.hpp"
 #include "base/utf8.hpp"
 #include "cli/commands.hpp"
-#include "cli/common_options.hpp"
 #include "cli/plan_flags.hpp"
+#include "options/domain_options.hpp"
+#include "options/gpu_choice.hpp"
 #include "serving/serving_render.hpp"
 #include "status/status_report.hpp"
 #include "term/colour.hpp"
@@ -36,13 +37,13 @@ struct ProcsFlags {
 Result<GpuProcessList> gpu_processes(const ProcsFlags& flags, const AppContext& ctx,
                                      const HostRoot& root) {
   if (!flags.gpu_apps.empty()) return gpu_processes_from_smi_file(flags.gpu_apps);
-  if (!root.is_live() && !gpu_source_named(ctx)) {
+  if (!root.is_live() && !gpu_source_named(ctx.gpu.backend)) {
     GpuProcessList none;
     none.note =
         "not read: --root names a captured tree (give its nvidia-smi output with --gpu-apps FILE)";
     return none;
   }
-  auto source = open_gpu_for(ctx);
+  auto source = open_gpu_for(root, ctx.gpu.backend, ctx.config);
   if (!source) return tl::unexpected(source.error());
   return gpu_processes_from(**source);
 }
@@ -54,16 +55,13 @@ Result<GpuProcessList> gpu_processes(const ProcsFlags& flags, const AppContext& 
 Result<std::uint64_t> planned_need(const ProcsFlags& flags, const AppContext& ctx,
                                    const HostRoot& root,
                                    const std::optional<DeviceMemory>& device) {
-  if (!flags.plan_flags.serve.empty()) {
+  if (!flags.plan_flags.serving.serve.empty()) {
     plan::PlanEnvironment env = plan_environment(root, ctx.config);
     if (flags.plan_flags.budget == "auto") env.device_memory = device;
-    auto sc = serving::serving_context(serving_flags_of(flags.plan_flags), env,
+    auto server = serving::plan_server(flags.plan_flags.serving, flags.plan_flags, env,
                                        heavy_rules_from_config(ctx.config));
-    if (!sc) return tl::unexpected(sc.error());
-    auto sp = serving::serving_plan_from_flags(serving_flags_of(flags.plan_flags),
-                                               plan::plan_input(flags.plan_flags), env, *sc);
-    if (!sp) return tl::unexpected(sp.error());
-    return sp->footprint_bytes;
+    if (!server) return tl::unexpected(server.error());
+    return server->plan.footprint_bytes;
   }
   auto input = plan::plan_input(flags.plan_flags);
   if (!input) return tl::unexpected(input.error());
@@ -81,19 +79,20 @@ Result<serving::Beside> beside_planned(const ProcsFlags& flags, const AppContext
                                        std::uint64_t need,
                                        const std::optional<DeviceMemory>& device,
                                        const std::vector<GpuSnapshot>& snapshots) {
-  const auto sflags = serving_flags_of(flags.plan_flags);
+  const auto& sflags = flags.plan_flags.serving;
   plan::PlanEnvironment env = plan_environment(root, ctx.config);
   env.pool = answer.report.pool;
   // The space procs judged in: on a discrete GPU its memory (the same card and reading).
   if (flags.plan_flags.budget == "auto") env.device_memory = device;
-  auto sc = serving::serving_context(sflags, env, heavy_rules_from_config(ctx.config));
+  auto sc =
+      serving::serving_context(sflags, flags.plan_flags, env, heavy_rules_from_config(ctx.config));
   if (!sc) return fail(sc.error().code, fmt::format("--beside: {}", sc.error().detail));
   sc->pool = answer.report.pool;
   sc->device = device;
   sc->scan = answer.scan;
   sc->gpu_snapshots = snapshots;
   serving::NewJob job = serving::new_training_job("the planned run", need, answer.scan);
-  if (!flags.plan_flags.serve.empty()) {
+  if (!flags.plan_flags.serving.serve.empty()) {
     auto sp =
         serving::serving_plan_from_flags(sflags, plan::plan_input(flags.plan_flags), env, *sc);
     if (!sp) return tl::unexpected(sp.error());
@@ -155,7 +154,7 @@ void run_procs(const ProcsFlags& flags, AppContext& ctx) {
   }
   ProcsReport& report = answer->report;
   std::optional<serving::Beside> beside;
-  if (flags.plan && !flags.plan_flags.beside.empty() && report.pool) {
+  if (flags.plan && !flags.plan_flags.serving.beside.empty() && report.pool) {
     auto b = beside_planned(flags, ctx, root, *answer, query.need_bytes.value_or(0),
                             query.device_memory, query.gpu.snapshots);
     if (!b) return bad(b.error().detail);

@@ -8,8 +8,9 @@
 #include "base/clock.hpp"
 #include "base/units.hpp"
 #include "cli/commands.hpp"
-#include "cli/common_options.hpp"
 #include "cli/signal_bridge.hpp"
+#include "options/domain_options.hpp"
+#include "options/gpu_choice.hpp"
 #include "sampling/sample_run.hpp"
 
 namespace sparkops::cli {
@@ -55,7 +56,7 @@ void run_sample_command(AppContext& ctx, const SampleFlags& flags) {
   if (!appender) return bad(appender.error().detail);
   options.appender = std::move(*appender);
 
-  auto gpu = open_gpu_for(ctx);
+  auto gpu = open_gpu_for(ctx.host_root(), ctx.gpu.backend, ctx.config);
   if (!gpu) return bad(gpu.error().detail);
 
   // What the signal thread writes outlives it (declared first, destroyed last).

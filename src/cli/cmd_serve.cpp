@@ -7,9 +7,10 @@
 
 #include "base/output_file.hpp"
 #include "cli/commands.hpp"
-#include "cli/common_options.hpp"
 #include "cli/signal_bridge.hpp"
 #include "exporter/serve_session.hpp"
+#include "options/domain_options.hpp"
+#include "options/gpu_choice.hpp"
 #include "sampling/sample_run.hpp"
 
 namespace sparkops::cli {
@@ -35,9 +36,9 @@ void run_serve(const ServeRequest& flags, AppContext& ctx) {
     if (auto warning = readable_by_others(flags.token_file))
       print_error(ctx, "warning: --token " + *warning);
   }
-  auto gpu = open_gpu_for(ctx);
-  if (!gpu) {
-    print_error(ctx, gpu.error().detail);
+  auto status = status_source(ctx.host_root(), ctx.gpu.backend, ctx.config);
+  if (!status) {
+    print_error(ctx, status.error().detail);
     ctx.exit_code = kExitBadInput;
     return;
   }
@@ -48,9 +49,9 @@ void run_serve(const ServeRequest& flags, AppContext& ctx) {
   signals.watch([&](int) { stop.request_stop(); });
 
   ServeSource source;
-  source.root = ctx.host_root();
-  source.gpu = gpu->get();
-  source.status = status_options_for(source.root, ctx.config);
+  source.root = status->root;
+  source.gpu = status->gpu.get();
+  source.status = status->options;
   source.detector = detector_from_config(ctx.config);
   source.output_trust = ctx.output_trust;
   ctx.exit_code = run_serve_session(ctx, flags, *plan, source, stop.get_token());

@@ -6,7 +6,8 @@
 #include "base/units.hpp"
 #include "base/utf8.hpp"
 #include "cli/commands.hpp"
-#include "cli/common_options.hpp"
+#include "options/domain_options.hpp"
+#include "options/gpu_choice.hpp"
 #include "status/status_json.hpp"
 #include "status/status_render.hpp"
 #include "status/status_report.hpp"
@@ -22,28 +23,20 @@ struct StatusFlags {
 };
 
 void run_status(const StatusFlags& flags, AppContext& ctx) {
-  if (!flags.overhead.empty()) {
-    if (auto v = parse_bytes(flags.overhead, DefaultUnit::gib); !v) {
-      print_error(ctx, fmt::format("--overhead: {}", v.error().detail));
-      ctx.exit_code = kExitBadInput;
-      return;
-    }
-    if (auto st = ctx.config.set_from_flag("pool.overhead", flags.overhead, "--overhead"); !st) {
-      print_error(ctx, st.error().detail);
-      ctx.exit_code = kExitBadInput;
-      return;
-    }
-  }
-  auto gpu = open_gpu_for(ctx);
-  if (!gpu) {
-    print_error(ctx, gpu.error().detail);
+  const auto bad = [&](std::string_view message) {
+    print_error(ctx, message);
     ctx.exit_code = kExitBadInput;
-    return;
+  };
+  if (!flags.overhead.empty()) {
+    if (auto v = parse_bytes(flags.overhead, DefaultUnit::gib); !v)
+      return bad(fmt::format("--overhead: {}", v.error().detail));
+    if (auto st = ctx.config.set_from_flag("pool.overhead", flags.overhead, "--overhead"); !st)
+      return bad(st.error().detail);
   }
-  const HostRoot root = ctx.host_root();
-  const StatusOptions options = status_options_for(root, ctx.config);
-  SystemClock clock;
-  const StatusReport report = collect_status(root, **gpu, clock, options);
+  auto source = status_source(ctx.host_root(), ctx.gpu.backend, ctx.config);
+  if (!source) return bad(source.error().detail);
+  const StatusReport report =
+      collect_status(source->root, *source->gpu, SystemClock(), source->options);
   if (ctx.json) {
     fmt::print(ctx.out, "{}\n", dump_document(status_to_json(report)));
   } else {

@@ -9,7 +9,8 @@
 
 #include "base/units.hpp"
 #include "cli/commands.hpp"
-#include "cli/common_options.hpp"
+#include "options/domain_options.hpp"
+#include "options/gpu_choice.hpp"
 #include "sampling/sample_run.hpp"
 #include "status/status_report.hpp"
 #include "term/terminal.hpp"
@@ -55,17 +56,16 @@ void run_top(const TopFlags& flags, AppContext& ctx) {
     ctx.exit_code = kExitBadInput;
     return;
   }
-  auto gpu = open_gpu_for(ctx);
-  if (!gpu) {
-    print_error(ctx, gpu.error().detail);
+  auto source = status_source(ctx.host_root(), ctx.gpu.backend, ctx.config);
+  if (!source) {
+    print_error(ctx, source.error().detail);
     ctx.exit_code = kExitBadInput;
     return;
   }
-  const HostRoot root = ctx.host_root();
-  const StatusOptions options = status_options_for(root, ctx.config);
   SystemClock clock;
-  GpuSource& source = **gpu;
-  const tui::CollectFn collect = [&] { return collect_status(root, source, clock, options); };
+  const tui::CollectFn collect = [&] {
+    return collect_status(source->root, *source->gpu, clock, source->options);
+  };
 
   tui::TrackerOptions tracker;
   tracker.thresholds.detector = detector_from_config(ctx.config);
@@ -90,7 +90,7 @@ void run_top(const TopFlags& flags, AppContext& ctx) {
   loop.glyphs = glyphs;
   loop.tracker = tracker;
   loop.colour = ctx.colour(ctx.out) ? tui::ColourMode::colour : tui::ColourMode::monochrome;
-  auto signaller = tui::make_system_signaller(root);
+  auto signaller = tui::make_system_signaller(source->root);
   if (auto ran = tui::run_top(loop, collect, *signaller, clock); !ran) {
     print_error(ctx, ran.error().detail);
     ctx.exit_code = kExitBadInput;

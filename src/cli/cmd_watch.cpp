@@ -15,13 +15,15 @@
 #include "base/units.hpp"
 #include "base/utf8.hpp"
 #include "cli/commands.hpp"
-#include "cli/common_options.hpp"
 #include "cli/plan_flags.hpp"
 #include "cli/signal_bridge.hpp"
+#include "options/domain_options.hpp"
+#include "options/gpu_choice.hpp"
 #include "sampling/sample_run.hpp"
 #include "status/status_report.hpp"
 #include "watch/run_folder.hpp"
 #include "watch/watch_finish.hpp"
+#include "watch/watch_options.hpp"
 #include "watch/watch_preflight.hpp"
 #include "watch/watch_session.hpp"
 #include "watch/watch_summary.hpp"
@@ -30,17 +32,10 @@ namespace sparkops::cli {
 
 namespace {
 
-struct WatchFlags {
-  std::vector<std::string> command;
-  std::string dir;
-  std::string log;
-  std::string interval;
-  std::string format = "nvidia-smi";
+struct WatchFlags : WatchArgs {
   std::string ladder_state = ".sparkops/ladder.json";
   bool no_preflight = false;
-  bool kill_orphans = false;
   bool force = false;
-  bool no_pty = false;
   PlanFlags plan;
 };
 
@@ -48,41 +43,14 @@ bool plan_requested(const WatchFlags& f) {
   return !f.plan.model.empty() || !f.plan.params.empty();
 }
 
-Result<WatchOptions> options_from_flags(AppContext& ctx, const WatchFlags& f) {
-  WatchOptions o;
-  o.command = f.command;
-  o.pty = !f.no_pty;
-  if (o.command.empty())
-    return fail(Errc::invalid_argument, "no command given: sparkops watch [options] -- CMD ...");
-  auto interval = sample_interval(f.interval, ctx.config.get_duration("sample.interval"));
-  if (!interval) return tl::unexpected(interval.error());
-  o.interval = *interval;
-  auto format = parse_sample_format(f.format);
-  if (!format) return tl::unexpected(format.error());
-  o.format = *format;
-  const SystemClock clock;
-  o.dir = f.dir.empty() ? std::filesystem::path(fmt::format("sparkops-run-{}",
-                                                            format_compact_utc(clock.system_now())))
-                        : std::filesystem::path(f.dir);
-  o.log = f.log.empty() ? o.dir / "train.log" : std::filesystem::path(f.log);
-  o.detector = detector_from_config(ctx.config);
-  auto appender = appender_options_from_config(ctx.config, ctx.output_trust);
-  if (!appender) return tl::unexpected(appender.error());
-  o.appender = std::move(*appender);
-  o.max_log_bytes = ctx.config.get_bytes("watch.max_log_bytes");
-  o.kill_orphans = f.kill_orphans;
-  o.slowdown = live_slowdown_options_from_config(ctx.config);
-  return o;
-}
-
 void run_watch(AppContext& ctx, const WatchFlags& f) {
   const auto bad = [&](std::string_view message) {
     print_error(ctx, message);
     ctx.exit_code = kExitBadInput;
   };
-  auto options = options_from_flags(ctx, f);
+  auto options = watch_options(f, ctx.config, ctx.output_trust, SystemClock().system_now());
   if (!options) return bad(options.error().detail);
-  auto gpu = open_gpu_for(ctx);
+  auto gpu = open_gpu_for(ctx.host_root(), ctx.gpu.backend, ctx.config);
   if (!gpu) return bad(gpu.error().detail);
   std::optional<plan::PlanEnvironment> env;
   std::optional<plan::PlanResult> plan;
@@ -98,13 +66,13 @@ void run_watch(AppContext& ctx, const WatchFlags& f) {
   }
   std::vector<std::string> preflight_warnings;
   if (!f.no_preflight) {
-    const serving::ServingFlags serving = serving_flags_of(f.plan);
     PreflightInput in;
     in.root = ctx.host_root();
     in.status = status_options_for(in.root, ctx.config);
     in.plan = plan ? &*plan : nullptr;
     in.env = env ? &*env : nullptr;
-    in.serving = &serving;
+    in.serving = &f.plan.serving;
+    in.budget = &f.plan;
     in.heavy = heavy_rules_from_config(ctx.config);
     in.coexistence = coexistence_options_from_config(ctx.config);
     in.force = f.force;
@@ -141,7 +109,7 @@ void run_watch(AppContext& ctx, const WatchFlags& f) {
   in.options = &*options;
   in.outcome = &*outcome;
   in.plan = plan ? &*plan : nullptr;
-  in.model_arg = f.plan.model.empty() ? fmt::format("--params {}", f.plan.params) : f.plan.model;
+  in.model_arg = model_arg_of(f.plan);
   in.diagnose = diagnose_options_from_config(ctx.config);
   in.pool = pool_options_from_config(ctx.config);
   in.anchor_file = user_anchor_file();

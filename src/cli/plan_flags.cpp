@@ -99,36 +99,23 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f) {
   cmd->add_option(
       "--overhead", f.overhead,
       "OS/driver overhead subtracted from MemAvailable (default: config pool.overhead)");
-  cmd->add_option("--serve", f.serve,
+  cmd->add_option("--serve", f.serving.serve,
                   "Plan an inference server instead of training: vllm | sglang | ollama | "
                   "llamacpp | trtllm (the engine's own flags follow `--` or go in --serve-args)")
       ->type_name("ENGINE");
-  cmd->add_option("--serve-args", f.serve_args,
+  cmd->add_option("--serve-args", f.serving.serve_args,
                   "The engine's flags, spelled as the engine spells them: \"--max-model-len 32768 "
                   "--gpu-memory-utilization 0.5\", \"-c 16384 -np 4\", \"OLLAMA_NUM_PARALLEL=4\"")
       ->type_name("ARGS");
-  cmd->add_option("--beside", f.beside,
+  cmd->add_option("--beside", f.serving.beside,
                   "A command line to run beside the planned job (repeatable), e.g. \"vllm serve "
                   "ORG/NAME --gpu-memory-utilization 0.5\": one verdict for the combination")
       ->type_name("CMD");
-  cmd->add_flag("--beside-running", f.beside_running,
+  cmd->add_flag("--beside-running", f.serving.beside_running,
                 "Judge the planned job beside what runs now (the workloads `procs` lists)");
-  cmd->add_option("--device-total", f.device_total,
+  cmd->add_option("--device-total", f.serving.device_total,
                   "The device total CUDA reports, for fraction engines (default: the pool total, "
                   "MemTotal; GB10 CUDA reports about 121.6 GiB)")
       ->type_name("SIZE");
 }
-
-serving::ServingFlags serving_flags_of(const PlanFlags& f) {
-  serving::ServingFlags s;
-  s.budget = f.budget;
-  s.overhead = f.overhead;
-  s.device_total = f.device_total;
-  s.serve = f.serve;
-  s.serve_args = f.serve_args;
-  s.engine_words = f.engine_words;
-  s.beside = f.beside;
-  return s;
-}
-
 }  // namespace sparkops::cli

@@ -4,16 +4,28 @@
 #include <fmt/format.h>
 
 #include "config/config.hpp"
+#include "config/plan_defaults.hpp"
+#include "config/slowdown_thresholds.hpp"
 #include "config/thermal_thresholds.hpp"
 
 namespace sparkops {
 
 namespace {
 
-// A thermal default as the key table's text: "240", "0.6" (fmt's shortest round-trip spelling).
-std::string_view thermal_default(double value) {
+// A typed section's default as the key table's text: "240", "0.6", "5" (fmt's shortest round-trip
+// spelling).
+template <typename T>
+std::string_view default_text(T value) {
   static std::deque<std::string> texts;  // push_back keeps earlier elements in place
   texts.push_back(fmt::format("{}", value));
+  return texts.back();
+}
+
+// A byte default in KiB, as the key table writes measured RSS figures: "1524160K".
+std::string_view default_kib(std::uint64_t bytes) {
+  static std::deque<std::string> texts;
+  texts.push_back(bytes != 0 && bytes % 1024 == 0 ? fmt::format("{}K", bytes / 1024)
+                                                  : fmt::format("{}", bytes));
   return texts.back();
 }
 
@@ -21,8 +33,12 @@ std::string_view thermal_default(double value) {
 
 const std::vector<ConfigKey>& config_keys() {
   // Defaults follow the skill and docs/domain.md; each can be overridden per machine. The thermal
-  // defaults are ThermalThresholds' (config/thermal_thresholds.hpp), written once there.
+  // and analyze defaults are ThermalThresholds' and SlowdownThresholds' (config/
+  // thermal_thresholds.hpp, config/slowdown_thresholds.hpp), written once there; so are the plan
+  // defaults (config/plan_defaults.hpp).
   static const ThermalThresholds t;
+  static const SlowdownThresholds a;
+  static const PlanDefaults p;
   static const std::vector<ConfigKey> keys = {
       {"pool.overhead", "4GiB", "bytes",
        "OS/driver overhead subtracted from MemAvailable to get the budget (the skill's \"a few "
@@ -30,19 +46,19 @@ const std::vector<ConfigKey>& config_keys() {
       {"pool.swap_counts", "false", "bool", "count SwapFree as available pool memory"},
       {"pool.flush_hint_gap", "8GiB", "bytes",
        "suggest a cache flush when MemAvailable - MemFree exceeds this"},
-      {"thermal.rated_watts", thermal_default(t.rated_watts), "number",
+      {"thermal.rated_watts", default_text(t.rated_watts), "number",
        "rated platform power (GB10: 240 W)"},
-      {"thermal.ceiling_watts", thermal_default(t.ceiling_watts), "number",
+      {"thermal.ceiling_watts", default_text(t.ceiling_watts), "number",
        "sustained power ceiling under long load (GB10: ~100 W)"},
-      {"thermal.ceiling_band_watts", thermal_default(t.ceiling_band_watts), "number",
+      {"thermal.ceiling_band_watts", default_text(t.ceiling_band_watts), "number",
        "power within this band of the ceiling counts as 'at the ceiling'"},
-      {"thermal.hot_celsius", thermal_default(t.hot_celsius), "number",
+      {"thermal.hot_celsius", default_text(t.hot_celsius), "number",
        "GPU temperature considered high under load"},
-      {"thermal.busy_util_percent", thermal_default(t.busy_util_percent), "number",
+      {"thermal.busy_util_percent", default_text(t.busy_util_percent), "number",
        "utilisation at or above which the GPU is under load"},
-      {"thermal.low_clock_ratio", thermal_default(t.low_clock_ratio), "number",
+      {"thermal.low_clock_ratio", default_text(t.low_clock_ratio), "number",
        "SM clock below this fraction of its max under load is an unflagged slow state"},
-      {"thermal.low_power_ratio", thermal_default(t.low_power_ratio), "number",
+      {"thermal.low_power_ratio", default_text(t.low_power_ratio), "number",
        "power below this fraction of the run's own earlier level under load is an unflagged slow "
        "state"},
       {"gpu.timeout", "10s", "duration",
@@ -60,15 +76,16 @@ const std::vector<ConfigKey>& config_keys() {
       {"serve.interval", "5s", "duration", "how often `sparkops serve` reads the machine"},
       {"serve.max_workloads", "32", "integer",
        "per-workload series `sparkops serve` exports at most (largest first)"},
-      {"analyze.slowdown_factor", "1.3", "number",
+      {"analyze.slowdown_factor", default_text(a.slowdown_factor), "number",
        "step time this many times the baseline is a slowdown"},
-      {"analyze.sustain_steps", "5", "integer",
+      {"analyze.sustain_steps", default_text(a.sustain_steps), "integer",
        "slow measurements a slowdown needs (fewer make a stall)"},
-      {"analyze.min_wall_share", "0.75", "number",
+      {"analyze.min_wall_share", default_text(a.min_wall_share), "number",
        "share of a slowdown's wall time its slow steps must take (0..1)"},
-      {"analyze.noise_sigmas", "3", "number",
+      {"analyze.noise_sigmas", default_text(a.noise_sigmas), "number",
        "a slow step is also this many robust sigmas of the baseline's noise above it"},
-      {"analyze.warmup_steps", "5", "integer", "steps skipped before the baseline"},
+      {"analyze.warmup_steps", default_text(a.warmup_steps), "integer",
+       "steps skipped before the baseline"},
       {"procs.small_workload", "4GiB", "bytes",
        "an uncapped workload holding less than this is small and coexists (the skill's < 4 GB "
        "LoRA)"},
@@ -78,19 +95,19 @@ const std::vector<ConfigKey>& config_keys() {
        "a run that fits with less than this to spare is 'tight'"},
       {"procs.orphan_min", "1GiB", "bytes",
        "an orphaned vLLM engine holding this much is reported for cleanup"},
-      {"plan.framework", "hf", "string",
+      {"plan.framework", p.framework, "string",
        "training framework whose memory defaults `plan` assumes without --framework "
        "(hf|trl|unsloth|axolotl|llamafactory|torchtune|litgpt|nemo)"},
-      {"plan.host_process", "1524160K", "bytes",
+      {"plan.host_process", default_kib(p.host.process_bytes), "bytes",
        "the training process's own resident memory on the pool: Python, torch and the CUDA "
        "libraries (default measured, docs/estimator.md)"},
-      {"plan.dataset", "0", "bytes",
+      {"plan.dataset", default_kib(p.host.dataset_bytes), "bytes",
        "a dataset the run holds in RAM (Arrow datasets are memory-mapped: their pages are cache)"},
-      {"plan.dataloader_workers", "0", "integer",
+      {"plan.dataloader_workers", default_text(p.host.dataloader_workers), "integer",
        "DataLoader worker processes of the run (transformers' dataloader_num_workers default 0)"},
-      {"plan.worker_bytes", "261064K", "bytes",
+      {"plan.worker_bytes", default_kib(p.host.worker_bytes), "bytes",
        "anonymous memory of one forked DataLoader worker (default measured, docs/estimator.md)"},
-      {"plan.page_cache", "resident", "string",
+      {"plan.page_cache", p.host.page_cache_resident ? "resident" : "dropped", "string",
        "resident|dropped: whether the checkpoint's file pages stay cached after loading (they "
        "count against what is free without a flush)"},
   };

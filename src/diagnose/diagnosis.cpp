@@ -140,14 +140,11 @@ Diagnosis diagnose(const StepSeries& series, const ThermalLog* thermal, const Di
   // baseline window is the early part of the run (at least 20 measurements or 20 %), so a slowdown
   // covering most of a long run still stands out. The rule itself is the live one.
   SlowdownRuleOptions ro;
-  ro.slowdown_factor = o.slowdown_factor;
-  ro.min_steps = o.sustain_steps;
-  ro.min_wall_share = o.min_wall_share;
-  ro.noise_sigmas = o.noise_sigmas;
-  const auto warmup = static_cast<std::size_t>(std::max<std::int64_t>(0, o.warmup_steps));
-  ro.warmup_steps = static_cast<std::int64_t>(std::min(warmup, measured.size() / 4));
-  ro.baseline_samples =
-      std::max<std::size_t>(20, (measured.size() - static_cast<std::size_t>(ro.warmup_steps)) / 5);
+  ro.thresholds = o.slowdown;
+  const auto warmup = static_cast<std::size_t>(std::max<std::int64_t>(0, o.slowdown.warmup_steps));
+  ro.thresholds.warmup_steps = static_cast<std::int64_t>(std::min(warmup, measured.size() / 4));
+  ro.baseline_samples = std::max<std::size_t>(
+      20, (measured.size() - static_cast<std::size_t>(ro.thresholds.warmup_steps)) / 5);
   SlowdownRule rule(ro);
   std::vector<RuleEvent> events;
   for (std::size_t i = 0; i < n; ++i) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/clock.hpp"
+#include "config/slowdown_thresholds.hpp"
 #include "config/thermal_thresholds.hpp"
 #include "diagnose/thermal_log.hpp"
 #include "trainlog/step_series.hpp"
@@ -18,11 +19,8 @@
 namespace sparkops::diagnose {
 
 struct DiagnoseOptions {
-  double slowdown_factor = 1.3;    // analyze.slowdown_factor
-  std::int64_t sustain_steps = 5;  // analyze.sustain_steps (slow measurements a slowdown needs)
-  double min_wall_share = 0.75;    // analyze.min_wall_share (their share of the episode's time)
-  double noise_sigmas = 3.0;       // analyze.noise_sigmas (slow = beyond the baseline's own noise)
-  std::int64_t warmup_steps = 5;   // analyze.warmup_steps (records skipped before the baseline)
+  // The slowdown rule's thresholds (analyze.* config keys), the same watch's live events use.
+  SlowdownThresholds slowdown;
   double doubled_factor = 2.0;
   // The thermal rule's thresholds (thermal.* config keys), the same the live detector uses.
   ThermalThresholds thermal;

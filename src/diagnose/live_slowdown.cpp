@@ -5,14 +5,7 @@ namespace sparkops::diagnose {
 namespace {
 
 SlowdownRuleOptions rule_options(const LiveSlowdownOptions& o) {
-  SlowdownRuleOptions r;
-  r.slowdown_factor = o.slowdown_factor;
-  r.min_steps = o.sustain_steps;
-  r.min_wall_share = o.min_wall_share;
-  r.noise_sigmas = o.noise_sigmas;
-  r.warmup_steps = o.warmup_steps;
-  r.baseline_samples = o.baseline_samples;
-  return r;
+  return SlowdownRuleOptions{o.slowdown, o.baseline_samples};
 }
 
 }  // namespace

@@ -15,11 +15,8 @@
 namespace sparkops::diagnose {
 
 struct LiveSlowdownOptions {
-  double slowdown_factor = 1.3;
-  std::int64_t sustain_steps = 5;
-  double min_wall_share = 0.75;
-  double noise_sigmas = 3.0;
-  std::int64_t warmup_steps = 5;
+  SlowdownThresholds slowdown;  // the analyze.* config section, as `analyze` applies it
+  // Live the run's length is unknown: the baseline is the median of this many measurements.
   std::size_t baseline_samples = 10;
 };
 

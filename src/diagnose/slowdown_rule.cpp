@@ -22,9 +22,9 @@ constexpr std::size_t kMaxRecoveryTail = 20;
 }  // namespace
 
 SlowdownRule::SlowdownRule(SlowdownRuleOptions options) : o_(options) {
-  if (o_.min_steps < 1) o_.min_steps = 1;
+  if (o_.thresholds.sustain_steps < 1) o_.thresholds.sustain_steps = 1;
   if (o_.baseline_samples < 1) o_.baseline_samples = 1;
-  if (o_.warmup_steps < 0) o_.warmup_steps = 0;
+  if (o_.thresholds.warmup_steps < 0) o_.thresholds.warmup_steps = 0;
 }
 
 bool SlowdownRule::settle_baseline(std::vector<RuleEvent>& out) {
@@ -37,7 +37,8 @@ bool SlowdownRule::settle_baseline(std::vector<RuleEvent>& out) {
   baseline_ = median_of(v);
   for (double& x : v) x = std::fabs(x - *baseline_);
   const double sigma = kMadToSigma * median_of(v);
-  threshold_ = std::max(o_.slowdown_factor * *baseline_, *baseline_ + o_.noise_sigmas * sigma);
+  threshold_ = std::max(o_.thresholds.slowdown_factor * *baseline_,
+                        *baseline_ + o_.thresholds.noise_sigmas * sigma);
   std::vector<Measurement> window = std::move(calm_);
   calm_.clear();
   for (const Measurement& m : window) judge(m, out);
@@ -51,7 +52,7 @@ void SlowdownRule::feed(const Measurement& m, std::vector<RuleEvent>& out) {
     return;
   }
   ++seen_;
-  if (seen_ <= o_.warmup_steps) {
+  if (seen_ <= o_.thresholds.warmup_steps) {
     ++warmup_skipped_;
     return;
   }
@@ -81,8 +82,8 @@ void SlowdownRule::judge(const Measurement& m, std::vector<RuleEvent>& out) {
     span_wall_ += wall;
     gap_wall_ = 0;
     gap_ = 0;
-    if (!confirmed_ && static_cast<std::int64_t>(slow_.size()) >= o_.min_steps &&
-        slow_wall_ >= o_.min_wall_share * span_wall_) {
+    if (!confirmed_ && static_cast<std::int64_t>(slow_.size()) >= o_.thresholds.sustain_steps &&
+        slow_wall_ >= o_.thresholds.min_wall_share * span_wall_) {
       confirmed_ = true;
       out.push_back(event(RuleEventKind::slowdown_start));
     }
@@ -91,7 +92,7 @@ void SlowdownRule::judge(const Measurement& m, std::vector<RuleEvent>& out) {
   if (slow_.empty()) return;
   ++gap_;
   gap_wall_ += wall;
-  const std::int64_t limit = confirmed_ ? o_.min_steps : 2;
+  const std::int64_t limit = confirmed_ ? o_.thresholds.sustain_steps : 2;
   if (gap_ >= limit) close(out);
 }
 
@@ -127,7 +128,7 @@ RuleEvent SlowdownRule::event(RuleEventKind kind) const {
 void SlowdownRule::close(std::vector<RuleEvent>& out) {
   if (confirmed_) {
     out.push_back(event(RuleEventKind::slowdown_end));
-  } else if (static_cast<std::int64_t>(slow_.size()) < o_.min_steps) {
+  } else if (static_cast<std::int64_t>(slow_.size()) < o_.thresholds.sustain_steps) {
     out.push_back(event(RuleEventKind::stall));
   }
   // Otherwise: enough slow measurements but too little of the time: a flickering pace, neither.

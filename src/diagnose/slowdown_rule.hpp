@@ -26,15 +26,14 @@
 #include <vector>
 
 #include "base/clock.hpp"
+#include "config/slowdown_thresholds.hpp"
 
 namespace sparkops::diagnose {
 
 struct SlowdownRuleOptions {
-  double slowdown_factor = 1.3;   // analyze.slowdown_factor
-  std::int64_t min_steps = 5;     // analyze.sustain_steps
-  double min_wall_share = 0.75;   // analyze.min_wall_share
-  double noise_sigmas = 3.0;      // analyze.noise_sigmas
-  std::int64_t warmup_steps = 5;  // analyze.warmup_steps
+  // slowdown_factor, sustain_steps (`min_steps` above), min_wall_share, noise_sigmas and
+  // warmup_steps: the analyze.* config section.
+  SlowdownThresholds thresholds;
   std::size_t baseline_samples = 20;
 };
 

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "workloads/scan.hpp"
+
 namespace sparkops {
 
 Result<std::uint64_t> flush_estimate_bytes(const Meminfo& m) {
@@ -44,6 +46,16 @@ Result<FlushOutcome> flush_page_cache(const HostRoot& root, const FlushOptions& 
   if (out.before.mem_free_bytes && out.after->mem_free_bytes) {
     out.reclaimed_bytes = static_cast<std::int64_t>(*out.after->mem_free_bytes) -
                           static_cast<std::int64_t>(*out.before.mem_free_bytes);
+  }
+  return out;
+}
+
+std::vector<std::string> running_trainers(const HostRoot& root) {
+  std::vector<std::string> out;
+  auto scan = scan_workloads(root, {}, ScanOptions{});
+  if (!scan) return out;
+  for (const auto& w : scan->workloads) {
+    if (w.is_trainer()) out.push_back(fmt::format("{} {}", w.pid, w.kind.label));
   }
   return out;
 }

@@ -28,9 +28,9 @@ struct FlushOptions {
   Force force = Force::no;
   // Trainers found running (one description each, "4242 python train.py (TRL)"): a flush is a
   // between-run reset, refused while one runs unless forced.
-  std::vector<std::string> running_trainers;
-  std::function<void()> sync;         // called before the write; empty = none
-  std::function<void()> after_write;  // called before the second meminfo read (test seam)
+  std::vector<std::string> running_trainers;  // running_trainers(root) below
+  std::function<void()> sync;                 // called before the write; empty = none
+  std::function<void()> after_write;          // called before the second meminfo read (test seam)
 };
 
 struct FlushOutcome {
@@ -50,5 +50,9 @@ Result<std::uint64_t> flush_estimate_bytes(const Meminfo& m);
 // a trainer runs without Force::yes; meminfo/drop_caches read or write errors as returned.
 // A dry run needs neither root nor the trainer check: it only reads.
 Result<FlushOutcome> flush_page_cache(const HostRoot& root, const FlushOptions& options);
+
+// Trainers the workload scanner finds under the root ("4242 TRL"). An unreadable /proc means none
+// can be found: the flush then goes ahead (the check is a guard, not a lock).
+std::vector<std::string> running_trainers(const HostRoot& root);
 
 }  // namespace sparkops

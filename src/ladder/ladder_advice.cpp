@@ -255,6 +255,21 @@ void add_failure_notes(const OomReport& r, const AdviceInput& in, std::vector<st
 
 }  // namespace
 
+std::string model_arg_of(const plan::PlanArgs& args) {
+  return args.model.empty() ? fmt::format("--params {}", args.params) : args.model;
+}
+
+PlannedRun planned_run_of(const plan::PlanResult& plan, std::string model_arg) {
+  PlannedRun p;
+  p.model_arg = std::move(model_arg);
+  p.shape = plan.model.shape;
+  p.run = plan.run;
+  p.budget_bytes = plan.budget_bytes;
+  if (!plan.model.shards.empty()) p.largest_shard_bytes = plan.estimate.largest_shard_bytes;
+  p.estimate = plan.estimate;
+  return p;
+}
+
 StepAdvice advise_step(LadderStep s, const std::optional<PlannedRun>& planned,
                        const std::optional<PoolView>& pool) {
   switch (s) {

@@ -13,6 +13,7 @@
 #include "ladder/ladder.hpp"
 #include "ladder/oom_report.hpp"
 #include "plan/plan.hpp"
+#include "plan/plan_args.hpp"
 #include "serving/server_log.hpp"
 #include "serving/serving_plan.hpp"
 
@@ -27,6 +28,12 @@ struct PlannedRun {
   std::optional<std::uint64_t> largest_shard_bytes;
   plan::Estimate estimate;  // of `run`
 };
+
+// MODEL as the plan flags hold it, for the commands we print: "--params N" for a bare count.
+std::string model_arg_of(const plan::PlanArgs& args);
+
+// The planned run of `plan` (oom's plan flags, watch's pre-flight plan).
+PlannedRun planned_run_of(const plan::PlanResult& plan, std::string model_arg);
 
 struct StepAdvice {
   LadderStep step = LadderStep::flush;

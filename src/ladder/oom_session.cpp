@@ -74,6 +74,17 @@ Result<std::optional<OomReport>> read_report(const OomRequest& rq, serving::Serv
 
 }  // namespace
 
+Status plan_oom_run(const plan::PlanArgs& args, const plan::PlanEnvironment& env, OomRun& run) {
+  if (args.model.empty() && args.params.empty()) return {};
+  auto input = plan::plan_input(args);
+  if (!input) return tl::unexpected(input.error());
+  auto result = plan::make_plan(*input, env);
+  if (!result) return tl::unexpected(result.error());
+  run.planned = planned_run_of(*result, model_arg_of(args));
+  if (result->pool) run.pool = result->pool;
+  return {};
+}
+
 Result<OomSession> begin_oom(const OomRequest& request, Clock& clock) {
   OomSession s;
   s.view.state_path = request.state_path;

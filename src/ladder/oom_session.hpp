@@ -16,6 +16,7 @@
 #include "ladder/ladder.hpp"
 #include "ladder/ladder_advice.hpp"
 #include "ladder/oom_render.hpp"
+#include "plan/plan_args.hpp"
 #include "serving/server_log.hpp"
 #include "serving/serving_plan.hpp"
 
@@ -56,6 +57,11 @@ struct OomRun {
   std::optional<serving::ServingPlan> serving;
   std::string model_arg;
 };
+
+// The run the plan flags name (MODEL or --params), planned on `env` for the ladder's steps, with
+// the pool the plan read; nothing without a model. The plan's error (a bad flag, a model that
+// cannot be read) is returned.
+Status plan_oom_run(const plan::PlanArgs& args, const plan::PlanEnvironment& env, OomRun& run);
 
 // Takes the server's ladder when --serve named an engine or the failure text is a server's, notes
 // the OOM, records --done, saves the state when the user acted on the ladder (--done) or named

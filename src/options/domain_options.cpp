@@ -81,25 +81,18 @@ plan::PlanEnvironment plan_environment(const HostRoot& root, const Config& confi
   return env;
 }
 
-diagnose::DiagnoseOptions diagnose_options_from_config(const Config& config) {
-  diagnose::DiagnoseOptions o;
-  o.slowdown_factor = config.get_number("analyze.slowdown_factor");
-  o.sustain_steps = config.get_integer("analyze.sustain_steps");
-  o.min_wall_share = config.get_number("analyze.min_wall_share");
-  o.noise_sigmas = config.get_number("analyze.noise_sigmas");
-  o.warmup_steps = config.get_integer("analyze.warmup_steps");
-  o.thermal = thermal_thresholds(config);
-  return o;
+models::HubAccess hub_access_for(const models::HttpClient* client) {
+  models::HubAccess hub = models::hub_access_from_env(
+      {env_or_empty("HF_ENDPOINT"), env_or_empty("HF_TOKEN"), env_or_empty("HF_TOKEN_PATH"),
+       env_or_empty("HF_HOME"), env_or_empty("HOME"), env_or_empty("HF_HUB_OFFLINE")});
+  hub.client = client;
+  return hub;
 }
 
-diagnose::LiveSlowdownOptions live_slowdown_options_from_config(const Config& config) {
-  const diagnose::DiagnoseOptions d = diagnose_options_from_config(config);
-  diagnose::LiveSlowdownOptions o;
-  o.slowdown_factor = d.slowdown_factor;
-  o.sustain_steps = d.sustain_steps;
-  o.min_wall_share = d.min_wall_share;
-  o.noise_sigmas = d.noise_sigmas;
-  o.warmup_steps = d.warmup_steps;
+diagnose::DiagnoseOptions diagnose_options_from_config(const Config& config) {
+  diagnose::DiagnoseOptions o;
+  o.slowdown = slowdown_thresholds(config);
+  o.thermal = thermal_thresholds(config);
   return o;
 }
 

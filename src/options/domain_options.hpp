@@ -14,10 +14,11 @@
 #include "base/result.hpp"
 #include "config/config.hpp"
 #include "diagnose/diagnosis.hpp"
-#include "diagnose/live_slowdown.hpp"
 #include "exporter/serve_session.hpp"
 #include "host/host_root.hpp"
 #include "host/pool.hpp"
+#include "models/http_client.hpp"
+#include "models/hub.hpp"
 #include "plan/plan.hpp"
 #include "sampling/appender.hpp"
 #include "status/status_report.hpp"
@@ -56,12 +57,13 @@ std::filesystem::path user_anchor_file();
 plan::PlanEnvironment plan_environment(const HostRoot& root, const Config& config,
                                        std::vector<std::string>* notes = nullptr);
 
-// analyze.* and thermal.* as slowdown-diagnosis options (analyze and watch's summary).
-diagnose::DiagnoseOptions diagnose_options_from_config(const Config& config);
+// The Hugging Face Hub as `plan` reaches it through `client` (the one command that may go online):
+// HF_ENDPOINT, HF_TOKEN, HF_TOKEN_PATH, HF_HOME, HOME and HF_HUB_OFFLINE.
+models::HubAccess hub_access_for(const models::HttpClient* client);
 
-// analyze.* as the live slowdown rule's options (watch's live events), the same values the
-// offline diagnosis takes.
-diagnose::LiveSlowdownOptions live_slowdown_options_from_config(const Config& config);
+// analyze.* and thermal.* as slowdown-diagnosis options (analyze and watch's summary; watch's
+// live events take the same config/slowdown_thresholds.hpp section).
+diagnose::DiagnoseOptions diagnose_options_from_config(const Config& config);
 
 // What collect_status needs from the config and the machine, the same for every command that
 // shows the status (status, top, watch's pre-flight, serve): the pool options and USER_HZ.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "config/plan_defaults.hpp"
 #include "models/model_shape.hpp"
 
 namespace sparkops::plan {
@@ -59,16 +60,10 @@ inline constexpr std::uint64_t kCublasWorkspaceHopperBytes = 4096ULL * 8 * 1024;
 inline constexpr std::uint64_t kCublasWorkspaceOlderBytes = 4096ULL * 1024 * 2 + 16 * 1024 * 8;
 inline constexpr std::uint64_t kCublasLtWorkspaceBytes = 1024ULL * 1024;
 
-// The process's host side on a unified machine, outside torch's allocator but in the same pool
-// (config plan.host_process, plan.dataset, plan.dataloader_workers, plan.worker_bytes,
-// plan.page_cache; docs/estimator.md "The whole pool" gives each default's measurement).
-struct HostSide {
-  std::uint64_t process_bytes = 1560739840;  // Python + torch + CUDA libraries resident (RSS)
-  std::uint64_t dataset_bytes = 0;           // a dataset held in RAM (Arrow datasets are mmap'd)
-  std::uint64_t dataloader_workers = 0;      // transformers TrainingArguments default
-  std::uint64_t worker_bytes = 267329536;    // anonymous RSS of one forked worker
-  bool page_cache_resident = true;           // the checkpoint's file pages stay cached
-};
+// The process's host side on a unified machine, outside torch's allocator but in the same pool:
+// the [plan] config section's (config/plan_defaults.hpp, where its defaults are written;
+// docs/estimator.md "The whole pool" gives each one's measurement).
+using HostSide = PlanHostSide;
 
 // What a DGX Spark user most often runs: bf16 LoRA r=16 on all linear layers, AdamW, batch 1,
 // packing 2048, gradient checkpointing, SDPA/flash attention, one machine.

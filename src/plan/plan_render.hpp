@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/catalogue.hpp"
+#include "plan/fit_matrix.hpp"
 #include "plan/plan.hpp"
 
 namespace sparkops::plan {
@@ -23,12 +24,6 @@ std::string_view verdict_words(plan::Verdict v);
 std::string render_plan_text(const plan::PlanResult& r);
 nlohmann::json plan_to_json(const plan::PlanResult& r);
 
-struct MatrixCell {
-  std::uint64_t seq = 0;
-  std::uint64_t batch = 0;
-  plan::Estimate estimate;
-  plan::Verdict verdict = plan::Verdict::wont_fit;
-};
 // One row per seq, one column per batch: the peak on the plan's basis in GiB and the verdict
 // (base/table.hpp). Wider than `width` (the terminal's columns; nullopt: no limit), the batch
 // columns wrap: the matrix is printed in blocks of as many batches as fit, each with the seq

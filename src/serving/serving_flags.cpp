@@ -47,18 +47,18 @@ Result<ServingPlan> plan_for(const models::ResolvedModel& model, const ServeArgs
 
 }  // namespace
 
-Result<ServingContext> serving_context(const ServingFlags& flags, const plan::PlanEnvironment& env,
-                                       const HeavyRules& rules) {
+Result<ServingContext> serving_context(const ServingFlags& flags, const plan::PlanArgs& budget,
+                                       const plan::PlanEnvironment& env, const HeavyRules& rules) {
   ServingContext sc;
-  if (flags.budget != "auto") {
-    auto b = parse_bytes(flags.budget, DefaultUnit::gib);
+  if (budget.budget != "auto") {
+    auto b = parse_bytes(budget.budget, DefaultUnit::gib);
     if (!b) return fail(Errc::invalid_argument, fmt::format("--budget: {}", b.error().detail));
     sc.budget_bytes = *b;
     sc.budget_given = true;
   }
   PoolOptions options = env.pool_options;
-  if (!flags.overhead.empty()) {
-    auto o = parse_bytes(flags.overhead, DefaultUnit::gib);
+  if (!budget.overhead.empty()) {
+    auto o = parse_bytes(budget.overhead, DefaultUnit::gib);
     if (!o) return fail(Errc::invalid_argument, fmt::format("--overhead: {}", o.error().detail));
     options.overhead_bytes = *o;
   }
@@ -66,10 +66,10 @@ Result<ServingContext> serving_context(const ServingFlags& flags, const plan::Pl
     sc.pool = env.pool;
   } else {
     auto pool = read_pool(env.root, options);
-    if (!pool && flags.budget == "auto") return tl::unexpected(pool.error());
+    if (!pool && budget.budget == "auto") return tl::unexpected(pool.error());
     if (pool) sc.pool = *pool;
   }
-  if (flags.budget == "auto") {
+  if (budget.budget == "auto") {
     sc.device = env.device_memory;
     sc.budget_bytes = sc.device ? sc.device->free_bytes : sc.pool->budget_bytes;
   }
@@ -130,6 +130,15 @@ Result<ServingPlan> serving_plan_from_flags(const ServingFlags& flags,
   auto model = plan::resolve_model(input->model, env.hf_cache, env.hub);
   if (!model) return tl::unexpected(model.error());
   return plan_for(*model, *args, sc);
+}
+
+Result<PlannedServer> plan_server(const ServingFlags& flags, const plan::PlanArgs& args,
+                                  const plan::PlanEnvironment& env, const HeavyRules& rules) {
+  auto sc = serving_context(flags, args, env, rules);
+  if (!sc) return tl::unexpected(sc.error());
+  auto sp = serving_plan_from_flags(flags, plan::plan_input(args), env, *sc);
+  if (!sp) return tl::unexpected(sp.error());
+  return PlannedServer{std::move(*sc), std::move(*sp)};
 }
 
 Result<std::vector<PlannedJob>> beside_jobs(const ServingFlags& flags,

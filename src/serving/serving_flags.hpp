@@ -12,6 +12,7 @@
 #include "base/result.hpp"
 #include "host/pool.hpp"
 #include "plan/plan.hpp"
+#include "plan/plan_args.hpp"
 #include "serving/beside.hpp"
 #include "serving/serving_plan.hpp"
 #include "workloads/coexistence.hpp"
@@ -19,15 +20,15 @@
 
 namespace sparkops::serving {
 
-// The flags' text (cli/plan_flags.hpp holds them with the plan flags).
+// The flags' text (cli/plan_flags.hpp holds them with the plan flags, whose --budget and
+// --overhead serving_context reads).
 struct ServingFlags {
-  std::string budget = "auto";            // --budget SIZE | auto
-  std::string overhead;                   // --overhead SIZE; empty: the pool options'
-  std::string device_total;               // --device-total SIZE; empty: the pool total
-  std::string serve;                      // --serve ENGINE
-  std::string serve_args;                 // --serve-args "..."
-  std::vector<std::string> engine_words;  // the words after `--`
-  std::vector<std::string> beside;        // --beside CMD (repeatable)
+  std::string device_total;  // --device-total SIZE (what CUDA reports); empty: the pool total
+  std::string serve;         // --serve ENGINE: vllm | sglang | ollama | llamacpp | trtllm
+  std::string serve_args;    // --serve-args "--max-model-len 32768 --gpu-memory-utilization 0.5"
+  std::vector<std::string> engine_words;  // the words after `--` (`plan ... --serve vllm -- ...`)
+  std::vector<std::string> beside;        // --beside CMD (repeatable), as the user would run them
+  bool beside_running = false;            // --beside-running: judge against what `procs` sees
 };
 
 struct ServingContext {
@@ -44,12 +45,13 @@ struct ServingContext {
   ScanOptions scan;  // device total, pool, USER_HZ and the heavy rules, as procs uses them
 };
 
-// The pool, budget, device total and heavy rules for the serving flags (--budget, --overhead,
-// --device-total; `rules` from config procs.*). With env.device_memory (a discrete GPU) the device
-// total is the card's (unless --device-total), --budget auto is its free memory, and the scan
-// options size workloads on the card (workloads/coexistence.hpp scan_options_in).
-Result<ServingContext> serving_context(const ServingFlags& flags, const plan::PlanEnvironment& env,
-                                       const HeavyRules& rules);
+// The pool, budget, device total and heavy rules for the serving flags (--device-total) and the
+// plan flags' --budget and --overhead (`budget`); `rules` from config procs.*. With
+// env.device_memory (a discrete GPU) the device total is the card's (unless --device-total),
+// --budget auto is its free memory, and the scan options size workloads on the card
+// (workloads/coexistence.hpp scan_options_in).
+Result<ServingContext> serving_context(const ServingFlags& flags, const plan::PlanArgs& budget,
+                                       const plan::PlanEnvironment& env, const HeavyRules& rules);
 
 // The engine words: --serve-args split as a shell would, then the words after `--`.
 Result<CommandLine> engine_words(const ServingFlags& flags);
@@ -60,6 +62,15 @@ Result<ServingPlan> serving_plan_from_flags(const ServingFlags& flags,
                                             const Result<plan::PlanInput>& input,
                                             const plan::PlanEnvironment& env,
                                             const ServingContext& sc);
+
+// `--serve ENGINE` with MODEL from the flags alone: serving_context, then serving_plan_from_flags
+// on the plan flags' run (`plan --serve`, `oom --serve`, `procs --plan --serve`).
+struct PlannedServer {
+  ServingContext context;
+  ServingPlan plan;
+};
+Result<PlannedServer> plan_server(const ServingFlags& flags, const plan::PlanArgs& args,
+                                  const plan::PlanEnvironment& env, const HeavyRules& rules);
 
 // Every --beside command as a planned job; a server command whose model resolves is sized by its
 // own serving plan (a model that does not resolve leaves it sized by its cap, with a note).

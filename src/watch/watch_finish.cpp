@@ -72,14 +72,7 @@ std::optional<LadderContext> ladder_context(const FinishInput& in) {
 
 std::optional<PlannedRun> planned_run(const FinishInput& in) {
   if (in.plan == nullptr) return std::nullopt;
-  PlannedRun p;
-  p.model_arg = in.model_arg;
-  p.shape = in.plan->model.shape;
-  p.run = in.plan->run;
-  p.budget_bytes = in.plan->budget_bytes;
-  if (!in.plan->model.shards.empty()) p.largest_shard_bytes = in.plan->estimate.largest_shard_bytes;
-  p.estimate = in.plan->estimate;
-  return p;
+  return planned_run_of(*in.plan, in.model_arg);
 }
 
 }  // namespace

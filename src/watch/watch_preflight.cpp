@@ -21,7 +21,7 @@ namespace {
 bool beside_preflight(const Console& io, const PreflightInput& in,
                       const std::vector<GpuSnapshot>& snapshots) {
   const plan::PlanEnvironment& env = *in.env;
-  auto sc = serving::serving_context(*in.serving, env, in.heavy);
+  auto sc = serving::serving_context(*in.serving, *in.budget, env, in.heavy);
   if (!sc) {
     print_error(io, fmt::format("--beside: {}", sc.error().detail));
     return false;

@@ -11,6 +11,7 @@
 #include "gpu/gpu_source.hpp"
 #include "host/host_root.hpp"
 #include "plan/plan.hpp"
+#include "plan/plan_args.hpp"
 #include "serving/serving_flags.hpp"
 #include "status/status_report.hpp"
 #include "workloads/coexistence.hpp"
@@ -23,6 +24,7 @@ struct PreflightInput {
   const plan::PlanResult* plan = nullptr;          // null: no plan flags
   const plan::PlanEnvironment* env = nullptr;      // the plan's environment (with `plan`)
   const serving::ServingFlags* serving = nullptr;  // --beside commands (with `plan`)
+  const plan::PlanArgs* budget = nullptr;          // their --budget and --overhead (with serving)
   HeavyRules heavy;                                // config procs.*
   CoexistenceOptions coexistence;                  // config procs.tight_margin
   bool force = false;                              // --force: launch what would be refused

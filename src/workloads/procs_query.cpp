@@ -79,4 +79,11 @@ int procs_exit_code(const ProcsReport& report) {
   return report.verdict ? coexistence_exit_code(*report.verdict, report.need_given) : kExitOk;
 }
 
+std::optional<std::string> beside_what_runs_note(const HostRoot& root, const ProcsQuery& query) {
+  auto a = answer_procs(root, query);
+  if (!a || a->report.scan.workloads.empty() || !a->report.verdict) return std::nullopt;
+  const auto& v = *a->report.verdict;
+  return fmt::format("beside what runs ({}): {}", verdict_kind_name(v.kind), v.summary);
+}
+
 }  // namespace sparkops

@@ -55,6 +55,11 @@ struct ProcsAnswer {
 // training budget (host/pool.hpp training_budget).
 Result<ProcsAnswer> answer_procs(const HostRoot& root, const ProcsQuery& query);
 
+// `plan`'s note beside what runs ("beside what runs (KIND): SUMMARY"): the verdict `procs --plan`
+// gives for `query` (its pool and need), only when something runs; nullopt on a quiet pool or
+// when /proc cannot be scanned.
+std::optional<std::string> beside_what_runs_note(const HostRoot& root, const ProcsQuery& query);
+
 // README "Exit codes": coexistence_exit_code (workloads/coexistence.hpp) of the verdict, with a
 // question when --need or --plan was given; 0 without a verdict.
 int procs_exit_code(const ProcsReport& report);

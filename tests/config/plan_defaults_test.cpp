@@ -13,11 +13,11 @@ TEST(PlanDefaults, TheKeyTablesDefaults) {
   const auto d = plan_defaults(c);
   ASSERT_TRUE(d) << d.error().detail;
   EXPECT_EQ(d->framework, "hf");
-  EXPECT_EQ(d->host_process_bytes, 1524160ULL * 1024);
-  EXPECT_EQ(d->dataset_bytes, 0U);
-  EXPECT_EQ(d->dataloader_workers, 0U);
-  EXPECT_EQ(d->worker_bytes, 261064ULL * 1024);
-  EXPECT_TRUE(d->page_cache_resident);
+  EXPECT_EQ(d->host.process_bytes, 1524160ULL * 1024);
+  EXPECT_EQ(d->host.dataset_bytes, 0U);
+  EXPECT_EQ(d->host.dataloader_workers, 0U);
+  EXPECT_EQ(d->host.worker_bytes, 261064ULL * 1024);
+  EXPECT_TRUE(d->host.page_cache_resident);
 }
 
 TEST(PlanDefaults, AFileOverridesThem) {
@@ -29,9 +29,9 @@ TEST(PlanDefaults, AFileOverridesThem) {
   const auto d = plan_defaults(c);
   ASSERT_TRUE(d) << d.error().detail;
   EXPECT_EQ(d->framework, "unsloth");
-  EXPECT_EQ(d->dataloader_workers, 4U);
-  EXPECT_EQ(d->dataset_bytes, 2ULL << 30);
-  EXPECT_FALSE(d->page_cache_resident);
+  EXPECT_EQ(d->host.dataloader_workers, 4U);
+  EXPECT_EQ(d->host.dataset_bytes, 2ULL << 30);
+  EXPECT_FALSE(d->host.page_cache_resident);
 }
 
 TEST(PlanDefaults, AnUnknownPageCacheWordNamesTheKey) {

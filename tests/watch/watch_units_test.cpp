@@ -127,9 +127,9 @@ TEST(LiveTracker, UnrecognisedOutputGivesUpAndFinishesEmpty) {
 
 TEST(LiveSlowdown, BaselineThenSustainedSlowStepsStartAndCalmStepsEnd) {
   diagnose::LiveSlowdownOptions o;
-  o.warmup_steps = 2;
+  o.slowdown.warmup_steps = 2;
   o.baseline_samples = 4;
-  o.sustain_steps = 3;
+  o.slowdown.sustain_steps = 3;
   diagnose::LiveSlowdownDetector d(o);
   std::int64_t step = 0;
   std::vector<diagnose::LiveSlowdownEvent> events;
@@ -159,9 +159,9 @@ TEST(LiveSlowdown, BaselineThenSustainedSlowStepsStartAndCalmStepsEnd) {
 
 TEST(LiveSlowdown, OneStalledStepIsAStallWithItsDurationNotASlowdown) {
   diagnose::LiveSlowdownOptions o;
-  o.warmup_steps = 0;
+  o.slowdown.warmup_steps = 0;
   o.baseline_samples = 4;
-  o.sustain_steps = 3;
+  o.slowdown.sustain_steps = 3;
   diagnose::LiveSlowdownDetector d(o);
   std::vector<diagnose::LiveSlowdownEvent> events;
   std::int64_t step = 0;
@@ -180,9 +180,9 @@ TEST(LiveSlowdown, AFlickeringPaceIsNeitherSlowdownNorStall) {
   // Slow, calm, slow, calm...: five slow measurements, but only 7 of 11 s (0.64) above
   // the threshold (min_wall_share 0.75).
   diagnose::LiveSlowdownOptions o;
-  o.warmup_steps = 0;
+  o.slowdown.warmup_steps = 0;
   o.baseline_samples = 4;
-  o.sustain_steps = 5;
+  o.slowdown.sustain_steps = 5;
   diagnose::LiveSlowdownDetector d(o);
   std::vector<diagnose::LiveSlowdownEvent> events;
   std::int64_t step = 0;
