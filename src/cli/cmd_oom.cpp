@@ -76,26 +76,11 @@ int run_oom(OomState& st, AppContext& ctx) {
     }
   }
   if (!run.pool) run.pool = live_pool(ctx);
-  if (run.planned) {
-    view.ctx.method = run.planned->run.method;
-    view.ctx.batch = run.planned->run.batch;
-  } else {
-    if (given(st, "--method")) {
-      auto m = plan::parse_method(st.flags.method);
-      if (!m) {
-        print_error(ctx, m.error().detail);
-        return kExitBadInput;
-      }
-      view.ctx.method = *m;
-    }
-    if (given(st, "--batch")) {
-      auto b = plan::parse_count_list(st.flags.batch, "--batch");
-      if (!b) {
-        print_error(ctx, b.error().detail);
-        return kExitBadInput;
-      }
-      view.ctx.batch = b->front();
-    }
+  if (auto c =
+          oom_run_context(st.flags, given(st, "--method"), given(st, "--batch"), run, view.ctx);
+      !c) {
+    print_error(ctx, c.error().detail);
+    return kExitBadInput;
   }
   // --serve ENGINE: the server's ladder, with its serving plan when MODEL is given.
   if (!st.flags.serving.serve.empty()) {

@@ -31,23 +31,6 @@ struct ProcsFlags {
   std::string gpu_apps;
 };
 
-// GPU processes: from a captured `nvidia-smi --query-compute-apps` file, else from the live GPU
-// when /proc is the live one. A captured tree (--root) with no file gets no GPU figures: this
-// machine's GPU says nothing about that one's processes.
-Result<GpuProcessList> gpu_processes(const ProcsFlags& flags, const AppContext& ctx,
-                                     const HostRoot& root) {
-  if (!flags.gpu_apps.empty()) return gpu_processes_from_smi_file(flags.gpu_apps);
-  if (!root.is_live() && !gpu_source_named(ctx.gpu.backend)) {
-    GpuProcessList none;
-    none.note =
-        "not read: --root names a captured tree (give its nvidia-smi output with --gpu-apps FILE)";
-    return none;
-  }
-  auto source = open_gpu_for(root, ctx.gpu.backend, ctx.config);
-  if (!source) return tl::unexpected(source.error());
-  return gpu_processes_from(**source);
-}
-
 // The need of --plan: the planned run's peak on the plan's basis (plan.hpp PeakBasis: on a discrete
 // GPU, `device`, the peak on the GPU, held against the GPU's memory as the budget is; else the pool
 // peak), or the planned server's footprint (on a discrete GPU, sized on the card: its total is the
@@ -134,7 +117,7 @@ void run_procs(const ProcsFlags& flags, AppContext& ctx) {
   }
   const auto pool = current_pool(root, ctx.config, overhead);
   if (pool) query.pool = *pool;
-  auto gpu = gpu_processes(flags, ctx, root);
+  auto gpu = gpu_processes_for(root, ctx.gpu.backend, ctx.config, flags.gpu_apps);
   if (!gpu) return bad(gpu.error().detail);
   query.gpu = std::move(*gpu);
   query.device_memory = discrete_device_memory(query.gpu.snapshots);

@@ -74,6 +74,26 @@ Result<std::optional<OomReport>> read_report(const OomRequest& rq, serving::Serv
 
 }  // namespace
 
+Status oom_run_context(const plan::PlanArgs& args, bool method_given, bool batch_given,
+                       const OomRun& run, LadderContext& ctx) {
+  if (run.planned) {
+    ctx.method = run.planned->run.method;
+    ctx.batch = run.planned->run.batch;
+    return {};
+  }
+  if (method_given) {
+    auto m = plan::parse_method(args.method);
+    if (!m) return tl::unexpected(m.error());
+    ctx.method = *m;
+  }
+  if (batch_given) {
+    auto b = plan::parse_count_list(args.batch, "--batch");
+    if (!b) return tl::unexpected(b.error());
+    ctx.batch = b->front();
+  }
+  return {};
+}
+
 Status plan_oom_run(const plan::PlanArgs& args, const plan::PlanEnvironment& env, OomRun& run) {
   if (args.model.empty() && args.params.empty()) return {};
   auto input = plan::plan_input(args);

@@ -63,6 +63,12 @@ struct OomRun {
 // cannot be read) is returned.
 Status plan_oom_run(const plan::PlanArgs& args, const plan::PlanEnvironment& env, OomRun& run);
 
+// The method and batch the ladder's steps start from: the planned run's, else --method and --batch
+// where the user gave them (`method_given`, `batch_given`: a flag's default says nothing about the
+// run that failed). Errors name the flag.
+Status oom_run_context(const plan::PlanArgs& args, bool method_given, bool batch_given,
+                       const OomRun& run, LadderContext& ctx);
+
 // Takes the server's ladder when --serve named an engine or the failure text is a server's, notes
 // the OOM, records --done, saves the state when the user acted on the ladder (--done) or named
 // the file (--state), and fills session.view.advice. An error (a step refused, a state file that

@@ -53,6 +53,20 @@ GpuMemoryReading gpu_memory_for(const HostRoot& root, std::string_view gpu_flag,
   return read_gpu_memory(**gpu);
 }
 
+Result<GpuProcessList> gpu_processes_for(const HostRoot& root, std::string_view gpu_flag,
+                                         const Config& config, const std::string& smi_file) {
+  if (!smi_file.empty()) return gpu_processes_from_smi_file(smi_file);
+  if (!root.is_live() && !gpu_source_named(gpu_flag)) {
+    GpuProcessList none;
+    none.note =
+        "not read: --root names a captured tree (give its nvidia-smi output with --gpu-apps FILE)";
+    return none;
+  }
+  auto source = open_gpu_for(root, gpu_flag, config);
+  if (!source) return tl::unexpected(source.error());
+  return gpu_processes_from(**source);
+}
+
 Result<StatusSource> status_source(const HostRoot& root, std::string_view gpu_flag,
                                    const Config& config) {
   auto gpu = open_gpu_for(root, gpu_flag, config);

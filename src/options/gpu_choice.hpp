@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "base/result.hpp"
@@ -11,6 +12,7 @@
 #include "gpu/gpu_source.hpp"
 #include "host/host_root.hpp"
 #include "status/status_report.hpp"
+#include "workloads/procs_query.hpp"
 
 namespace sparkops {
 
@@ -37,6 +39,12 @@ Result<std::unique_ptr<GpuSource>> open_gpu_for(const HostRoot& root, std::strin
 // the snapshots.
 GpuMemoryReading gpu_memory_for(const HostRoot& root, std::string_view gpu_flag,
                                 const Config& config);
+
+// `procs`' GPU processes: from a captured `nvidia-smi --query-compute-apps` file (`smi_file`, when
+// given), else from the GPU source (open_gpu_for). A captured tree (--root) with neither a file nor
+// a named source gets no GPU figures: this machine's GPU says nothing about that one's processes.
+Result<GpuProcessList> gpu_processes_for(const HostRoot& root, std::string_view gpu_flag,
+                                         const Config& config, const std::string& smi_file);
 
 // What collect_status reads, the same for every command that shows the status (status, top,
 // watch's pre-flight, serve): the root, its GPU source (open_gpu_for) and the status options
