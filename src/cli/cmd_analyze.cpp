@@ -133,10 +133,10 @@ void run_analyze(const AnalyzeFlags& f, AppContext& ctx) {
 
 }  // namespace
 
-void add_analyze_command(CLI::App& app, AppContext& ctx) {
+void add_analyze_command(CommandTree& tree, AppContext& ctx) {
   auto flags = std::make_shared<AnalyzeFlags>();
-  auto* cmd =
-      app.add_subcommand("analyze", "Step times from a training log, slowdowns and their causes");
+  auto* cmd = tree.add("analyze", "Step times from a training log, slowdowns and their causes");
+  if (cmd == nullptr) return;
   cmd->add_option("--log", flags->log,
                   "Training log (tqdm, HF Trainer/TRL, trainer_state.json, LLaMA-Factory, "
                   "axolotl, Megatron, DeepSpeed, Lightning/NeMo, torchtune, MLX-LM, llama.cpp)")

@@ -28,10 +28,11 @@ std::string not_applied(const std::string& detail) {
 
 }  // namespace
 
-void add_config_command(CLI::App& app, AppContext& ctx) {
-  auto* cmd = app.add_subcommand("config",
-                                 "Show every configuration value in effect and where it came from "
-                                 "(a bad file is shown beside the values, exit 2)");
+void add_config_command(CommandTree& tree, AppContext& ctx) {
+  auto* cmd = tree.add("config",
+                       "Show every configuration value in effect and where it came from "
+                       "(a bad file is shown beside the values, exit 2)");
+  if (cmd == nullptr) return;
   cmd->callback([&ctx] {
     if (ctx.json) {
       nlohmann::ordered_json doc = nlohmann::ordered_json::object();

@@ -81,10 +81,10 @@ int run_flush(const FlushState& st, AppContext& ctx) {
 
 }  // namespace
 
-void add_flush_command(CLI::App& app, AppContext& ctx) {
+void add_flush_command(CommandTree& tree, AppContext& ctx) {
   auto st = std::make_shared<FlushState>();
-  auto* cmd = app.add_subcommand(
-      "flush", "OOM ladder step 1: drop the page cache between runs (needs root)");
+  auto* cmd = tree.add("flush", "OOM ladder step 1: drop the page cache between runs (needs root)");
+  if (cmd == nullptr) return;
   cmd->add_flag("--dry-run", st->dry_run,
                 "Show what a flush would reclaim (Cached - Shmem - Mapped)");
   cmd->add_flag("--force", st->force, "Flush even while a trainer is running");

@@ -22,9 +22,10 @@ const CLI::App* find_command(const CLI::App& app, const std::string& name) {
 
 }  // namespace
 
-void add_help_command(CLI::App& app, AppContext& ctx) {
-  auto* cmd =
-      app.add_subcommand("help", "Help for every command, or for one: sparkops help COMMAND");
+void add_help_command(CommandTree& tree, AppContext& ctx) {
+  CLI::App& app = tree.app();
+  auto* cmd = tree.add("help", "Help for every command, or for one: sparkops help COMMAND");
+  if (cmd == nullptr) return;
   auto command = std::make_shared<std::string>();
   auto man = std::make_shared<bool>(false);
   cmd->add_option("COMMAND", *command, "The command to explain");
@@ -52,10 +53,12 @@ void add_help_command(CLI::App& app, AppContext& ctx) {
   });
 }
 
-void add_completion_command(CLI::App& app, AppContext& ctx) {
-  auto* cmd = app.add_subcommand(
+void add_completion_command(CommandTree& tree, AppContext& ctx) {
+  CLI::App& app = tree.app();
+  auto* cmd = tree.add(
       "completion",
       "Print a shell completion script: subcommands, flags, flag values, model names and files");
+  if (cmd == nullptr) return;
   auto shell = std::make_shared<std::string>();
   cmd->add_option("SHELL", *shell, "bash | zsh | fish")
       ->required()

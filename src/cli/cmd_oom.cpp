@@ -118,10 +118,11 @@ int run_oom(OomState& st, AppContext& ctx) {
 
 }  // namespace
 
-void add_oom_command(CLI::App& app, AppContext& ctx) {
+void add_oom_command(CommandTree& tree, AppContext& ctx) {
   auto st = std::make_shared<OomState>();
-  auto* cmd = app.add_subcommand(
+  auto* cmd = tree.add(
       "oom", "Classify an OOM (--log FILE or stdin) and walk the OOM ladder one step at a time");
+  if (cmd == nullptr) return;
   st->cmd = cmd;
   cmd->add_option("--log", st->request.log,
                   "Log, traceback, kernel log or server reply to classify (- = stdin)")

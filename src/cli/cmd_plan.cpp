@@ -262,9 +262,9 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
 
 }  // namespace
 
-void add_plan_command(CLI::App& app, AppContext& ctx) {
+void add_plan_command(CommandTree& tree, AppContext& ctx) {
   auto st = std::make_shared<PlanCommandState>();
-  auto* cmd = app.add_subcommand(
+  auto* cmd = tree.add(
       "plan",
       "Will it fit? Memory worksheet for a model/method/batch/packing against the pool.\n"
       "Defaults are the common DGX Spark run: bf16 LoRA r16 all-linear, AdamW, batch 1, seq 2048,\n"
@@ -272,6 +272,7 @@ void add_plan_command(CLI::App& app, AppContext& ctx) {
       "engine's flags after --); --beside CMD / --beside-running judge the job beside others (one\n"
       "heavy job at a time). Exit: 0 fits (or fits after a cache flush), 3 tight, 1 won't fit or\n"
       "stop another job first, 2 bad input.");
+  if (cmd == nullptr) return;
   add_plan_flags(cmd, st->flags);
   cmd->add_option("ENGINE_ARGS", st->flags.serving.engine_words,
                   "With --serve: the engine's own flags after `--` (plan MODEL --serve vllm -- "

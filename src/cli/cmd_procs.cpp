@@ -163,11 +163,12 @@ void run_procs(const ProcsFlags& flags, AppContext& ctx) {
 
 }  // namespace
 
-void add_procs_command(CLI::App& app, AppContext& ctx) {
-  auto* cmd = app.add_subcommand("procs",
-                                 "Inference servers, trainers and GPU processes on the pool: their "
-                                 "caps, claims and actual use, "
-                                 "the one-heavy-job rule, and whether a run can start beside them");
+void add_procs_command(CommandTree& tree, AppContext& ctx) {
+  auto* cmd = tree.add("procs",
+                       "Inference servers, trainers and GPU processes on the pool: their "
+                       "caps, claims and actual use, "
+                       "the one-heavy-job rule, and whether a run can start beside them");
+  if (cmd == nullptr) return;
   auto flags = std::make_shared<ProcsFlags>();
   cmd->add_option(
          "--need", flags->need,

@@ -78,12 +78,13 @@ void run_sample_command(AppContext& ctx, const SampleFlags& flags) {
 
 }  // namespace
 
-void add_sample_command(CLI::App& app, AppContext& ctx) {
+void add_sample_command(CommandTree& tree, AppContext& ctx) {
   auto flags = std::make_shared<SampleFlags>();
-  auto* cmd = app.add_subcommand(
+  auto* cmd = tree.add(
       "sample",
       "Sample GPU temperature/power (and host thermals, memory, pressure) beside a training run, "
       "log throttle events; runs until Ctrl-C/SIGTERM (SIGHUP reopens the files)");
+  if (cmd == nullptr) return;
   cmd->add_option("--interval", flags->interval,
                   "Seconds between samples: 30, 0.5, 30s, 1m (default: config sample.interval)")
       ->type_name("DURATION");

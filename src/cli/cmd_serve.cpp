@@ -59,10 +59,11 @@ void run_serve(const ServeRequest& flags, AppContext& ctx) {
 
 }  // namespace
 
-void add_serve_command(CLI::App& app, AppContext& ctx) {
-  auto* cmd = app.add_subcommand(
+void add_serve_command(CommandTree& tree, AppContext& ctx) {
+  auto* cmd = tree.add(
       "serve",
       "Prometheus exporter (/metrics), status JSON (/api/status) and a live dashboard (/)");
+  if (cmd == nullptr) return;
   auto flags = std::make_shared<ServeRequest>();
   cmd->add_option("--listen", flags->listen,
                   "ADDRESS:PORT to listen on (default 127.0.0.1:9877; config serve.listen). A "

@@ -50,11 +50,12 @@ void run_status(const StatusFlags& flags, AppContext& ctx) {
 
 }  // namespace
 
-void add_status_command(CLI::App& app, AppContext& ctx) {
-  auto* cmd = app.add_subcommand(
+void add_status_command(CommandTree& tree, AppContext& ctx) {
+  auto* cmd = tree.add(
       "status",
       "One screen: the pool (free now, available, reclaimable, budget), the GPU, thermals, "
       "pressure and what else is running");
+  if (cmd == nullptr) return;
   auto flags = std::make_shared<StatusFlags>();
   cmd->add_option("--overhead", flags->overhead,
                   "OS/driver overhead subtracted from available to make the budget (default 4GiB; "

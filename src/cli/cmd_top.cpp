@@ -101,14 +101,15 @@ void run_top(const TopFlags& flags, AppContext& ctx) {
 
 }  // namespace
 
-void add_top_command(CLI::App& app, AppContext& ctx) {
-  auto* cmd = app.add_subcommand(
+void add_top_command(CommandTree& tree, AppContext& ctx) {
+  auto* cmd = tree.add(
       "top",
       "Live view, refreshed every --interval: the pool (free now vs available, with history), the "
       "GPU (temperature, power against the ~100 W ceiling, clocks, throttle reasons and counter "
       "deltas), host thermals, memory pressure, workloads and recent events. Keys: q quit, ? help, "
       "m/c/a sort by memory/cap/age, Up/Down select, k SIGTERM the selected workload (asks "
       "first), f freeze, +/- interval. Needs a terminal; --once prints one frame as text");
+  if (cmd == nullptr) return;
   auto flags = std::make_shared<TopFlags>();
   cmd->add_option("--interval", flags->interval,
                   "Time between refreshes, 100ms..1h (default 1s; + and - change it live)")

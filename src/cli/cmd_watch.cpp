@@ -122,13 +122,14 @@ void run_watch(AppContext& ctx, const WatchFlags& f) {
 
 }  // namespace
 
-void add_watch_command(CLI::App& app, AppContext& ctx) {
+void add_watch_command(CommandTree& tree, AppContext& ctx) {
   auto flags = std::make_shared<WatchFlags>();
-  auto* cmd = app.add_subcommand(
+  auto* cmd = tree.add(
       "watch",
       "Run a training job (sparkops watch [options] -- CMD ...) with the pre-flight, sampling, "
       "live "
       "throttle/slowdown events and the OOM ladder; exits with the job's status");
+  if (cmd == nullptr) return;
   cmd->add_option("--dir", flags->dir, "Run folder (default ./sparkops-run-<UTC time>)")
       ->type_name("DIR");
   cmd->add_option("--log", flags->log,

@@ -1,17 +1,36 @@
 #include "cli/run.hpp"
 
 #include <memory>
+#include <string>
+#include <utility>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include "base/version.hpp"
 #include "cli/app_context.hpp"
+#include "cli/command_tree.hpp"
 #include "cli/commands.hpp"
 #include "cli/global_options.hpp"
 #include "cli/help_format.hpp"
 
 namespace sparkops::cli {
+
+void add_commands(CommandTree& tree, AppContext& ctx) {
+  add_status_command(tree, ctx);
+  add_config_command(tree, ctx);
+  add_serve_command(tree, ctx);
+  add_sample_command(tree, ctx);
+  add_plan_command(tree, ctx);
+  add_procs_command(tree, ctx);
+  add_analyze_command(tree, ctx);
+  add_oom_command(tree, ctx);
+  add_flush_command(tree, ctx);
+  add_watch_command(tree, ctx);
+  add_top_command(tree, ctx);
+  add_help_command(tree, ctx);
+  add_completion_command(tree, ctx);
+}
 
 int run(int argc, char** argv) {
   AppContext ctx;
@@ -26,22 +45,15 @@ int run(int argc, char** argv) {
   add_global_options(app, ctx);
   app.require_subcommand(1);
 
-  add_status_command(app, ctx);
-  add_config_command(app, ctx);
-  add_serve_command(app, ctx);
-  add_sample_command(app, ctx);
-  add_plan_command(app, ctx);
-  add_procs_command(app, ctx);
-  add_analyze_command(app, ctx);
-  add_oom_command(app, ctx);
-  add_flush_command(app, ctx);
-  add_watch_command(app, ctx);
-  add_top_command(app, ctx);
-  add_help_command(app, ctx);
-  add_completion_command(app, ctx);
-  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
-    add_global_options(*sub, ctx);
+  // The command's own options only (cli/command_tree.hpp); help and completion describe them all.
+  const std::string word = command_in_argv(app, argc, argv);
+  CommandTree tree(app, word == "help" || word == "completion" ? std::string() : word);
+  add_commands(tree, ctx);
+  if (tree.built().empty()) {  // the word names no command: leave every case to CLI11
+    tree.build_every_command();
+    add_commands(tree, ctx);
   }
+  for (CLI::App* sub : tree.built()) add_global_options(*sub, ctx);
   add_examples(app);
 
   // Runs after parsing and --help/--version, before the command: the configuration is loaded only
@@ -65,10 +77,10 @@ int run(int argc, char** argv) {
   } catch (const CLI::RuntimeError& e) {
     return e.get_exit_code();  // finish_global_options printed the reason
   } catch (const CLI::ParseError& e) {
-    // CLI11 reports a mistyped subcommand as "A subcommand is required"; name the word instead.
-    const auto* first = argc > 1 ? argv[1] : nullptr;
-    if (app.get_subcommands().empty() && first != nullptr && first[0] != '-') {
-      print_error(ctx, fmt::format("unknown subcommand '{}' (see `sparkops help`)", first));
+    // CLI11 reports a mistyped subcommand as "A subcommand is required"; name the word instead
+    // (also after global options: `sparkops --json stauts`).
+    if (app.get_subcommands().empty() && !word.empty()) {
+      print_error(ctx, fmt::format("unknown subcommand '{}' (see `sparkops help`)", word));
     } else {
       print_error(ctx, fmt::format("{} (see `sparkops help`)", e.what()));
     }
