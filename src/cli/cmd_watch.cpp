@@ -32,7 +32,7 @@ namespace sparkops::cli {
 
 namespace {
 
-struct WatchFlags : WatchArgs {
+struct WatchFlags : watch::WatchArgs {
   std::string ladder_state = ".sparkops/ladder.json";
   bool no_preflight = false;
   bool force = false;
@@ -48,7 +48,7 @@ void run_watch(AppContext& ctx, const WatchFlags& f) {
     print_error(ctx, message);
     ctx.exit_code = kExitBadInput;
   };
-  auto options = watch_options(f, ctx.config, ctx.output_trust, SystemClock().system_now());
+  auto options = watch::watch_options(f, ctx.config, ctx.output_trust, SystemClock().system_now());
   if (!options) return bad(options.error().detail);
   auto gpu = open_gpu_for(ctx.host_root(), ctx.gpu.backend, ctx.config);
   if (!gpu) return bad(gpu.error().detail);
@@ -66,7 +66,7 @@ void run_watch(AppContext& ctx, const WatchFlags& f) {
   }
   std::vector<std::string> preflight_warnings;
   if (!f.no_preflight) {
-    PreflightInput in;
+    watch::PreflightInput in;
     in.root = ctx.host_root();
     in.status = status_options_for(in.root, ctx.config);
     in.plan = plan ? &*plan : nullptr;
@@ -78,12 +78,13 @@ void run_watch(AppContext& ctx, const WatchFlags& f) {
     in.force = f.force;
     in.warnings = &preflight_warnings;
     SystemClock clock;
-    if (!run_preflight(ctx, in, **gpu, clock)) {
+    if (!watch::run_preflight(ctx, in, **gpu, clock)) {
       ctx.exit_code = kExitFailure;
       return;
     }
   }
-  if (auto ready = prepare_run_folder(*options, f.dir.empty(), f.log.empty(), ctx.output_trust);
+  if (auto ready =
+          watch::prepare_run_folder(*options, f.dir.empty(), f.log.empty(), ctx.output_trust);
       !ready)
     return bad(ready.error().detail);
 
@@ -97,7 +98,7 @@ void run_watch(AppContext& ctx, const WatchFlags& f) {
   const HostRoot root = ctx.host_root();
   WatchSignals signals;
   SystemClock clock;
-  auto outcome = run_watch_session(ctx, root, *options, gpu->get(), clock, signals.flags());
+  auto outcome = watch::run_watch_session(ctx, root, *options, gpu->get(), clock, signals.flags());
   if (!outcome) {
     print_error(ctx, outcome.error().detail);
     ctx.exit_code = outcome.error().code == Errc::not_found           ? 127
@@ -105,7 +106,7 @@ void run_watch(AppContext& ctx, const WatchFlags& f) {
                                                                       : kExitBadInput;
     return;
   }
-  FinishInput in;
+  watch::FinishInput in;
   in.options = &*options;
   in.outcome = &*outcome;
   in.plan = plan ? &*plan : nullptr;
@@ -116,7 +117,7 @@ void run_watch(AppContext& ctx, const WatchFlags& f) {
   in.ladder_state = f.ladder_state;
   in.json = ctx.json;
   in.preflight_warnings = std::move(preflight_warnings);
-  finish_watch(ctx, root, in);
+  watch::finish_watch(ctx, root, in);
   ctx.exit_code = outcome->exit_code;
 }
 

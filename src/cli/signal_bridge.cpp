@@ -13,7 +13,7 @@ static_assert(std::atomic<bool>::is_always_lock_free);
 static_assert(std::atomic<int>::is_always_lock_free);
 
 // What the handler writes: a static object, so the handler reaches it without reading a pointer.
-WatchSignalFlags g_watch;
+watch::WatchSignalFlags g_watch;
 
 extern "C" void on_watch_signal(int sig) {
   if (sig == SIGCHLD) {
@@ -64,7 +64,7 @@ WatchSignals::~WatchSignals() {
   restore(kWatchSignals, g_watch_previous);
 }
 
-WatchSignalFlags& WatchSignals::flags() {
+watch::WatchSignalFlags& WatchSignals::flags() {
   return g_watch;
 }
 

@@ -32,7 +32,7 @@ class WatchSignals {
   ~WatchSignals();
   WatchSignals(const WatchSignals&) = delete;
   WatchSignals& operator=(const WatchSignals&) = delete;
-  WatchSignalFlags& flags();
+  watch::WatchSignalFlags& flags();
 };
 
 class SignalThread {

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-namespace sparkops {
+namespace sparkops::watch {
 
 Result<std::filesystem::path> create_fresh_run_folder(const std::filesystem::path& base) {
   for (int n = 1; n < 1000; ++n) {
@@ -46,4 +46,4 @@ Status prepare_run_folder(WatchOptions& options, bool fresh_dir, bool default_lo
   return {};
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::watch

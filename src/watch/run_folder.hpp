@@ -8,7 +8,7 @@
 #include "base/result.hpp"
 #include "watch/watch_session.hpp"
 
-namespace sparkops {
+namespace sparkops::watch {
 
 // Creates `base`, or the first of base-2 .. base-999 that does not exist yet, and returns it.
 // mkdir is atomic, so concurrent runs cannot both claim the same name. The parent must exist.
@@ -21,4 +21,4 @@ Result<std::filesystem::path> create_fresh_run_folder(const std::filesystem::pat
 Status prepare_run_folder(WatchOptions& options, bool fresh_dir, bool default_log,
                           OutputTrust trust);
 
-}  // namespace sparkops
+}  // namespace sparkops::watch

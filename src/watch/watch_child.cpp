@@ -14,7 +14,7 @@
 
 #include "term/terminal.hpp"
 
-namespace sparkops {
+namespace sparkops::watch {
 
 namespace {
 
@@ -152,4 +152,4 @@ void signal_job(const ChildProcess& child, int sig) {
   if (::kill(-child.pid, sig) != 0) ::kill(child.pid, sig);
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::watch

@@ -20,7 +20,7 @@
 
 #include "base/result.hpp"
 
-namespace sparkops {
+namespace sparkops::watch {
 
 struct ChildProcess {
   pid_t pid = -1;    // also the process group id
@@ -48,4 +48,4 @@ void resize_job_terminal(const ChildProcess& child, const winsize& size);
 // Sends `sig` to the child's process group (the whole job, its workers included).
 void signal_job(const ChildProcess& child, int sig);
 
-}  // namespace sparkops
+}  // namespace sparkops::watch

@@ -7,7 +7,7 @@
 #include "base/time_format.hpp"
 #include "base/units.hpp"
 
-namespace sparkops {
+namespace sparkops::watch {
 
 std::string thermal_evidence(const Sample* sample) {
   if (sample == nullptr) return {};
@@ -93,4 +93,4 @@ std::optional<std::string> PressureTracker::finish(SystemTime now) {
   return fmt::format("{} end cause=memory_pressure reason=run_ended\n", format_iso8601_utc_ms(now));
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::watch

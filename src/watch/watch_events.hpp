@@ -11,7 +11,7 @@
 #include "diagnose/live_slowdown.hpp"
 #include "sampling/sample.hpp"
 
-namespace sparkops {
+namespace sparkops::watch {
 
 // "gpu_temp_c=81 power_w=11.17 sm_clock_mhz=2405 host_hottest_c=79.5 mem_available_gib=20.1"; the
 // keys the sample has. Empty when `sample` is null.
@@ -42,4 +42,4 @@ class PressureTracker {
   bool on_ = false;
 };
 
-}  // namespace sparkops
+}  // namespace sparkops::watch

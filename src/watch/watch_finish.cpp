@@ -22,7 +22,7 @@
 #include "trainlog/parse_log.hpp"
 #include "watch/watch_summary.hpp"
 
-namespace sparkops {
+namespace sparkops::watch {
 
 namespace {
 
@@ -229,4 +229,4 @@ void finish_watch(const Console& io, const HostRoot& root, const FinishInput& in
   std::fflush(io.err);
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::watch

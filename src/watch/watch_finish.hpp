@@ -16,7 +16,7 @@
 #include "status/status_report.hpp"
 #include "watch/watch_session.hpp"
 
-namespace sparkops {
+namespace sparkops::watch {
 
 // Pre-flight warnings from the status report: free-now far below available (with the flush
 // command) and each heavy GPU workload (uncapped or near capacity).
@@ -49,4 +49,4 @@ struct FinishInput {
 // Prints the summary (and the OOM advice) on stderr, writes summary.json, appends the anchor.
 void finish_watch(const Console& io, const HostRoot& root, const FinishInput& in);
 
-}  // namespace sparkops
+}  // namespace sparkops::watch

@@ -9,7 +9,7 @@
 #include "options/domain_options.hpp"
 #include "sampling/sample_run.hpp"
 
-namespace sparkops {
+namespace sparkops::watch {
 
 Result<WatchOptions> watch_options(const WatchArgs& args, const Config& config, OutputTrust trust,
                                    SystemTime now) {
@@ -38,4 +38,4 @@ Result<WatchOptions> watch_options(const WatchArgs& args, const Config& config, 
   return o;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::watch

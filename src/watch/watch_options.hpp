@@ -13,7 +13,7 @@
 #include "config/config.hpp"
 #include "watch/watch_session.hpp"
 
-namespace sparkops {
+namespace sparkops::watch {
 
 // The flags' text, as given.
 struct WatchArgs {
@@ -30,4 +30,4 @@ struct WatchArgs {
 Result<WatchOptions> watch_options(const WatchArgs& args, const Config& config, OutputTrust trust,
                                    SystemTime now);
 
-}  // namespace sparkops
+}  // namespace sparkops::watch

@@ -17,7 +17,7 @@
 #include "host/host_root.hpp"
 #include "host/proc_pid.hpp"
 
-namespace sparkops {
+namespace sparkops::watch {
 
 namespace {
 
@@ -134,4 +134,4 @@ std::string describe_orphans(const std::vector<Orphan>& orphans, std::size_t max
   return text;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::watch

@@ -17,7 +17,7 @@
 
 #include "base/result.hpp"
 
-namespace sparkops {
+namespace sparkops::watch {
 
 struct Orphan {
   pid_t pid = -1;
@@ -54,4 +54,4 @@ OrphanEnd end_orphans(pid_t self, pid_t own_pgrp, pid_t job_pgrp, std::vector<Or
 // "pid 4242 (sleep), pid 4250 (python3)": at most `max` named, then "and N more".
 std::string describe_orphans(const std::vector<Orphan>& orphans, std::size_t max = 5);
 
-}  // namespace sparkops
+}  // namespace sparkops::watch

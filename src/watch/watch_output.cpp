@@ -13,7 +13,7 @@
 #include "base/output_file.hpp"
 #include "base/time_format.hpp"
 
-namespace sparkops {
+namespace sparkops::watch {
 
 namespace {
 
@@ -191,4 +191,4 @@ void RecordSplitter::finish(const Sink& sink) {
   partial_.clear();
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::watch

@@ -18,7 +18,7 @@
 #include "base/output_file.hpp"
 #include "base/result.hpp"
 
-namespace sparkops {
+namespace sparkops::watch {
 
 class OutputSink {
  public:
@@ -90,4 +90,4 @@ class RecordSplitter {
   std::uint64_t partial_offset_ = 0;
 };
 
-}  // namespace sparkops
+}  // namespace sparkops::watch

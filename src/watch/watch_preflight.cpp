@@ -11,7 +11,7 @@
 #include "status/status_render.hpp"
 #include "watch/watch_finish.hpp"
 
-namespace sparkops {
+namespace sparkops::watch {
 
 namespace {
 
@@ -87,4 +87,4 @@ bool run_preflight(const Console& io, const PreflightInput& in, GpuSource& gpu, 
   return true;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::watch

@@ -16,7 +16,7 @@
 #include "status/status_report.hpp"
 #include "workloads/coexistence.hpp"
 
-namespace sparkops {
+namespace sparkops::watch {
 
 struct PreflightInput {
   HostRoot root;
@@ -38,4 +38,4 @@ struct PreflightInput {
 // commands cannot be judged).
 bool run_preflight(const Console& io, const PreflightInput& in, GpuSource& gpu, Clock& clock);
 
-}  // namespace sparkops
+}  // namespace sparkops::watch

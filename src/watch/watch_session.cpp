@@ -22,7 +22,7 @@
 #include "watch/watch_events.hpp"
 #include "watch/watch_output.hpp"
 
-namespace sparkops {
+namespace sparkops::watch {
 
 std::optional<std::uint64_t> WatchOutcome::peak_over_launch_bytes() const {
   if (!launch_used_bytes || !peak_used_bytes) return std::nullopt;
@@ -364,4 +364,4 @@ Result<WatchOutcome> run_watch_session(const Console& io, const HostRoot& root,
   return session.run();
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::watch

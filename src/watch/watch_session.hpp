@@ -23,7 +23,7 @@
 #include "trainlog/step_series.hpp"
 #include "watch/watch_orphans.hpp"
 
-namespace sparkops {
+namespace sparkops::watch {
 
 // What the signal handlers (cli/signal_bridge.hpp) tell the loop: SIGINT, SIGTERM and SIGHUP are
 // counted (the first is forwarded to the job's process group, the second kills the group); SIGCHLD
@@ -99,4 +99,4 @@ Result<WatchOutcome> run_watch_session(const Console& io, const HostRoot& root,
                                        const WatchOptions& options, GpuSource* gpu, Clock& clock,
                                        WatchSignalFlags& flags);
 
-}  // namespace sparkops
+}  // namespace sparkops::watch

@@ -8,7 +8,7 @@
 #include "base/time_format.hpp"
 #include "base/units.hpp"
 
-namespace sparkops {
+namespace sparkops::watch {
 
 namespace {
 
@@ -179,4 +179,4 @@ nlohmann::ordered_json watch_summary_json(const WatchSummaryView& v) {
   return j;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::watch

@@ -13,7 +13,7 @@
 #include "ladder/oom_report.hpp"
 #include "watch/watch_session.hpp"
 
-namespace sparkops {
+namespace sparkops::watch {
 
 struct WatchSummaryView {
   std::vector<std::string> command;
@@ -37,4 +37,4 @@ nlohmann::ordered_json watch_summary_json(const WatchSummaryView& v);
 // "exited with status 3", "killed by signal 9 (SIGKILL)".
 std::string describe_exit(const WatchOutcome& o);
 
-}  // namespace sparkops
+}  // namespace sparkops::watch

@@ -20,7 +20,7 @@
 #include "watch/watch_output.hpp"
 #include "watch/watch_summary.hpp"
 
-namespace sparkops {
+namespace sparkops::watch {
 namespace {
 
 const SystemTime kT0{std::chrono::seconds{1762680372}};
@@ -348,4 +348,4 @@ TEST(ChildPty, StreamsAreTerminalsOfTheGivenSize) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::watch
