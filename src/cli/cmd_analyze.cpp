@@ -86,7 +86,7 @@ void run_analyze(const AnalyzeFlags& f, AppContext& ctx) {
       !set("analyze.sustain_steps", f.sustain_steps, "--sustain-steps") ||
       !set("analyze.warmup_steps", f.warmup_steps, "--warmup-steps"))
     return;
-  const diagnose::DiagnoseOptions o = diagnose_options_from_config(ctx.config);
+  const diagnose::DiagnoseOptions o = options::diagnose_options_from_config(ctx.config);
 
   std::error_code size_error;
   const auto log_size = std::filesystem::file_size(f.log, size_error);

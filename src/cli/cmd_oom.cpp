@@ -41,7 +41,7 @@ bool given(const OomState& st, const char* option) {
 }
 
 std::optional<PoolView> live_pool(const AppContext& ctx) {
-  auto pool = current_pool(ctx.host_root(), ctx.config);
+  auto pool = options::current_pool(ctx.host_root(), ctx.config);
   if (!pool) return std::nullopt;
   return *pool;
 }
@@ -69,7 +69,8 @@ int run_oom(OomState& st, AppContext& ctx) {
 
   OomRun run;
   if (st.flags.serving.serve.empty()) {  // a server has its serving plan (below)
-    if (auto planned = plan_oom_run(st.flags, plan_environment(ctx.host_root(), ctx.config), run);
+    if (auto planned =
+            plan_oom_run(st.flags, options::plan_environment(ctx.host_root(), ctx.config), run);
         !planned) {
       print_error(ctx, planned.error().detail);
       return planned.error().code == Errc::io ? kExitFailure : kExitBadInput;
@@ -93,8 +94,8 @@ int run_oom(OomState& st, AppContext& ctx) {
     }
     if (!st.flags.model.empty()) {
       auto server = serving::plan_server(st.flags.serving, st.flags,
-                                         plan_environment(ctx.host_root(), ctx.config),
-                                         heavy_rules_from_config(ctx.config));
+                                         options::plan_environment(ctx.host_root(), ctx.config),
+                                         options::heavy_rules_from_config(ctx.config));
       if (!server) {
         print_error(ctx, server.error().detail);
         return server.error().code == Errc::io ? kExitFailure : kExitBadInput;

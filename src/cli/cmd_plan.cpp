@@ -53,8 +53,8 @@ struct PlanCommandState {
 
 plan::PlanEnvironment online_environment(AppContext& ctx, const models::HttpClient* curl,
                                          std::vector<std::string>* notes) {
-  plan::PlanEnvironment env = plan_environment(ctx.host_root(), ctx.config, notes);
-  env.hub = hub_access_for(curl);
+  plan::PlanEnvironment env = options::plan_environment(ctx.host_root(), ctx.config, notes);
+  env.hub = options::hub_access_for(curl);
   return env;
 }
 
@@ -69,7 +69,7 @@ Result<std::optional<serving::Beside>> beside_for(const PlanFlags& flags,
     return std::optional<serving::Beside>();
   auto b = serving::beside_from_flags(flags.serving, env, sc, job,
                                       serving::BesideNow{nullptr, flags.serving.beside_running},
-                                      coexistence_options_from_config(config), notes);
+                                      options::coexistence_options_from_config(config), notes);
   if (!b) return tl::unexpected(b.error());
   return std::optional<serving::Beside>(std::move(*b));
 }
@@ -85,7 +85,7 @@ void run_serve_plan(AppContext& ctx, const PlanCommandState& st) {
   // On a discrete GPU the server lives in the card's memory (serving_context).
   GpuMemoryReading gpu;
   if (st.flags.budget == "auto") {
-    gpu = gpu_memory_for(env.root, ctx.gpu.backend, ctx.config);
+    gpu = options::gpu_memory_for(env.root, ctx.gpu.backend, ctx.config);
     env.device_memory = gpu.device;
   }
   const auto bad = [&](const Error& e) {
@@ -93,8 +93,8 @@ void run_serve_plan(AppContext& ctx, const PlanCommandState& st) {
     print_error(ctx, e.detail);
     ctx.exit_code = e.code == Errc::io ? kExitFailure : kExitBadInput;
   };
-  auto server =
-      serving::plan_server(st.flags.serving, st.flags, env, heavy_rules_from_config(ctx.config));
+  auto server = serving::plan_server(st.flags.serving, st.flags, env,
+                                     options::heavy_rules_from_config(ctx.config));
   if (!server) return bad(server.error());
   serving::ServingContext& sc = server->context;
   sc.gpu_snapshots = gpu.snapshots;  // the running workloads a --beside verdict sizes on the card
@@ -183,7 +183,7 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
   plan::PlanEnvironment env = online_environment(ctx, &client, &anchor_notes);
   GpuMemoryReading gpu;
   if (!input->budget_bytes) {
-    gpu = gpu_memory_for(env.root, ctx.gpu.backend, ctx.config);
+    gpu = options::gpu_memory_for(env.root, ctx.gpu.backend, ctx.config);
     env.device_memory = gpu.device;
   }
   auto result = plan::make_plan(*input, env);
@@ -197,7 +197,7 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
   std::optional<serving::Beside> beside;
   if (!st.flags.serving.beside.empty() || st.flags.serving.beside_running) {
     auto sc = serving::serving_context(st.flags.serving, st.flags, env,
-                                       heavy_rules_from_config(ctx.config));
+                                       options::heavy_rules_from_config(ctx.config));
     if (!sc) {
       print_error(ctx, sc.error().detail);
       ctx.exit_code = kExitBadInput;
@@ -227,8 +227,8 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
       query.gpu.processes = gpu_processes_of(gpu.snapshots);
     }
     query.need_bytes = plan::peak_bytes(result->estimate, result->peak_basis);
-    query.rules = heavy_rules_from_config(ctx.config);
-    query.coexistence = coexistence_options_from_config(ctx.config);
+    query.rules = options::heavy_rules_from_config(ctx.config);
+    query.coexistence = options::coexistence_options_from_config(ctx.config);
     if (auto note = beside_what_runs_note(env.root, query)) result->notes.push_back(*note);
   }
 

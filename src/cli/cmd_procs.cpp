@@ -39,16 +39,16 @@ Result<std::uint64_t> planned_need(const ProcsFlags& flags, const AppContext& ct
                                    const HostRoot& root,
                                    const std::optional<DeviceMemory>& device) {
   if (!flags.plan_flags.serving.serve.empty()) {
-    plan::PlanEnvironment env = plan_environment(root, ctx.config);
+    plan::PlanEnvironment env = options::plan_environment(root, ctx.config);
     if (flags.plan_flags.budget == "auto") env.device_memory = device;
     auto server = serving::plan_server(flags.plan_flags.serving, flags.plan_flags, env,
-                                       heavy_rules_from_config(ctx.config));
+                                       options::heavy_rules_from_config(ctx.config));
     if (!server) return tl::unexpected(server.error());
     return server->plan.footprint_bytes;
   }
   auto input = plan::plan_input(flags.plan_flags);
   if (!input) return tl::unexpected(input.error());
-  plan::PlanEnvironment env = plan_environment(root, ctx.config);
+  plan::PlanEnvironment env = options::plan_environment(root, ctx.config);
   env.device_memory = device;
   auto result = plan::make_plan(*input, env);
   if (!result) return tl::unexpected(result.error());
@@ -63,12 +63,12 @@ Result<serving::Beside> beside_planned(const ProcsFlags& flags, const AppContext
                                        const std::optional<DeviceMemory>& device,
                                        const std::vector<GpuSnapshot>& snapshots) {
   const auto& sflags = flags.plan_flags.serving;
-  plan::PlanEnvironment env = plan_environment(root, ctx.config);
+  plan::PlanEnvironment env = options::plan_environment(root, ctx.config);
   env.pool = answer.report.pool;
   // The space procs judged in: on a discrete GPU its memory (the same card and reading).
   if (flags.plan_flags.budget == "auto") env.device_memory = device;
-  auto sc =
-      serving::serving_context(sflags, flags.plan_flags, env, heavy_rules_from_config(ctx.config));
+  auto sc = serving::serving_context(sflags, flags.plan_flags, env,
+                                     options::heavy_rules_from_config(ctx.config));
   if (!sc) return fail(sc.error().code, fmt::format("--beside: {}", sc.error().detail));
   sc->pool = answer.report.pool;
   sc->device = device;
@@ -84,7 +84,7 @@ Result<serving::Beside> beside_planned(const ProcsFlags& flags, const AppContext
   std::vector<std::string> notes;
   return serving::beside_from_flags(sflags, env, *sc, job,
                                     serving::BesideNow{&answer.report.scan, false},
-                                    coexistence_options_from_config(ctx.config), notes);
+                                    options::coexistence_options_from_config(ctx.config), notes);
 }
 
 void run_procs(const ProcsFlags& flags, AppContext& ctx) {
@@ -115,9 +115,9 @@ void run_procs(const ProcsFlags& flags, AppContext& ctx) {
     if (!v) return bad(fmt::format("--overhead: {}", v.error().detail));
     overhead = *v;
   }
-  const auto pool = current_pool(root, ctx.config, overhead);
+  const auto pool = options::current_pool(root, ctx.config, overhead);
   if (pool) query.pool = *pool;
-  auto gpu = gpu_processes_for(root, ctx.gpu.backend, ctx.config, flags.gpu_apps);
+  auto gpu = options::gpu_processes_for(root, ctx.gpu.backend, ctx.config, flags.gpu_apps);
   if (!gpu) return bad(gpu.error().detail);
   query.gpu = std::move(*gpu);
   query.device_memory = discrete_device_memory(query.gpu.snapshots);
@@ -126,8 +126,8 @@ void run_procs(const ProcsFlags& flags, AppContext& ctx) {
     if (!v) return bad(fmt::format("--plan: {}", v.error().detail));
     query.need_bytes = *v;
   }
-  query.rules = heavy_rules_from_config(ctx.config);
-  query.coexistence = coexistence_options_from_config(ctx.config);
+  query.rules = options::heavy_rules_from_config(ctx.config);
+  query.coexistence = options::coexistence_options_from_config(ctx.config);
 
   auto answer = answer_procs(root, query);
   if (!answer) {

@@ -52,11 +52,11 @@ void run_sample_command(AppContext& ctx, const SampleFlags& flags) {
     return bad("--json prints a summary on stdout: give --out FILE");
   options.json = ctx.json;
   options.detector = detector_from_config(ctx.config);
-  auto appender = appender_options_from_config(ctx.config, ctx.output_trust);
+  auto appender = options::appender_options_from_config(ctx.config, ctx.output_trust);
   if (!appender) return bad(appender.error().detail);
   options.appender = std::move(*appender);
 
-  auto gpu = open_gpu_for(ctx.host_root(), ctx.gpu.backend, ctx.config);
+  auto gpu = options::open_gpu_for(ctx.host_root(), ctx.gpu.backend, ctx.config);
   if (!gpu) return bad(gpu.error().detail);
 
   // What the signal thread writes outlives it (declared first, destroyed last).

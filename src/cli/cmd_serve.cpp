@@ -26,7 +26,7 @@ void run_serve(const ServeRequest& flags, AppContext& ctx) {
     ctx.exit_code = kExitBadInput;
     return;
   }
-  auto plan = plan_serve(flags, serve_defaults_from_config(ctx.config));
+  auto plan = plan_serve(flags, options::serve_defaults_from_config(ctx.config));
   if (!plan) {
     print_error(ctx, plan.error().detail);
     ctx.exit_code = kExitBadInput;
@@ -36,7 +36,7 @@ void run_serve(const ServeRequest& flags, AppContext& ctx) {
     if (auto warning = readable_by_others(flags.token_file))
       print_error(ctx, "warning: --token " + *warning);
   }
-  auto status = status_source(ctx.host_root(), ctx.gpu.backend, ctx.config);
+  auto status = options::status_source(ctx.host_root(), ctx.gpu.backend, ctx.config);
   if (!status) {
     print_error(ctx, status.error().detail);
     ctx.exit_code = kExitBadInput;

@@ -33,7 +33,7 @@ void run_status(const StatusFlags& flags, AppContext& ctx) {
     if (auto st = ctx.config.set_from_flag("pool.overhead", flags.overhead, "--overhead"); !st)
       return bad(st.error().detail);
   }
-  auto source = status_source(ctx.host_root(), ctx.gpu.backend, ctx.config);
+  auto source = options::status_source(ctx.host_root(), ctx.gpu.backend, ctx.config);
   if (!source) return bad(source.error().detail);
   const StatusReport report =
       collect_status(source->root, *source->gpu, SystemClock(), source->options);

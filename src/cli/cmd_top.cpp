@@ -56,7 +56,7 @@ void run_top(const TopFlags& flags, AppContext& ctx) {
     ctx.exit_code = kExitBadInput;
     return;
   }
-  auto source = status_source(ctx.host_root(), ctx.gpu.backend, ctx.config);
+  auto source = options::status_source(ctx.host_root(), ctx.gpu.backend, ctx.config);
   if (!source) {
     print_error(ctx, source.error().detail);
     ctx.exit_code = kExitBadInput;

@@ -50,14 +50,14 @@ void run_watch(AppContext& ctx, const WatchFlags& f) {
   };
   auto options = watch::watch_options(f, ctx.config, ctx.output_trust, SystemClock().system_now());
   if (!options) return bad(options.error().detail);
-  auto gpu = open_gpu_for(ctx.host_root(), ctx.gpu.backend, ctx.config);
+  auto gpu = options::open_gpu_for(ctx.host_root(), ctx.gpu.backend, ctx.config);
   if (!gpu) return bad(gpu.error().detail);
   std::optional<plan::PlanEnvironment> env;
   std::optional<plan::PlanResult> plan;
   if (plan_requested(f)) {
     auto input = plan::plan_input(f.plan);
     if (!input) return bad(input.error().detail);
-    env = plan_environment(ctx.host_root(), ctx.config);
+    env = options::plan_environment(ctx.host_root(), ctx.config);
     // On a discrete GPU the budget is the card's free memory, as `plan` reads it.
     if (!input->budget_bytes) env->device_memory = read_gpu_memory(**gpu).device;
     auto made = plan::make_plan(*input, *env);
@@ -68,13 +68,13 @@ void run_watch(AppContext& ctx, const WatchFlags& f) {
   if (!f.no_preflight) {
     watch::PreflightInput in;
     in.root = ctx.host_root();
-    in.status = status_options_for(in.root, ctx.config);
+    in.status = options::status_options_for(in.root, ctx.config);
     in.plan = plan ? &*plan : nullptr;
     in.env = env ? &*env : nullptr;
     in.serving = &f.plan.serving;
     in.budget = &f.plan;
-    in.heavy = heavy_rules_from_config(ctx.config);
-    in.coexistence = coexistence_options_from_config(ctx.config);
+    in.heavy = options::heavy_rules_from_config(ctx.config);
+    in.coexistence = options::coexistence_options_from_config(ctx.config);
     in.force = f.force;
     in.warnings = &preflight_warnings;
     SystemClock clock;
@@ -111,9 +111,9 @@ void run_watch(AppContext& ctx, const WatchFlags& f) {
   in.outcome = &*outcome;
   in.plan = plan ? &*plan : nullptr;
   in.model_arg = model_arg_of(f.plan);
-  in.diagnose = diagnose_options_from_config(ctx.config);
-  in.pool = pool_options_from_config(ctx.config);
-  in.anchor_file = user_anchor_file();
+  in.diagnose = options::diagnose_options_from_config(ctx.config);
+  in.pool = options::pool_options_from_config(ctx.config);
+  in.anchor_file = options::user_anchor_file();
   in.ladder_state = f.ladder_state;
   in.json = ctx.json;
   in.preflight_warnings = std::move(preflight_warnings);

@@ -8,7 +8,7 @@
 #include "host/clock_ticks.hpp"
 #include "plan/anchors.hpp"
 
-namespace sparkops {
+namespace sparkops::options {
 
 namespace {
 
@@ -117,4 +117,4 @@ Result<AppenderOptions> appender_options_from_config(const Config& config, Outpu
   return o;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::options

@@ -25,7 +25,7 @@
 #include "workloads/coexistence.hpp"
 #include "workloads/scan.hpp"
 
-namespace sparkops {
+namespace sparkops::options {
 
 // pool.overhead, pool.swap_counts and pool.flush_hint_gap; `overhead` (a command's --overhead)
 // wins over pool.overhead when set.
@@ -73,4 +73,4 @@ StatusOptions status_options_for(const HostRoot& root, const Config& config);
 // the output rule `trust`. Errors name the keys.
 Result<AppenderOptions> appender_options_from_config(const Config& config, OutputTrust trust);
 
-}  // namespace sparkops
+}  // namespace sparkops::options

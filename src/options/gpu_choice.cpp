@@ -8,7 +8,7 @@
 #include "gpu/open_source.hpp"
 #include "options/domain_options.hpp"
 
-namespace sparkops {
+namespace sparkops::options {
 
 Result<std::unique_ptr<GpuSource>> open_gpu_from_flag(std::string_view gpu_flag,
                                                       const Config& config) {
@@ -74,4 +74,4 @@ Result<StatusSource> status_source(const HostRoot& root, std::string_view gpu_fl
   return StatusSource{root, std::move(*gpu), status_options_for(root, config)};
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::options

@@ -14,7 +14,7 @@
 #include "status/status_report.hpp"
 #include "workloads/procs_query.hpp"
 
-namespace sparkops {
+namespace sparkops::options {
 
 // Opens the GPU source the flag asks for (--gpu, else SPARKOPS_GPU_BACKEND, else auto; NVML path
 // from SPARKOPS_NVML_LIB, nvidia-smi from PATH), every call under the gpu.timeout watchdog. Only an
@@ -59,4 +59,4 @@ struct StatusSource {
 Result<StatusSource> status_source(const HostRoot& root, std::string_view gpu_flag,
                                    const Config& config);
 
-}  // namespace sparkops
+}  // namespace sparkops::options

@@ -29,7 +29,7 @@ Result<WatchOptions> watch_options(const WatchArgs& args, const Config& config, 
               : std::filesystem::path(args.dir);
   o.log = args.log.empty() ? o.dir / "train.log" : std::filesystem::path(args.log);
   o.detector = detector_from_config(config);
-  auto appender = appender_options_from_config(config, trust);
+  auto appender = options::appender_options_from_config(config, trust);
   if (!appender) return tl::unexpected(appender.error());
   o.appender = std::move(*appender);
   o.max_log_bytes = config.get_bytes("watch.max_log_bytes");
