@@ -50,16 +50,18 @@ void run_watch(AppContext& ctx, const WatchFlags& f) {
   };
   auto options = watch::watch_options(f, ctx.config, ctx.output_trust, SystemClock().system_now());
   if (!options) return bad(options.error().detail);
-  auto gpu = options::open_gpu_for(ctx.host_root(), ctx.gpu.backend, ctx.config);
-  if (!gpu) return bad(gpu.error().detail);
+  auto source = options::status_source(ctx.host_root(), ctx.gpu.backend, ctx.config);
+  if (!source) return bad(source.error().detail);
+  const HostRoot& root = source->root;
+  GpuSource& gpu = *source->gpu;
   std::optional<plan::PlanEnvironment> env;
   std::optional<plan::PlanResult> plan;
   if (plan_requested(f)) {
     auto input = plan::plan_input(f.plan);
     if (!input) return bad(input.error().detail);
-    env = options::plan_environment(ctx.host_root(), ctx.config);
+    env = options::plan_environment(root, ctx.config);
     // On a discrete GPU the budget is the card's free memory, as `plan` reads it.
-    if (!input->budget_bytes) env->device_memory = read_gpu_memory(**gpu).device;
+    if (!input->budget_bytes) env->device_memory = read_gpu_memory(gpu).device;
     auto made = plan::make_plan(*input, *env);
     if (!made) return bad(made.error().detail);
     plan = std::move(*made);
@@ -67,8 +69,8 @@ void run_watch(AppContext& ctx, const WatchFlags& f) {
   std::vector<std::string> preflight_warnings;
   if (!f.no_preflight) {
     watch::PreflightInput in;
-    in.root = ctx.host_root();
-    in.status = options::status_options_for(in.root, ctx.config);
+    in.root = root;
+    in.status = source->options;
     in.plan = plan ? &*plan : nullptr;
     in.env = env ? &*env : nullptr;
     in.serving = &f.plan.serving;
@@ -78,7 +80,7 @@ void run_watch(AppContext& ctx, const WatchFlags& f) {
     in.force = f.force;
     in.warnings = &preflight_warnings;
     SystemClock clock;
-    if (!watch::run_preflight(ctx, in, **gpu, clock)) {
+    if (!watch::run_preflight(ctx, in, gpu, clock)) {
       ctx.exit_code = kExitFailure;
       return;
     }
@@ -95,10 +97,9 @@ void run_watch(AppContext& ctx, const WatchFlags& f) {
                   f.command.front(), options->log.string(), format_duration(options->interval),
                   options->dir.string(), options->dir.string()));
   std::fflush(ctx.err);
-  const HostRoot root = ctx.host_root();
   WatchSignals signals;
   SystemClock clock;
-  auto outcome = watch::run_watch_session(ctx, root, *options, gpu->get(), clock, signals.flags());
+  auto outcome = watch::run_watch_session(ctx, root, *options, &gpu, clock, signals.flags());
   if (!outcome) {
     print_error(ctx, outcome.error().detail);
     ctx.exit_code = outcome.error().code == Errc::not_found           ? 127
@@ -112,7 +113,7 @@ void run_watch(AppContext& ctx, const WatchFlags& f) {
   in.plan = plan ? &*plan : nullptr;
   in.model_arg = model_arg_of(f.plan);
   in.diagnose = options::diagnose_options_from_config(ctx.config);
-  in.pool = options::pool_options_from_config(ctx.config);
+  in.pool = source->options.pool;
   in.anchor_file = options::user_anchor_file();
   in.ladder_state = f.ladder_state;
   in.json = ctx.json;
