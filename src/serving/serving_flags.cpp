@@ -93,9 +93,7 @@ Result<ServingContext> serving_context(const ServingFlags& flags, const plan::Pl
 }
 
 std::optional<CoexistenceSpace> beside_space(const ServingContext& sc) {
-  if (sc.device) return gpu_space(*sc.device, sc.gpu_snapshots);
-  if (sc.pool) return pool_space(*sc.pool);
-  return std::nullopt;
+  return coexistence_space(sc.pool, sc.device, sc.gpu_snapshots);
 }
 
 Result<CommandLine> engine_words(const ServingFlags& flags) {

@@ -103,12 +103,7 @@ void collect_workloads(const HostRoot& root, const StatusOptions& options, Statu
   // (its workloads are sized by what they hold on the card), else the pool.
   const std::optional<DeviceMemory> device =
       report.training_budget ? report.training_budget->device : std::nullopt;
-  std::optional<CoexistenceSpace> space;
-  if (device) {
-    space = gpu_space(*device, report.gpu.snapshots);
-  } else if (report.pool) {
-    space = pool_space(*report.pool);
-  }
+  const auto space = coexistence_space(report.pool, device, report.gpu.snapshots);
   if (space) scan_options = scan_options_in(scan_options, *space);
   auto scan = scan_workloads(root, gpu_processes_of(report.gpu.snapshots), scan_options);
   if (!scan) {

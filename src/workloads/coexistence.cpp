@@ -101,9 +101,12 @@ CoexistenceSpace gpu_space(const DeviceMemory& device, const std::vector<GpuSnap
   return s;
 }
 
-CoexistenceSpace coexistence_space(const PoolView& pool, const std::optional<DeviceMemory>& device,
-                                   const std::vector<GpuSnapshot>& snapshots) {
-  return device ? gpu_space(*device, snapshots) : pool_space(pool);
+std::optional<CoexistenceSpace> coexistence_space(const std::optional<PoolView>& pool,
+                                                  const std::optional<DeviceMemory>& device,
+                                                  const std::vector<GpuSnapshot>& snapshots) {
+  if (device) return gpu_space(*device, snapshots);
+  if (pool) return pool_space(*pool);
+  return std::nullopt;
 }
 
 ScanOptions scan_options_in(ScanOptions options, const CoexistenceSpace& space) {

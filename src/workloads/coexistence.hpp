@@ -77,9 +77,11 @@ CoexistenceSpace pool_space(const PoolView& pool);
 CoexistenceSpace gpu_space(const DeviceMemory& device,
                            const std::vector<GpuSnapshot>& snapshots = {});
 // The space a training run competes for: the discrete GPU's memory when `device` is set (the same
-// device training_budget takes its budget from), else the pool's.
-CoexistenceSpace coexistence_space(const PoolView& pool, const std::optional<DeviceMemory>& device,
-                                   const std::vector<GpuSnapshot>& snapshots = {});
+// device training_budget takes its budget from), else the pool's; nullopt when neither was read.
+// status, procs and every --beside verdict take their space from here.
+std::optional<CoexistenceSpace> coexistence_space(const std::optional<PoolView>& pool,
+                                                  const std::optional<DeviceMemory>& device,
+                                                  const std::vector<GpuSnapshot>& snapshots = {});
 
 // The scan options for judging workloads in `space`: on a GPU, sized by their GPU bytes
 // (ScanOptions::sized_on_gpu), fractions of the card's total, near capacity a share of it.

@@ -56,12 +56,7 @@ Result<ProcsAnswer> answer_procs(const HostRoot& root, const ProcsQuery& query) 
   options.rules = query.rules;
   // The space the training budget comes from: a discrete GPU's memory (its workloads sized by
   // what they hold on the card), else the pool.
-  std::optional<CoexistenceSpace> space;
-  if (query.device_memory) {
-    space = gpu_space(*query.device_memory, query.gpu.snapshots);
-  } else if (report.pool) {
-    space = pool_space(*report.pool);
-  }
+  const auto space = coexistence_space(report.pool, query.device_memory, query.gpu.snapshots);
   if (space) options = scan_options_in(options, *space);
   auto scan = scan_workloads(root, query.gpu.processes, options);
   if (!scan) return tl::unexpected(scan.error());

@@ -173,7 +173,7 @@ TEST(Coexistence, OnADiscreteGpuTheRoomIsTheDevicesMemory) {
   pool.overhead_bytes = 4 * kGiB;
   pool.budget_bytes = 10 * kGiB;
   const DeviceMemory device{1, 80 * kGiB, 54 * kGiB};
-  const CoexistenceSpace space = coexistence_space(pool, device);
+  const CoexistenceSpace space = *coexistence_space(pool, device);
   EXPECT_EQ(space.source, BudgetSource::gpu_memory);
   EXPECT_EQ(space.gpu_index, 1u);
   EXPECT_EQ(space.overhead_bytes, 0u);
@@ -192,7 +192,7 @@ TEST(Coexistence, OnADiscreteGpuTheRoomIsTheDevicesMemory) {
   // The pool would refuse the same run: 10 GiB of budget.
   EXPECT_NE(coexistence_verdict(scan, 30 * kGiB, pool).kind, VerdictKind::coexists);
   // Without a device the space is the pool's.
-  EXPECT_EQ(coexistence_space(pool, std::nullopt).source, BudgetSource::unified_pool);
+  EXPECT_EQ(coexistence_space(pool, std::nullopt)->source, BudgetSource::unified_pool);
   // Beyond the card: does not fit, naming the GPU; no page-cache flush offered.
   const auto big = coexistence_verdict(scan, 90 * kGiB, space);
   EXPECT_EQ(big.kind, VerdictKind::does_not_fit);
