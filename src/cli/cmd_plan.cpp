@@ -22,6 +22,7 @@
 #include "plan/fit_matrix.hpp"
 #include "plan/frameworks.hpp"
 #include "plan/plan_render.hpp"
+#include "serving/planned_job.hpp"
 #include "serving/serving_render.hpp"
 #include "term/colour.hpp"
 #include "term/progress_line.hpp"
@@ -33,19 +34,6 @@ namespace sparkops::cli {
 
 namespace {
 
-int exit_code_for(plan::Verdict v) {
-  switch (v) {
-    case plan::Verdict::fits:
-    case plan::Verdict::fits_after_flush:
-      return kExitOk;
-    case plan::Verdict::tight:
-      return kExitTight;
-    case plan::Verdict::wont_fit:
-      return kExitFailure;
-  }
-  return kExitFailure;
-}
-
 struct PlanCommandState {
   PlanFlags flags;
   bool list = false;
@@ -56,22 +44,6 @@ plan::PlanEnvironment online_environment(AppContext& ctx, const models::HttpClie
   plan::PlanEnvironment env = options::plan_environment(ctx.host_root(), ctx.config, notes);
   env.hub = options::hub_access_for(curl);
   return env;
-}
-
-// The --beside / --beside-running verdict for a new job (docs/serving.md "Beside"); nullopt when
-// neither was given.
-Result<std::optional<serving::Beside>> beside_for(const PlanFlags& flags,
-                                                  const plan::PlanEnvironment& env,
-                                                  const serving::ServingContext& sc,
-                                                  const serving::NewJob& job, const Config& config,
-                                                  std::vector<std::string>& notes) {
-  if (flags.serving.beside.empty() && !flags.serving.beside_running)
-    return std::optional<serving::Beside>();
-  auto b = serving::beside_from_flags(flags.serving, env, sc, job,
-                                      serving::BesideNow{nullptr, flags.serving.beside_running},
-                                      options::coexistence_options_from_config(config), notes);
-  if (!b) return tl::unexpected(b.error());
-  return std::optional<serving::Beside>(std::move(*b));
 }
 
 void run_serve_plan(AppContext& ctx, const PlanCommandState& st) {
@@ -103,7 +75,9 @@ void run_serve_plan(AppContext& ctx, const PlanCommandState& st) {
   const auto job = serving::new_serving_job(
       fmt::format("{} {}", serving::serve_engine_title(sp.args.engine), sp.model_name), sp,
       sc.scan);
-  auto beside = beside_for(st.flags, env, sc, job, ctx.config, notes);
+  auto beside = serving::beside_if_asked(
+      st.flags.serving, env, sc, job, serving::BesideNow{nullptr, st.flags.serving.beside_running},
+      options::coexistence_options_from_config(ctx.config), notes);
   if (!beside) return bad(beside.error());
   for (auto& n : notes) sp.notes.push_back(std::move(n));
   if (ctx.json) {
@@ -115,7 +89,7 @@ void run_serve_plan(AppContext& ctx, const PlanCommandState& st) {
     if (*beside) text += serving::render_beside_text((*beside)->verdict, (*beside)->jobs);
     fmt::print(ctx.out, "{}", term::paint_lines(terminal_text(text), ctx.colour(ctx.out)));
   }
-  ctx.exit_code = exit_code_for(sp.verdict);
+  ctx.exit_code = plan::verdict_exit_code(sp.verdict);
   if (*beside)
     ctx.exit_code =
         std::max(ctx.exit_code, coexistence_exit_code((*beside)->verdict.verdict, true));
@@ -208,7 +182,10 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
     const auto job = serving::new_training_job(
         fmt::format("{} {}", result->model.shape.name, plan::method_name(result->run.method)),
         plan::peak_bytes(result->estimate, result->peak_basis), sc->scan);
-    auto b = beside_for(st.flags, env, *sc, job, ctx.config, result->notes);
+    auto b = serving::beside_if_asked(
+        st.flags.serving, env, *sc, job,
+        serving::BesideNow{nullptr, st.flags.serving.beside_running},
+        options::coexistence_options_from_config(ctx.config), result->notes);
     if (!b) {
       print_error(ctx, b.error().detail);
       ctx.exit_code = kExitBadInput;
@@ -255,7 +232,7 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
     if (beside) text += serving::render_beside_text(beside->verdict, beside->jobs);
     fmt::print(ctx.out, "{}", term::paint_lines(terminal_text(text), ctx.colour(ctx.out)));
   }
-  ctx.exit_code = exit_code_for(result->verdict);
+  ctx.exit_code = plan::verdict_exit_code(result->verdict);
   if (beside)
     ctx.exit_code = std::max(ctx.exit_code, coexistence_exit_code(beside->verdict.verdict, true));
 }

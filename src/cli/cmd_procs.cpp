@@ -14,6 +14,7 @@
 #include "cli/plan_flags.hpp"
 #include "options/domain_options.hpp"
 #include "options/gpu_choice.hpp"
+#include "serving/planned_job.hpp"
 #include "serving/serving_render.hpp"
 #include "status/status_report.hpp"
 #include "term/colour.hpp"
@@ -30,62 +31,6 @@ struct ProcsFlags {
   PlanFlags plan_flags;
   std::string gpu_apps;
 };
-
-// The need of --plan: the planned run's peak on the plan's basis (plan.hpp PeakBasis: on a discrete
-// GPU, `device`, the peak on the GPU, held against the GPU's memory as the budget is; else the pool
-// peak), or the planned server's footprint (on a discrete GPU, sized on the card: its total is the
-// fractions' denominator, its free memory the budget).
-Result<std::uint64_t> planned_need(const ProcsFlags& flags, const AppContext& ctx,
-                                   const HostRoot& root,
-                                   const std::optional<DeviceMemory>& device) {
-  if (!flags.plan_flags.serving.serve.empty()) {
-    plan::PlanEnvironment env = options::plan_environment(root, ctx.config);
-    if (flags.plan_flags.budget == "auto") env.device_memory = device;
-    auto server = serving::plan_server(flags.plan_flags.serving, flags.plan_flags, env,
-                                       options::heavy_rules_from_config(ctx.config));
-    if (!server) return tl::unexpected(server.error());
-    return server->plan.footprint_bytes;
-  }
-  auto input = plan::plan_input(flags.plan_flags);
-  if (!input) return tl::unexpected(input.error());
-  plan::PlanEnvironment env = options::plan_environment(root, ctx.config);
-  env.device_memory = device;
-  auto result = plan::make_plan(*input, env);
-  if (!result) return tl::unexpected(result.error());
-  return plan::peak_bytes(result->estimate, result->peak_basis);
-}
-
-// --plan ... --beside CMD: the planned job beside what runs (this scan, with its GPU processes)
-// and the commands given: the verdict `plan --beside-running` gives (serving/serving_flags.hpp).
-Result<serving::Beside> beside_planned(const ProcsFlags& flags, const AppContext& ctx,
-                                       const HostRoot& root, const ProcsAnswer& answer,
-                                       std::uint64_t need,
-                                       const std::optional<DeviceMemory>& device,
-                                       const std::vector<GpuSnapshot>& snapshots) {
-  const auto& sflags = flags.plan_flags.serving;
-  plan::PlanEnvironment env = options::plan_environment(root, ctx.config);
-  env.pool = answer.report.pool;
-  // The space procs judged in: on a discrete GPU its memory (the same card and reading).
-  if (flags.plan_flags.budget == "auto") env.device_memory = device;
-  auto sc = serving::serving_context(sflags, flags.plan_flags, env,
-                                     options::heavy_rules_from_config(ctx.config));
-  if (!sc) return fail(sc.error().code, fmt::format("--beside: {}", sc.error().detail));
-  sc->pool = answer.report.pool;
-  sc->device = device;
-  sc->scan = answer.scan;
-  sc->gpu_snapshots = snapshots;
-  serving::NewJob job = serving::new_training_job("the planned run", need, answer.scan);
-  if (!flags.plan_flags.serving.serve.empty()) {
-    auto sp =
-        serving::serving_plan_from_flags(sflags, plan::plan_input(flags.plan_flags), env, *sc);
-    if (!sp) return tl::unexpected(sp.error());
-    job = serving::new_serving_job("the planned server", *sp, answer.scan);
-  }
-  std::vector<std::string> notes;
-  return serving::beside_from_flags(sflags, env, *sc, job,
-                                    serving::BesideNow{&answer.report.scan, false},
-                                    options::coexistence_options_from_config(ctx.config), notes);
-}
 
 void run_procs(const ProcsFlags& flags, AppContext& ctx) {
   const HostRoot root = ctx.host_root();
@@ -121,13 +66,15 @@ void run_procs(const ProcsFlags& flags, AppContext& ctx) {
   if (!gpu) return bad(gpu.error().detail);
   query.gpu = std::move(*gpu);
   query.device_memory = discrete_device_memory(query.gpu.snapshots);
+  query.rules = options::heavy_rules_from_config(ctx.config);
+  query.coexistence = options::coexistence_options_from_config(ctx.config);
   if (flags.plan) {
-    auto v = planned_need(flags, ctx, root, query.device_memory);
+    auto v = serving::planned_need(flags.plan_flags.serving, flags.plan_flags,
+                                   options::plan_environment(root, ctx.config),
+                                   query.device_memory, query.rules);
     if (!v) return bad(fmt::format("--plan: {}", v.error().detail));
     query.need_bytes = *v;
   }
-  query.rules = options::heavy_rules_from_config(ctx.config);
-  query.coexistence = options::coexistence_options_from_config(ctx.config);
 
   auto answer = answer_procs(root, query);
   if (!answer) {
@@ -138,8 +85,10 @@ void run_procs(const ProcsFlags& flags, AppContext& ctx) {
   ProcsReport& report = answer->report;
   std::optional<serving::Beside> beside;
   if (flags.plan && !flags.plan_flags.serving.beside.empty() && report.pool) {
-    auto b = beside_planned(flags, ctx, root, *answer, query.need_bytes.value_or(0),
-                            query.device_memory, query.gpu.snapshots);
+    auto b = serving::beside_scanned(flags.plan_flags.serving, flags.plan_flags,
+                                     options::plan_environment(root, ctx.config), *answer,
+                                     query.need_bytes.value_or(0), query.device_memory,
+                                     query.gpu.snapshots, query.rules, query.coexistence);
     if (!b) return bad(b.error().detail);
     report.verdict = b->verdict.verdict;
     beside = std::move(*b);

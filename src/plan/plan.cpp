@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "base/console.hpp"
 #include "base/text.hpp"
 #include "base/units.hpp"
 #include "host/cgroup.hpp"
@@ -31,6 +32,19 @@ std::string_view verdict_name(Verdict v) {
       return "wont_fit";
   }
   return "wont_fit";
+}
+
+int verdict_exit_code(Verdict v) {
+  switch (v) {
+    case Verdict::fits:
+    case Verdict::fits_after_flush:
+      return kExitOk;
+    case Verdict::tight:
+      return kExitTight;
+    case Verdict::wont_fit:
+      return kExitFailure;
+  }
+  return kExitFailure;
 }
 
 std::string_view advice_kind_name(AdviceKind k) {

@@ -64,6 +64,9 @@ struct PlanEnvironment {
 
 enum class Verdict { fits, fits_after_flush, tight, wont_fit };
 std::string_view verdict_name(Verdict v);  // "fits", "fits_after_flush", "tight", "wont_fit"
+// The exit status a plan's verdict gives (README "Exit codes"): 0 fits (after a flush too),
+// 3 tight, 1 won't fit.
+int verdict_exit_code(Verdict v);
 
 enum class AdviceKind { shorter_seq, smaller_batch, method_down, more_nodes };
 std::string_view advice_kind_name(AdviceKind k);  // "shorter_seq", ...
