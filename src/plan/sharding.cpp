@@ -84,29 +84,26 @@ ShardTerms shard_terms(ShardMode mode, const ShardInput& in) {
       t.master = in.master / n;
       break;
     case ShardMode::zero2:
+    case ShardMode::zero3:
       // deepspeed/runtime/zero/stage_1_and_2.py: parameters replicated; each rank keeps the
       // averaged gradients of its partition and one contiguous reduce bucket
       // (contiguous_gradients, reduce_bucket_size elements); fp32 master partition and states.
+      // ZeRO-3 partitions the gradients, states and step the same way.
       t.buckets = reduce_bucket;
       t.gradients = in.gradients / n + t.buckets;
       t.optimizer = in.optimizer / n;
       t.master = in.master / n;
       // step(): the partition's gradients are flattened and cast to fp32 for the update.
       t.step_transient = in.trainable * 4.0 / n;
-      break;
-    case ShardMode::zero3:
-      // deepspeed/runtime/zero/stage3.py + partition_parameters.py: parameters partitioned;
-      // a module's parameters are all-gathered when it runs (the largest single module, the
-      // embedding or lm_head, gathered whole) plus the prefetch bucket
-      // (stage3_prefetch_bucket_size); gradients as ZeRO-2.
-      t.gathered = in.largest_module + prefetch_bucket;
-      t.weights = in.weights / n + t.gathered;
-      t.adapter = in.adapter / n;
-      t.buckets = reduce_bucket;
-      t.gradients = in.gradients / n + t.buckets;
-      t.optimizer = in.optimizer / n;
-      t.master = in.master / n;
-      t.step_transient = in.trainable * 4.0 / n;
+      if (mode == ShardMode::zero3) {
+        // deepspeed/runtime/zero/stage3.py + partition_parameters.py: parameters partitioned;
+        // a module's parameters are all-gathered when it runs (the largest single module, the
+        // embedding or lm_head, gathered whole) plus the prefetch bucket
+        // (stage3_prefetch_bucket_size).
+        t.gathered = in.largest_module + prefetch_bucket;
+        t.weights = in.weights / n + t.gathered;
+        t.adapter = in.adapter / n;
+      }
       break;
   }
   return t;

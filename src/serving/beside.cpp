@@ -18,40 +18,14 @@ std::uint64_t sub_floor(std::uint64_t a, std::uint64_t b) {
   return a > b ? a - b : 0;
 }
 
-Engine engine_of(ServeEngine e) {
-  switch (e) {
-    case ServeEngine::vllm:
-      return Engine::vllm;
-    case ServeEngine::sglang:
-      return Engine::sglang;
-    case ServeEngine::ollama:
-      return Engine::ollama;
-    case ServeEngine::llama_cpp:
-      return Engine::llama_cpp;
-    case ServeEngine::trtllm:
-      return Engine::tensorrt_llm;
-  }
-  return Engine::vllm;
-}
+// The planned server as procs would see it running: the engine's command line with the flags
+// that set its cap, and its environment.
+struct ServerCommand {
+  std::vector<std::string> argv;
+  EnvList env;
+};
 
-std::string_view engine_label(ServeEngine e) {
-  switch (e) {
-    case ServeEngine::vllm:
-      return "vLLM";
-    case ServeEngine::sglang:
-      return "SGLang";
-    case ServeEngine::ollama:
-      return "Ollama serve";
-    case ServeEngine::llama_cpp:
-      return "llama-server";
-    case ServeEngine::trtllm:
-      return "trtllm-serve";
-  }
-  return "vLLM";
-}
-
-// The cap a serving plan's flags give, as workloads/caps.cpp reads the same flags.
-CapInfo cap_of(const ServeArgs& a) {
+ServerCommand server_command(const ServeArgs& a) {
   std::vector<std::string> argv;
   EnvList env;
   switch (a.engine) {
@@ -83,8 +57,15 @@ CapInfo cap_of(const ServeArgs& a) {
       if (a.keep_alive) env.emplace_back("OLLAMA_KEEP_ALIVE", *a.keep_alive);
       break;
   }
-  const Classification kind{engine_of(a.engine), Role::server, std::string(engine_label(a.engine))};
-  return parse_cap(kind, argv, env, true);
+  return {std::move(argv), std::move(env)};
+}
+
+// The kind procs gives that command line (workloads/classify.cpp), so a planned server and the
+// same server running carry one engine and one label. Every argv above is one the classifier
+// knows; the fallback only keeps a future engine from losing its job.
+Classification kind_of(const ServerCommand& c) {
+  if (auto kind = classify_process(c.argv.front(), c.argv)) return *kind;
+  return Classification{Engine::other, Role::server, c.argv.front()};
 }
 
 std::string who(const Workload& w) {
@@ -214,9 +195,10 @@ NewJob new_serving_job(std::string label, const ServingPlan& plan, const ScanOpt
   j.label = std::move(label);
   j.need_bytes = plan.footprint_bytes;
   Workload& w = j.workload;
-  w.kind = Classification{engine_of(plan.args.engine), Role::server,
-                          std::string(engine_label(plan.args.engine))};
-  w.cap = cap_of(plan.args);
+  const ServerCommand command = server_command(plan.args);
+  w.kind = kind_of(command);
+  // The cap as workloads/caps.cpp reads the same flags.
+  w.cap = parse_cap(w.kind, command.argv, command.env, true);
   w.claim_bytes = plan.claim_bytes;
   w.actual_bytes = plan.footprint_bytes;
   if (options.sized_on_gpu) w.gpu_bytes = plan.footprint_bytes;

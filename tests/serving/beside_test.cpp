@@ -126,5 +126,28 @@ TEST(Beside, CommandsGoThroughTheProcsClassifier) {
   EXPECT_TRUE(ollama->workload.heavy);  // no byte cap and no size: heavy until sized
 }
 
+
+// A planned server is the job procs would see once it runs: the same engine and label as the
+// classifier gives that engine's command line (trtllm-serve is "TensorRT-LLM" in both).
+TEST(Beside, APlannedServerCarriesTheKindProcsGivesItRunning) {
+  const std::pair<ServeEngine, const char*> engines[] = {
+      {ServeEngine::vllm, "vllm serve MODEL"},
+      {ServeEngine::sglang, "sglang serve --model-path MODEL"},
+      {ServeEngine::ollama, "ollama serve"},
+      {ServeEngine::llama_cpp, "llama-server -m MODEL.gguf"},
+      {ServeEngine::trtllm, "trtllm-serve MODEL"}};
+  for (const auto& [engine, command] : engines) {
+    ServingPlan plan;
+    plan.args.engine = engine;
+    plan.footprint_bytes = 20ULL << 30;
+    const auto planned = new_serving_job("the planned server", plan, options());
+    const auto running = planned_job(command, std::nullopt, options());
+    ASSERT_TRUE(running.has_value()) << command;
+    EXPECT_EQ(planned.workload.kind.engine, running->workload.kind.engine) << command;
+    EXPECT_EQ(planned.workload.kind.role, Role::server) << command;
+    EXPECT_EQ(planned.workload.kind.label, running->workload.kind.label) << command;
+  }
+}
+
 }  // namespace
 }  // namespace sparkops::serving
