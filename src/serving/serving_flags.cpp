@@ -42,6 +42,7 @@ Result<ServingPlan> plan_for(const models::ResolvedModel& model, const ServeArgs
   // A page-cache flush frees host memory: on a discrete GPU the verdict holds the footprint
   // against the card's free memory alone.
   if (!sc.device) in.pool = sc.pool;
+  in.on_card = sc.device.has_value();
   return make_serving_plan(in);
 }
 

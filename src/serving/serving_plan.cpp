@@ -221,6 +221,7 @@ Result<ServingPlan> make_serving_plan(const ServingInput& in) {
   p.device_total_bytes = in.device_total_bytes;
   p.budget_bytes = in.budget_bytes;
   p.pool = in.pool;
+  p.on_card = in.on_card;
   const auto& arch = in.model.shape.arch;
   auto& a = p.args;
   const std::uint64_t tp = std::max<std::uint64_t>(1, a.tensor_parallel);

@@ -54,12 +54,15 @@ struct ServingPlan {
   std::vector<ServingTerm> terms;     // the worksheet, weights first
   ClaimKind claim = ClaimKind::device_fraction;
   std::optional<std::uint64_t> claim_bytes;  // what the cap reserves, when it is a byte figure
-  std::uint64_t footprint_bytes = 0;         // what the running server holds in the pool
+  std::uint64_t footprint_bytes = 0;         // what the running server holds in its space
   std::uint64_t startup_peak_bytes = 0;      // while loading (mmap'd file pages) and profiling
   std::string claim_text;                    // one line: how this engine claims memory
   std::uint64_t device_total_bytes = 0;
   std::uint64_t budget_bytes = 0;
   std::optional<PoolView> pool;
+  // Sized in a discrete GPU's memory (ServingInput::on_card), not in the unified pool: the text
+  // says where the footprint lives.
+  bool on_card = false;
   plan::Verdict verdict = plan::Verdict::wont_fit;
   // The largest values that fit, with everything else as given:
   std::optional<std::uint64_t> largest_context;   // per sequence (vLLM/SGLang/TRT: in the pool)
@@ -77,6 +80,7 @@ struct ServingInput {
   std::uint64_t budget_bytes = 0;
   bool budget_given = false;  // --budget N: the verdict ignores what is free now
   std::optional<PoolView> pool;
+  bool on_card = false;  // the device total and budget are a discrete GPU's (no pool is given)
 };
 
 // Errors: a context the model cannot state and the flags do not give, a context beyond the

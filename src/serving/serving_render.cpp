@@ -47,13 +47,13 @@ std::string render_serving_text(const serving::ServingPlan& p) {
   }
   if (p.kv_shortfall_bytes > 0) {
     out += fmt::format(
-        "refusal: one {}-token sequence needs {} more KV than the pool holds: the engine will "
+        "refusal: one {}-token sequence needs {} more KV than its cache holds: the engine will "
         "not start\n",
         p.context, format_bytes(static_cast<std::uint64_t>(p.kv_shortfall_bytes)));
   }
   out += fmt::format("claims: {}\n", p.claim_text);
-  out += fmt::format("footprint {} in the pool; up to {} while loading\n",
-                     format_bytes(p.footprint_bytes), format_bytes(p.startup_peak_bytes));
+  out += fmt::format("footprint {} {}; up to {} while loading\n", format_bytes(p.footprint_bytes),
+                     p.on_card ? "on the GPU" : "in the pool", format_bytes(p.startup_peak_bytes));
   out +=
       fmt::format("budget {}: {}\n", format_bytes(p.budget_bytes), plan::verdict_words(p.verdict));
   if (p.largest_context) {

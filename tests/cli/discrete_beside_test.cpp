@@ -104,6 +104,19 @@ TEST(DiscreteBeside, ProcsPlanServeIsSizedOnTheCard) {
   EXPECT_NE(pool["device_total_bytes"], serve["device_total_bytes"]);
 }
 
+// The serving worksheet says where the footprint lives: on the card when it is sized there, in
+// the pool when there is no discrete GPU.
+TEST(DiscreteBeside, ServingTextSaysTheFootprintIsOnTheGpu) {
+  const auto env = test::fake_nvml_env("h200-vllm-lora");
+  const auto card = test::run_sparkops(
+      {"--root", lora_tree(), "plan", "Qwen3-0.6B", "--serve", "vllm"}, env);
+  EXPECT_NE(card.out.find(" on the GPU; up to "), std::string::npos) << card.out;
+  EXPECT_EQ(card.out.find("in the pool"), std::string::npos) << card.out;
+  const auto pool = test::run_sparkops(
+      {"--root", lora_tree(), "--gpu", "none", "plan", "Qwen3-0.6B", "--serve", "vllm"});
+  EXPECT_NE(pool.out.find(" in the pool; up to "), std::string::npos) << pool.out;
+}
+
 // watch's pre-flight with --beside judges in the card's memory too, and refuses the launch the
 // verdict says must wait (the two claims above leave no room), naming the GPU.
 TEST(DiscreteBeside, WatchPreflightBesideJudgesTheCard) {
