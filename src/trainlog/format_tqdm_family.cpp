@@ -51,7 +51,8 @@ std::optional<std::int64_t> torchtune_step(std::string_view text) {
 // "loss=2.1" / "train_loss=2.1" (self.log(..., prog_bar=True)), NeMo's "reduced_train_loss=2.1".
 std::optional<double> bar_loss(const TqdmUpdate& u) {
   if (const auto v = number_after(u.desc, "|Loss: ")) return v;
-  for (const std::string_view key : {"reduced_train_loss=", "train_loss=", "loss="}) {
+  static constexpr std::string_view kKeys[] = {"reduced_train_loss=", "train_loss=", "loss="};
+  for (const std::string_view key : kKeys) {
     const auto at = u.postfix.find(key);
     if (at == std::string_view::npos) continue;
     if (key == "loss=" && at > 0 && u.postfix[at - 1] != ' ' && u.postfix[at - 1] != ',') continue;
@@ -132,12 +133,15 @@ class TqdmFamilyParser final : public FormatParser {
   static constexpr std::size_t kNoBar = std::numeric_limits<std::size_t>::max();
 
   // tqdm redraws a bar after '\r' with only n, the times, the rate and the postfix changed: most
-  // records of a tqdm log repeat the last record's text before n. When the last record was
-  // exactly one update (nothing after its ']'), its text before n is kept, and a record that
-  // starts with it has only what follows parsed (scan_tqdm_redraw says when that is all
-  // scan_tqdm would find); the description and its role are the last record's, as their text is
-  // the same. The Trainer banner search looks only where the banner text could now be: not in
-  // the kept prefix (searched when it was kept), so in the rest or across the boundary.
+  // records of a tqdm log repeat the text before n of the last record that drew a bar. When that
+  // record was exactly one update (nothing after its ']'), its text before n is kept, and a record
+  // that starts with it has only what follows parsed (scan_tqdm_redraw says when that is all
+  // scan_tqdm would find); the description and its role are the kept record's, as their text is
+  // the same. Records that draw no bar (the metric dicts tqdm.write prints between redraws, other
+  // log lines) keep the prefix: desc and role depend on the prefix's text alone. The Trainer
+  // banner search looks only where the banner text could now be: not in the kept prefix
+  // (searched when it was kept) and not across the boundary (the rest starts with n's digits,
+  // which the banner text has none of), so in the rest.
   static constexpr std::string_view kBannerText = "Total optimization steps =";
   struct RedrawPrefix {
     bool valid = false;
@@ -149,22 +153,20 @@ class TqdmFamilyParser final : public FormatParser {
 
   bool read_redraw(std::string_view text) {
     if (!redraw_.valid || (!banner_total_ && redraw_.has_banner_text) ||
-        !starts_with(text, redraw_.text))
+        !text.starts_with(redraw_.text))
       return false;
     scratch_.resize(1);
     TqdmUpdate& u = scratch_.front();
     if (!scan_tqdm_redraw(text, redraw_.text.size(), u)) return false;
-    if (!banner_total_) {
-      const std::size_t from =
-          redraw_.text.size() - std::min(redraw_.text.size(), kBannerText.size());
-      if (text.find(kBannerText, from) != std::string_view::npos) return false;
-    }
+    if (!banner_total_ && text.find(kBannerText, redraw_.text.size()) != std::string_view::npos)
+      return false;
     u.desc = text.substr(redraw_.desc_begin, redraw_.desc_size);
     u.begin = 0;
     return true;
   }
 
   void remember_redraw_prefix(std::string_view text) {
+    if (scratch_.empty()) return;  // no bar drawn: the kept prefix stays (see above)
     redraw_.valid = false;
     if (scratch_.size() != 1 || scratch_.front().end != text.size()) return;
     const TqdmUpdate& u = scratch_.front();

@@ -64,7 +64,9 @@ std::size_t argo_pod_length(std::string_view s) {
 
 // One prefix at the start of `s`; returns its length (0: none).
 std::size_t prefix_length(std::string_view s, std::optional<int>* rank) {
-  if (s.empty()) return 0;
+  // Every prefix below starts with '[' or a name character (letters, digits, '-', '_', '.'): a
+  // record that starts otherwise (a tqdm bar's "  1%", a dict's '{') has none.
+  if (s.empty() || (s[0] != '[' && !is_name_char(s[0]))) return 0;
   const auto set_rank = [&](std::string_view digits) {
     int v = 0;
     const auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);

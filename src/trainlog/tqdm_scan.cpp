@@ -1,6 +1,8 @@
 #include "trainlog/tqdm_scan.hpp"
 
+#include <bit>
 #include <charconv>
+#include <cstring>
 
 #include "base/text.hpp"
 #include "trainlog/log_text.hpp"
@@ -171,7 +173,225 @@ void scan_tqdm(std::string_view line, std::vector<TqdmUpdate>& out) {
   }
 }
 
+namespace {
+
+constexpr double kPow10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                             1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+constexpr std::int64_t kPow10Int[] = {1,
+                                      10,
+                                      100,
+                                      1000,
+                                      10000,
+                                      100000,
+                                      1000000,
+                                      10000000,
+                                      100000000,
+                                      1000000000,
+                                      10000000000,
+                                      100000000000,
+                                      1000000000000,
+                                      10000000000000,
+                                      100000000000000,
+                                      1000000000000000};
+
+// Eight bytes at a time (SWAR) where eight are left: a redraw is mostly digit runs, and a loop per
+// byte costs ~15 instructions per digit where a word costs ~35 for up to eight. Little-endian
+// machines only (x86-64, AArch64): the first byte is the word's lowest; others take the byte loop.
+constexpr bool kSwar = std::endian::native == std::endian::little;
+constexpr std::uint64_t kOnes = 0x0101010101010101;
+constexpr std::uint64_t kHighs = 0x8080808080808080;
+
+std::uint64_t load8(const char* p) {
+  std::uint64_t w = 0;
+  std::memcpy(&w, p, sizeof w);
+  return w;
+}
+
+// How many of the word's first bytes are digits, given x = word ^ '0' in every byte: a byte is a
+// digit when x < 10, i.e. neither its top bit nor the top bit of (x & 0x7f) + 0x76 is set (that
+// sum stays below 0x100, so no carry reaches the next byte).
+[[gnu::always_inline]] inline int digit_run(std::uint64_t x) {
+  const std::uint64_t not_digit = (((x & ~kHighs) + kOnes * 0x76) | x) & kHighs;
+  return not_digit == 0 ? 8 : std::countr_zero(not_digit) / 8;
+}
+
+// The value of eight digit values (0-9, the first in the lowest byte): pairs, then quads, then
+// the whole (fast_float's multiply-shift reduction of eight ASCII digits, after the '0's are gone).
+[[gnu::always_inline]] inline std::int64_t eight_digits(std::uint64_t x) {
+  constexpr std::uint64_t kMask = 0x000000FF000000FF;
+  constexpr std::uint64_t kMul1 = 100 + (1000000ULL << 32);
+  constexpr std::uint64_t kMul2 = 1 + (10000ULL << 32);
+  x = x * 10 + (x >> 8);
+  return static_cast<std::uint32_t>((((x & kMask) * kMul1) + (((x >> 16) & kMask) * kMul2)) >> 32);
+}
+
+// A run of 1 to `max_digits` (at most 18) digits at p, which moves past it, as an integer; false
+// for none or more (the general parse decides those).
+[[gnu::always_inline]] inline bool read_digits(const char*& p, const char* end, int max_digits,
+                                             std::int64_t& v) {
+  const char* const b = p;
+  std::int64_t acc = 0;
+  if constexpr (kSwar) {
+    while (end - p >= 8) {
+      const std::uint64_t x = load8(p) ^ (kOnes * '0');
+      const int k = digit_run(x);
+      if (k == 0) break;
+      if ((p - b) + k > max_digits) return false;
+      // Shifted up, the k digits follow 8 - k zero bytes: leading zeros, the same value.
+      acc = acc * kPow10Int[k] + eight_digits(x << (8 * (8 - k)));
+      p += k;
+      if (k < 8) {
+        v = acc;
+        return true;
+      }
+    }
+  }
+  while (p < end && is_digit(*p)) {
+    if (p - b == max_digits) return false;
+    acc = acc * 10 + (*p - '0');
+    ++p;
+  }
+  if (p == b) return false;
+  v = acc;
+  return true;
+}
+
+// The first ',' or ']' at or after p, or end.
+const char* find_comma_or_close(const char* p, const char* end) {
+  if constexpr (kSwar) {
+    for (; end - p >= 8; p += 8) {
+      const std::uint64_t w = load8(p);
+      const std::uint64_t c = w ^ (kOnes * ',');
+      const std::uint64_t b = w ^ (kOnes * ']');
+      // A zero byte of c or b is a match; the lowest flagged byte is always a true one.
+      const std::uint64_t hit = (((c - kOnes) & ~c) | ((b - kOnes) & ~b)) & kHighs;
+      if (hit != 0) return p + std::countr_zero(hit) / 8;
+    }
+  }
+  while (p < end && *p != ',' && *p != ']') ++p;
+  return p;
+}
+
+// tqdm's format_interval ("MM:SS", "H:MM:SS") at p: whole_clock_seconds' rule (2 or 3 fields of
+// 1-9 digits) and value, read in the same pass that finds where the field ends.
+[[gnu::always_inline]] inline bool read_clock(const char*& p, const char* end, double& seconds) {
+  std::int64_t total = 0, field = 0;
+  if (!read_digits(p, end, 9, field)) return false;
+  int fields = 1;
+  while (p < end && *p == ':' && fields < 3) {
+    ++p;
+    total = total * 60 + field;
+    if (!read_digits(p, end, 9, field)) return false;
+    ++fields;
+  }
+  if (fields < 2 || (p < end && *p == ':')) return false;
+  seconds = static_cast<double>(total * 60 + field);
+  return true;
+}
+
+}  // namespace
+
+bool scan_tqdm_redraw_fast(std::string_view line, std::size_t prefix_len, TqdmUpdate& u) {
+  // tqdm's r_bar (tqdm/std.py format_meter): "{n}/{total} [{elapsed}<{remaining}, {rate}{postfix}]"
+  // or, without a total, "{n}it [{elapsed}, {rate}{postfix}]"; rate "{x:5.2f}s/it", "{x:5.2f}it/s"
+  // (format_sizeof's "1.23kit/s" with unit_scale) or "?it/s"; postfix ", k=v, ...".
+  if (prefix_len >= line.size() || (prefix_len > 0 && is_digit(line[prefix_len - 1])))
+    return false;
+  const char* const begin = line.data();
+  const char* const end = begin + line.size();
+  const char* p = begin + prefix_len;
+  u = TqdmUpdate{};
+  // n, then "/total" or "it", then spaces and '[': the first '[' after the prefix (no other bytes).
+  if (!read_digits(p, end, 18, u.n) || p == end) return false;
+  if (*p == '/') {
+    ++p;
+    std::int64_t total = 0;
+    if (!read_digits(p, end, 18, total)) return false;
+    u.total = total;
+  } else if (end - p >= 2 && p[0] == 'i' && p[1] == 't') {
+    p += 2;
+  } else {
+    return false;
+  }
+  while (p < end && *p == ' ') ++p;
+  if (p == end || *p != '[') return false;
+  ++p;
+  if (!read_clock(p, end, u.elapsed_seconds) || p == end) return false;
+  if (*p == '<') {
+    // The remaining time: scan_tqdm reads it only when no rate follows ("[00:12<00:30]").
+    ++p;
+    const char* const remaining = p;
+    p = find_comma_or_close(p, end);
+    if (p == end) return false;
+    if (*p == ']') {
+      double unused = 0;
+      const char* r = remaining;
+      const bool clock = read_clock(r, p, unused) && r == p;
+      const bool unknown = p - remaining == 1 && *remaining == '?';
+      if (!u.total || !(clock || unknown) || p + 1 != end) return false;
+      u.n_begin = prefix_len;
+      u.end = line.size();
+      return true;
+    }
+  } else if (*p != ',') {
+    return false;
+  }
+  ++p;  // the ',' before the rate
+  while (p < end && *p == ' ') ++p;
+  // The rate: "?" or a plain decimal of at most 15 digits with digits after any point, exactly
+  // parse_decimal's fast path (m / 10^k), then the unit; anything else goes to the general parse.
+  bool known = false;
+  double value = 0;
+  if (p < end && *p == '?') {
+    ++p;
+  } else {
+    std::int64_t whole = 0, frac = 0;
+    const char* const digits = p;
+    if (!read_digits(p, end, 15, whole)) return false;
+    int frac_digits = 0;
+    if (p < end && *p == '.') {
+      const char* const point = ++p;
+      if (!read_digits(p, end, 15 - static_cast<int>(point - 1 - digits), frac)) return false;
+      frac_digits = static_cast<int>(p - point);
+    }
+    // Every digit as one integer m below 10^15, exact in a double, as parse_decimal reads it.
+    const std::uint64_t m =
+        static_cast<std::uint64_t>(whole) * static_cast<std::uint64_t>(kPow10Int[frac_digits]) +
+        static_cast<std::uint64_t>(frac);
+    known = m > 0;  // parse_rate: a rate of 0 is no rate
+    value = static_cast<double>(m);
+    if (frac_digits > 0) value /= kPow10[frac_digits];
+  }
+  double scale = 1;
+  if (p < end && (*p == 'k' || *p == 'M')) {
+    scale = *p == 'k' ? 1e3 : 1e6;
+    ++p;
+  }
+  if (end - p < 5) return false;  // the unit and at least the closing ']'
+  if (p[0] == 's' && p[1] == '/' && p[2] == 'i' && p[3] == 't' && scale == 1) {
+    if (known) u.seconds_per_it = value;
+  } else if (p[0] == 'i' && p[1] == 't' && p[2] == '/' && p[3] == 's') {
+    u.rate_inverted = true;
+    if (known) u.seconds_per_it = 1.0 / (value * scale);
+  } else {
+    return false;
+  }
+  p += 4;
+  if (*p == ',') {
+    // The postfix runs to the first ']', which must end the record.
+    const auto* close = static_cast<const char*>(std::memchr(p + 1, ']', end - p - 1));
+    if (close == nullptr || close + 1 != end) return false;
+    u.postfix = trim(std::string_view(p + 1, close - p - 1));
+  } else if (*p != ']' || p + 1 != end) {
+    return false;
+  }
+  u.n_begin = prefix_len;
+  u.end = line.size();
+  return true;
+}
+
 bool scan_tqdm_redraw(std::string_view line, std::size_t prefix_len, TqdmUpdate& u) {
+  if (scan_tqdm_redraw_fast(line, prefix_len, u)) return true;
   if (prefix_len >= line.size() || !is_digit(line[prefix_len])) return false;
   // The prefix holds no '[' (the caller's promise), so this is the first one scan_tqdm tries.
   const std::size_t open = line.find('[', prefix_len);

@@ -39,6 +39,12 @@ void scan_tqdm(std::string_view line, std::vector<TqdmUpdate>& out);
 // Only the counters, times and rate after the prefix are parsed.
 bool scan_tqdm_redraw(std::string_view line, std::size_t prefix_len, TqdmUpdate& u);
 
+// scan_tqdm_redraw's first try: one pass over tqdm's default counters, clocks and rate (the shape
+// format_meter prints), each field read where it is found. True only when it read the redraw by
+// itself, and then `u` is what scan_tqdm_redraw gives; false for anything else (another bar_format,
+// a clock with days, a rate like "1.2ks/it", "nan" or "1e3"), which the general parse decides.
+bool scan_tqdm_redraw_fast(std::string_view line, std::size_t prefix_len, TqdmUpdate& u);
+
 // What a bar's description says it is. Training loops draw their bar without a description (HF
 // Trainer, TRL, axolotl, LLaMA-Factory), with "Epoch N" (Lightning, NeMo), "E|S|Loss: x"
 // (torchtune) or "Train" (ms-swift); the other bars in training logs are evaluation loops
