@@ -157,6 +157,16 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
       break;
     }
   }
+  // NormHead (Baichuan-2): F.normalize(weight) is a new head-sized tensor every forward, and
+  // F.linear keeps it (mm saves its second operand for the input's gradient) until the head's
+  // backward ran (the model's own loss path; other paths are other code).
+  if (f.norm_head && run.loss == LossPath::hf) {
+    const double w = V * d.h * db;
+    res.head_copy = w;
+    loss_saved += w;
+    fwd_extra += w;
+    loss_bwd += w;
+  }
   // autocast over an fp32 base: the frozen head's linear casts its weight per call and keeps the
   // copy for its input's gradient: one call (hf), one per 128-token chunk (LitGPT
   // lm_head_chunk_size, x.split(128, dim=1)).

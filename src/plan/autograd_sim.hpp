@@ -67,6 +67,7 @@ struct SimRun {
 struct SimResult {
   double activations = 0;  // live after the decoder stack and final norm (the saved set + output)
   double loss = 0;         // what the loss path adds on top until backward starts
+  double head_copy = 0;    // of `loss`: a weight-sized copy the head keeps (Baichuan NormHead)
   double forward_peak_extra = 0;   // transient above static+inputs+activations during forward
   double backward_peak_extra = 0;  // above static+inputs during backward (saved, grads, working)
   double inputs = 0;               // input_ids + labels, int64

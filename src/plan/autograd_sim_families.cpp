@@ -45,6 +45,7 @@ const Families& families() {
       fam.attn_softcap = e.value("attn_softcap", fam.attn_softcap);
       fam.final_softcap = e.value("final_softcap", fam.final_softcap);
       fam.learned_positions = e.value("learned_positions", fam.learned_positions);
+      fam.norm_head = e.value("norm_head", fam.norm_head);
       fam.dropout = e.value("dropout", fam.dropout);
       return fam;
     };

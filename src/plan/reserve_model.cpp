@@ -49,7 +49,10 @@ StepShape step_shape(const SimResult& sim, const models::Architecture& a, const 
   s.layer_backward_peak = sim.layer_backward_peak;
   s.layer_saves_input = sim.layer_saves_input;
   s.final_saved = sim.final_saved;
-  s.loss_saved = std::max(0.0, sim.loss);
+  // The head's weight copy is one tensor of the same size at every length, apart from the
+  // per-token loss tensors.
+  s.head_copy = sim.head_copy;
+  s.loss_saved = std::max(0.0, sim.loss - sim.head_copy);
   s.loss_forward = sim.loss_forward_transient;
   s.loss_backward = sim.loss_backward_transient;
   s.leaf_grad = sim.leaf_grad;
@@ -118,12 +121,18 @@ ReserveFigures replay_reserve_uncached(const ModelShape& shape, const RunConfig&
   // embedding, the final norm and an untied lm_head. QLoRA: the packed 4-bit weight and its
   // absmax (bitsandbytes Params4bit: uint8 data, block-64 absmax) as two tensors.
   std::vector<std::uint64_t> linear, other, layer_trainable;
+  std::vector<ReplayModel::LoadSource> sources;  // parallel to `linear`
   const auto maps = layer_linears(a);
   for (std::uint64_t l = 0; l < L; ++l) {
     for (const auto& lm : maps) {
       const double n = d(lm.d_in) * d(lm.d_out);
       for (std::uint64_t c = 0; c < lm.copies; ++c) {
         if (run.method == Method::qlora) {
+          // Params4bit.cuda (bitsandbytes nn/modules.py): w = data.contiguous().half().cuda(),
+          // then quantize_4bit(w) allocates the packed data and absmax; w dies when data is
+          // replaced (transformers' loader moves each weight with Params4bit(...).to(device)).
+          sources.push_back({u64(n * 2), 2});
+          sources.push_back({});
           linear.push_back(u64(n * 0.5));
           linear.push_back(u64(n * (nf4 - 0.5)));
         } else {
@@ -148,6 +157,7 @@ ReserveFigures replay_reserve_uncached(const ModelShape& shape, const RunConfig&
   const double head_total = d(embedding) + d(head) + sum(other);
   scale_to(linear, std::max(0.0, d(terms.weights) - head_total));
   m.params = linear;
+  if (run.method == Method::qlora) m.load_sources = sources;
   m.params.insert(m.params.end(), other.begin(), other.end());
   if (embedding) m.params.push_back(embedding);
   if (head) m.params.push_back(head);

@@ -69,7 +69,20 @@ struct Replayer {
 ReplayResult replay_training(const ReplayModel& m, const std::vector<StepShape>& steps,
                              const AllocatorConfig& config) {
   Replayer r(config);
-  std::vector<Held> params = r.take_all(m.params);
+  std::vector<Held> params;
+  {
+    Held source;
+    std::uint32_t left = 0;
+    for (std::size_t i = 0; i < m.params.size(); ++i) {
+      if (i < m.load_sources.size() && m.load_sources[i].spans > 0) {
+        source = r.take(static_cast<double>(m.load_sources[i].bytes));
+        left = m.load_sources[i].spans;
+      }
+      params.push_back(r.take(static_cast<double>(m.params[i])));
+      if (left > 0 && --left == 0) r.drop(source);
+    }
+    r.drop(source);
+  }
   std::vector<Held> adapters = r.take_all(m.adapters);
   std::vector<Held> workspaces;
   bool workspaces_made = false;
@@ -107,6 +120,7 @@ ReplayResult replay_training(const ReplayModel& m, const std::vector<StepShape>&
     }
     Held final_saved = r.take(s.final_saved);
     Held h_out = x;
+    Held head_copy = r.take(s.head_copy);
     Held loss_saved = r.take(s.loss_saved);
     {
       Held t = r.take(s.loss_forward);
@@ -123,6 +137,7 @@ ReplayResult replay_training(const ReplayModel& m, const std::vector<StepShape>&
     }
     r.drop(loss_saved);
     std::vector<Held> grads = r.take_all(m.head_grads);
+    r.drop(head_copy);
     Held grad = r.take(s.hidden);
     r.drop(final_saved);
     r.drop(h_out);

@@ -32,6 +32,7 @@ struct StepShape {
   bool layer_saves_input = false;
   double final_saved = 0;    // what the final norm keeps
   double loss_saved = 0;     // what the loss path keeps until backward
+  double head_copy = 0;      // a weight-sized copy the head keeps to its backward (NormHead)
   double loss_forward = 0;   // the loss forward's transient above loss_saved
   double loss_backward = 0;  // the loss backward's transient above loss_saved
   double leaf_grad = 0;      // .grad of the embedding output made a leaf (checkpointed PEFT)
@@ -40,6 +41,14 @@ struct StepShape {
 // What the model holds and what backward/optimizer create, tensor by tensor (bytes).
 struct ReplayModel {
   std::vector<std::uint64_t> params;       // every base parameter tensor, in load order
+  // Per parameter (empty or params' size): a transient taken just before it and dropped after
+  // the `spans` parameters made from it. bitsandbytes Params4bit.cuda quantizes each weight from
+  // a 16-bit copy on the device: its packed data and absmax are allocated while that copy lives.
+  struct LoadSource {
+    std::uint64_t bytes = 0;
+    std::uint32_t spans = 0;
+  };
+  std::vector<LoadSource> load_sources;
   std::vector<std::uint64_t> adapters;     // LoRA A/B
   std::vector<std::uint64_t> layer_grads;  // parameter gradients one layer's backward creates
   std::vector<std::uint64_t> head_grads;   // at the loss backward (lm_head, final norm)

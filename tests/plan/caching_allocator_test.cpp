@@ -166,5 +166,33 @@ TEST(StepReplay, RisingLengthsReserveMoreThanTheLongestAlone) {
   EXPECT_LT(replay_training(m, rising, c).peak_reserved, varying.peak_reserved);
 }
 
+TEST(StepReplay, QuantizedLoadHoldsEachSixteenBitSourceWhileItsPackedDataIsMade) {
+  // Two 4-bit weights: each quantized from a 64 MiB fp16 device copy that lives while its packed
+  // data (16 MiB) and absmax (1 MiB) are allocated; the second copy reuses the first's block.
+  ReplayModel m;
+  m.params = {16 * MiB, 1 * MiB, 16 * MiB, 1 * MiB};
+  m.load_sources = {{64 * MiB, 2}, {}, {64 * MiB, 2}, {}};
+  const auto loaded = replay_training(m, {});
+  EXPECT_EQ(loaded.peak_requested, (64 + 16 + 1 + 16 + 1) * MiB);
+  m.load_sources.clear();
+  EXPECT_EQ(replay_training(m, {}).peak_requested, (16 + 1 + 16 + 1) * MiB);
+}
+
+TEST(StepReplay, AHeadCopyOfOneSizeIsCachedOnceAcrossLengths) {
+  // A weight-sized tensor the head keeps (NormHead) is the same size at every length: the rise
+  // reuses its block, so it adds itself, not a copy per shape.
+  const auto m = tiny_model(false);
+  std::vector<StepShape> rising, with_copy;
+  for (int k = 1; k <= 8; ++k) {
+    rising.push_back(tiny_step(k / 8.0));
+    with_copy.push_back(tiny_step(k / 8.0));
+    with_copy.back().head_copy = 32.0 * MiB;
+  }
+  const auto a = replay_training(m, rising), b = replay_training(m, with_copy);
+  EXPECT_GT(b.peak_requested, a.peak_requested);
+  EXPECT_LE(b.peak_requested - a.peak_requested, 32 * MiB);
+  EXPECT_LE(b.peak_reserved - a.peak_reserved, 34 * MiB);  // one rounded segment, not eight
+}
+
 }  // namespace
 }  // namespace sparkops::plan

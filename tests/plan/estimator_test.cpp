@@ -482,5 +482,18 @@ TEST(Estimator, LoraMixedOnOneGpuKeepsAutocastCopiesOfFrozenWeights) {
   EXPECT_EQ(estimate(s, ckm).terms.activations, estimate(s, ck).terms.activations);
 }
 
+TEST(Estimator, NormHeadKeepsANormalizedCopyOfTheHeadWeight) {
+  // Baichuan-2's NormHead: F.linear(h, F.normalize(weight)) keeps the normalized bf16 copy of
+  // the frozen head (V x h, 2 B) for the gradient of h until the head's backward.
+  RunConfig r;
+  auto s = shape("Llama-3.1-8B");
+  const Estimate llama = estimate(s, r);
+  s.arch.family = "baichuan";
+  const Estimate baichuan = estimate(s, r);
+  EXPECT_EQ(baichuan.terms.logits - llama.terms.logits, 128256u * 4096u * 2u);
+  EXPECT_EQ(baichuan.terms.activations, llama.terms.activations);
+  EXPECT_GT(baichuan.train_peak_allocated_bytes, llama.train_peak_allocated_bytes);
+}
+
 }  // namespace
 }  // namespace sparkops::plan

@@ -253,6 +253,8 @@ std::vector<Row> evaluate_v2(const std::string& csv_text) {
         r.shape = *shape;
         // Qwen (v1) and Qwen1.5: the Llama layout with q/k/v biases (modeling_qwen.py).
         if (icontains(r.model, "qwen")) r.shape.arch.family = "qwen2";
+        // Baichuan-2: the Llama layer under its NormHead (modeling_baichuan.py).
+        if (icontains(r.model, "baichuan")) r.shape.arch.family = "baichuan";
         // StableLM-Alpha is a GPT-NeoX model (its config.json: GPTNeoXForCausalLM,
         // use_parallel_residual; LitGPT's stablelm-base-alpha-3b config: parallel_residual,
         // GptNeoxMLP, LayerNorm): the plain MLP + LayerNorm parallel block, as --mlp plain

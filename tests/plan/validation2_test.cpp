@@ -35,7 +35,7 @@ TEST(EstimatorValidation2, StaysWithinTodaysBounds) {
   }
   ASSERT_GE(errors.size(), 66u);
   std::sort(errors.begin(), errors.end());
-  EXPECT_LE(errors[errors.size() / 2], 0.08);
+  EXPECT_LE(errors[errors.size() / 2], 0.07);
 }
 
 TEST(EstimatorValidation2, DocsCarryTheGeneratedTable) {

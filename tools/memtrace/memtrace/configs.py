@@ -23,7 +23,9 @@ def modules(family):
 
 def random_configs(n, seed=15):
     rnd = random.Random(seed)
-    fams = sorted(FAMILIES)
+    # baichuan is the llama layer under a NormHead (tests/test_remote_code.py checks the head);
+    # left out of the rotation so the sampled configurations stay those of the other families.
+    fams = sorted(f for f in FAMILIES if f != "baichuan")
     out = []
     for k in range(n):
         fam = fams[k % len(fams)]

@@ -17,6 +17,9 @@ FAMILIES = {
     "llama": dict(norm="rms", residual="sequential", mlp="gated", act="silu"),
     "mistral": dict(norm="rms", residual="sequential", mlp="gated", act="silu"),
     "qwen2": dict(norm="rms", residual="sequential", mlp="gated", act="silu", qkv_bias=True),
+    # Baichuan-2 (remote code, modeling_baichuan.py): the Llama layer; NormHead normalizes the
+    # head weight every training forward.
+    "baichuan": dict(norm="rms", residual="sequential", mlp="gated", act="silu", norm_head=True),
     "qwen3": dict(norm="rms", residual="sequential", mlp="gated", act="silu", qk_norm=True),
     "phi3": dict(norm="rms", residual="sequential", mlp="gated", act="silu", fused_qkv="qkv_proj",
                  fused_gate_up=True),
@@ -116,10 +119,16 @@ class CausalLM(nn.Module):
         return self.norm(x)
 
 
+def head(model, h):
+    if model.spec.get("norm_head"):  # Baichuan-2 NormHead.forward (training)
+        return F.linear(h, F.normalize(model.lm_head.weight))
+    return model.lm_head(h)
+
+
 def hf_loss(model, h, labels):
     """LlamaForCausalLM.forward + ForCausalLMLoss (transformers 4.46+): bf16 logits, upcast to
     fp32, labels padded and shifted, cross-entropy (log_softmax saved, fp32)."""
-    logits = model.lm_head(h)
+    logits = head(model, h)
     cap = model.spec.get("final_softcap")
     if cap is not None:  # Gemma2ForCausalLM
         logits = logits / cap
