@@ -18,6 +18,11 @@ namespace {
 
 constexpr std::size_t kInitialBuffer = 4096;
 
+// The errors a read gives for a file whose object no longer exists (header: reread()).
+bool gone(int err) {
+  return err == ENOENT || err == ENODEV || err == ENXIO || err == ESRCH || err == ESTALE;
+}
+
 }  // namespace
 
 Result<HeldFile> HeldFile::open(const std::filesystem::path& path, std::size_t max_bytes) {
@@ -64,8 +69,13 @@ Result<std::string_view> HeldFile::reread() {
     const ssize_t n =
         ::pread(fd_, buffer_.data() + used, buffer_.size() - used, static_cast<off_t>(used));
     if (n < 0) {
-      if (errno == EINTR) continue;
-      return tl::unexpected(errno_error(errno, path_, "read"));
+      const int err = errno;
+      if (err == EINTR) continue;
+      if (gone(err)) {
+        return fail(Errc::not_found,
+                    fmt::format("{}: gone: {}", path_.string(), std::strerror(err)));
+      }
+      return tl::unexpected(errno_error(err, path_, "read"));
     }
     used += static_cast<std::size_t>(n);
     if (used < buffer_.size()) break;  // short read: the whole content (see the header)
@@ -75,13 +85,12 @@ Result<std::string_view> HeldFile::reread() {
     }
     buffer_.resize(std::min(buffer_.size() * 2, max_bytes_));
   }
-  // An unlinked regular file stays readable through its descriptor; report it gone, as a read of a
-  // removed sysfs attribute would (a captured root whose sensor directory was deleted).
-  struct stat st {};
-  if (::fstat(fd_, &st) == 0 && st.st_nlink == 0) {
-    return fail(Errc::not_found, fmt::format("{}: removed", path_.string()));
-  }
   return std::string_view(buffer_.data(), used);
+}
+
+bool HeldFile::unlinked() const {
+  struct stat st {};
+  return ::fstat(fd_, &st) == 0 && st.st_nlink == 0;
 }
 
 }  // namespace sparkops

@@ -3,7 +3,11 @@
 // reads of /proc and /sys files. sysfs attributes and seq_file /proc files regenerate their content
 // on a read at offset 0, so one pread() per tick replaces open+read+read+close. A read shorter than
 // the buffer is taken as end of file (true for sysfs attributes and seq_file, which fill the buffer
-// until their last record). Not thread-safe; movable, not copyable.
+// until their last record). A reread is that one pread() and nothing else: a removed sysfs
+// attribute or /proc file fails it (kernfs answers ENODEV once the attribute is removed, a /proc/PID
+// file ESRCH once its process is gone), while a regular file (a captured root) stays readable
+// through the descriptor after it is unlinked; whoever holds regular files asks unlinked(), or
+// watches them (base/removal_watch.hpp). Not thread-safe; movable, not copyable.
 
 #include <cstddef>
 #include <filesystem>
@@ -28,9 +32,14 @@ class HeldFile {
   ~HeldFile();
 
   // The whole current content. The view stays valid until the next reread() or destruction.
-  // A vanished sensor (ENODEV, EIO after a driver unload) is an io error, a file unlinked since it
-  // was opened is not_found; more than max_bytes is too_large.
+  // A file that is gone (ENOENT, ENODEV, ENXIO, ESRCH, ESTALE: a removed sysfs attribute, a
+  // hot-unplugged device, an exited process, a stale network handle) is not_found; any other
+  // failed read (EIO after a driver unload) is io; more than max_bytes is too_large.
   Result<std::string_view> reread();
+
+  // Whether the file has been unlinked since it was opened (one fstat). Only a regular filesystem
+  // needs this; see the header comment.
+  bool unlinked() const;
 
   const std::filesystem::path& path() const { return path_; }
 

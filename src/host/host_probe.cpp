@@ -26,30 +26,46 @@ std::string hwmon_file(const HostRoot& root, const std::string& dir, const std::
   return path;
 }
 
-// The content of a held /proc file, reopening it when it is missing or its read fails (a captured
-// root whose file was replaced by rename, a file that appears later): one failed open a tick at
-// most.
-std::optional<std::string_view> reread_or_reopen(const HostRoot& root,
-                                                 std::optional<HeldFile>& file,
-                                                 std::string_view path) {
-  if (file) {
-    if (auto text = file->reread()) return *text;
-  }
-  file.reset();
-  if (auto f = root.hold(path)) file = std::move(*f);
-  if (!file) return std::nullopt;
-  if (auto text = file->reread()) return *text;
-  return std::nullopt;
-}
-
 }  // namespace
 
 HostProbe::HostProbe(HostRoot root, std::uint64_t rediscover_every)
     : root_(std::move(root)), rediscover_every_(rediscover_every) {}
 
+void HostProbe::watch(const HeldFile& file) {
+  if (watch_ && !watch_->add(file.path())) check_links_ = true;
+}
+
+std::optional<std::string_view> HostProbe::fresh(HeldFile& file) const {
+  auto text = file.reread();
+  if (!text || (check_links_ && file.unlinked())) return std::nullopt;
+  return *text;
+}
+
+// The content of a held /proc file, reopening it when it is missing or its read fails (a captured
+// root whose file was replaced by rename, a file that appears later): one failed open a tick at
+// most.
+std::optional<std::string_view> HostProbe::reread_or_reopen(std::optional<HeldFile>& file,
+                                                            std::string_view path) {
+  if (file) {
+    if (auto text = fresh(*file)) return text;
+  }
+  file.reset();
+  if (auto f = root_.hold(path)) file = std::move(*f);
+  if (!file) return std::nullopt;
+  watch(*file);
+  return fresh(*file);
+}
+
 void HostProbe::discover() {
   temps_.clear();
   rails_.clear();
+  // A fresh watch: the old one's events are about files this discovery lets go.
+  watch_.reset();
+  check_links_ = false;
+  if (!root_.is_live()) {
+    watch_.emplace();
+    check_links_ = !watch_->available();
+  }
   std::vector<HwmonChip> chips;
   if (auto c = read_hwmon_chips(root_)) chips = std::move(*c);
   std::vector<ThermalZone> zones;
@@ -68,6 +84,7 @@ void HostProbe::discover() {
       if (auto s = hottest_sensor({one}, {})) {
         if (auto f = root_.hold(
                 hwmon_file(root_, chip.dir, "temp" + std::to_string(t.index) + "_input"))) {
+          watch(*f);
           temps_.push_back({std::move(*f), s->name});
         }
       }
@@ -77,8 +94,10 @@ void HostProbe::discover() {
     ThermalZone one = z;
     one.temp_millicelsius = 20000;
     if (auto s = hottest_sensor({}, {one})) {
-      if (auto f = root_.hold("/sys/class/thermal/" + z.zone + "/temp"))
+      if (auto f = root_.hold("/sys/class/thermal/" + z.zone + "/temp")) {
+        watch(*f);
         temps_.push_back({std::move(*f), s->name});
+      }
     }
   }
   if (const HwmonChip* spbm = find_chip(chips, "spbm")) {
@@ -95,8 +114,10 @@ void HostProbe::discover() {
       if (!listed || p == nullptr) continue;
       const std::string file =
           "power" + std::to_string(p->index) + (p->input_microwatts ? "_input" : "_average");
-      if (auto f = root_.hold(hwmon_file(root_, spbm->dir, file)))
+      if (auto f = root_.hold(hwmon_file(root_, spbm->dir, file))) {
+        watch(*f);
         rails_.push_back({std::move(*f), rail});
+      }
     }
   }
   // The /proc files are (re)opened by reread_or_reopen() on their first read after a discovery.
@@ -117,12 +138,13 @@ void HostProbe::discover() {
 }
 
 HostReading HostProbe::read() {
+  if (discovered_ && watch_ && watch_->changed()) discovered_ = false;  // a held file went away
   if (!discovered_ ||
       (next_discovery_after_ != 0 && reads_since_discovery_ >= next_discovery_after_))
     discover();
   ++reads_since_discovery_;
   HostReading h;
-  if (const auto text = reread_or_reopen(root_, meminfo_, "/proc/meminfo")) {
+  if (const auto text = reread_or_reopen(meminfo_, "/proc/meminfo")) {
     if (auto mem = parse_meminfo(*text)) {
       h.mem_total_bytes = mem->mem_total_bytes;
       h.mem_free_bytes = mem->mem_free_bytes;
@@ -131,19 +153,19 @@ HostReading HostProbe::read() {
     }
   }
   // A kernel booted with psi=0 keeps the file but fails the read: absent, as read_psi() says.
-  if (const auto text = reread_or_reopen(root_, psi_memory_, "/proc/pressure/memory")) {
+  if (const auto text = reread_or_reopen(psi_memory_, "/proc/pressure/memory")) {
     if (auto psi = parse_psi(*text, "/proc/pressure/memory")) {
       h.psi_mem_some_total_us = psi->some.total_us;
       if (psi->full) h.psi_mem_full_total_us = psi->full->total_us;
     }
   }
-  if (const auto text = reread_or_reopen(root_, vmstat_, "/proc/vmstat")) {
+  if (const auto text = reread_or_reopen(vmstat_, "/proc/vmstat")) {
     h.major_faults_total = vmstat_counter(*text, "pgmajfault");
   }
 
   bool lost_one = false;
   for (TempFile& t : temps_) {
-    auto text = t.file.reread();
+    const auto text = fresh(t.file);
     std::optional<std::int64_t> value;
     // parse_hwmon_value's number without its error text: a failure only drops the channel.
     if (text) value = parse_i64(*text);
@@ -158,7 +180,7 @@ HostReading HostProbe::read() {
     }
   }
   for (RailFile& r : rails_) {
-    auto text = r.file.reread();
+    const auto text = fresh(r.file);
     std::optional<std::int64_t> value;
     if (text) {
       if (auto v = parse_i64(*text); v && *v >= 0) value = *v;

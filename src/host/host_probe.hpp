@@ -5,6 +5,9 @@
 // vanished or a driver reloaded), remembers which files feed the sample's columns, and then reads
 // only those plus meminfo, PSI memory and vmstat. Every remembered file stays open between ticks
 // and is re-read with one pread() (base/held_file.hpp), so a tick costs one system call per file.
+// On the live machine a removed sensor fails that read; in a captured root (regular files, which
+// stay readable after an unlink) one inotify watch over the held files (base/removal_watch.hpp)
+// notices a removal for one more read per tick, or, without inotify, one fstat per file.
 // While it finds fewer sensors than it once did, it walks again after 1, 2, 4 ... ticks (up to
 // `rediscover_every`) so a returning sensor is found. Its results equal read_host_reading()'s. Not
 // thread-safe.
@@ -14,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "base/removal_watch.hpp"
 #include "host/host_reading.hpp"
 #include "host/host_root.hpp"
 
@@ -35,6 +39,11 @@ class HostProbe {
     Rail rail;
   };
   void discover();
+  void watch(const HeldFile& file);
+  // The file's current content; nullopt when the read fails or (fallback) the file was unlinked.
+  std::optional<std::string_view> fresh(HeldFile& file) const;
+  std::optional<std::string_view> reread_or_reopen(std::optional<HeldFile>& file,
+                                                   std::string_view path);
 
   HostRoot root_;
   std::uint64_t rediscover_every_;
@@ -47,6 +56,8 @@ class HostProbe {
   std::optional<HeldFile> meminfo_;     // absent: not open yet, or the file does not exist
   std::optional<HeldFile> psi_memory_;  // absent: no PSI in this kernel
   std::optional<HeldFile> vmstat_;
+  std::optional<RemovalWatch> watch_;  // captured roots only, renewed by each discovery
+  bool check_links_ = false;           // a captured root whose files could not all be watched
 };
 
 }  // namespace sparkops

@@ -76,5 +76,44 @@ TEST(HostProbe, VanishedSensorIsDroppedAndFoundAgainWhenItReturns) {
   EXPECT_EQ(found, before.hottest_sensor);
 }
 
+// A hot-unplugged power rail in a captured root: the file is deleted between ticks (it stays
+// readable through the probe's descriptor, as a regular file does). The next reading drops that
+// rail and keeps the others, the sample goes on, and the rail returns when its file does.
+TEST(HostProbe, RailDeletedBetweenTicksIsDroppedAtTheNextTickAndFoundAgain) {
+  test::TempDir dir;
+  std::filesystem::copy(test::fixture("roots/gb10-finetune"), dir.path(),
+                        std::filesystem::copy_options::recursive);
+  const HostRoot root(dir.path());
+  HostProbe probe{root};
+  const HostReading before = probe.read();
+  ASSERT_TRUE(before.spbm_gpu_microwatts.has_value());
+  ASSERT_TRUE(before.spbm_sys_total_microwatts.has_value());
+  // The gpu rail's file, wherever the fixture keeps it (the chip's directory or its device/).
+  std::filesystem::path gpu_rail;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir.path() / "sys")) {
+    const auto n = e.path().filename().string();
+    if (n.starts_with("power") && n.ends_with("_label") && test::slurp(e.path()) == "gpu\n") {
+      const auto stem = n.substr(0, n.size() - std::string("_label").size());
+      for (const char* suffix : {"_input", "_average"}) {
+        const auto p = e.path().parent_path() / (stem + suffix);
+        if (std::filesystem::exists(p)) gpu_rail = p;
+      }
+    }
+  }
+  ASSERT_FALSE(gpu_rail.empty());
+  const std::string saved = test::slurp(gpu_rail);
+  std::filesystem::remove(gpu_rail);
+  for (int tick = 0; tick < 3; ++tick) {
+    const HostReading h = probe.read();
+    EXPECT_FALSE(h.spbm_gpu_microwatts.has_value()) << tick;
+    EXPECT_EQ(h.spbm_sys_total_microwatts, before.spbm_sys_total_microwatts) << tick;
+    EXPECT_EQ(h.mem_available_bytes, before.mem_available_bytes) << tick;
+  }
+  test::write_text(gpu_rail, saved);
+  std::optional<std::uint64_t> found;
+  for (int i = 0; i < 8 && !found; ++i) found = probe.read().spbm_gpu_microwatts;  // back-off
+  EXPECT_EQ(found, before.spbm_gpu_microwatts);
+}
+
 }  // namespace
 }  // namespace sparkops

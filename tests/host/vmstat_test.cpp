@@ -1,7 +1,12 @@
 #include "host/vmstat.hpp"
 
+#include <random>
+#include <string>
+
 #include <gtest/gtest.h>
 
+#include "base/text.hpp"
+#include "host/proc_text.hpp"
 #include "support/test_support.hpp"
 
 namespace sparkops {
@@ -74,6 +79,56 @@ TEST(VmstatRead, MissingFileIsAbsent) {
   const auto v = read_vmstat(HostRoot(dir.path()));
   ASSERT_TRUE(v);
   EXPECT_FALSE(v->has_value());
+}
+
+TEST(VmstatCounter, FindsOneCounterAndRefusesAMalformedKeyLine) {
+  EXPECT_EQ(vmstat_counter(kModern, "pgmajfault"), 412377u);
+  EXPECT_EQ(vmstat_counter(kModern, "nr_free_pages"), 1310720u);  // the first line
+  EXPECT_EQ(vmstat_counter(kModern, "pgmaj"), std::nullopt);       // a prefix is not the key
+  EXPECT_EQ(vmstat_counter("nr_pgmajfault 1\npgmajfault 2\n", "pgmajfault"), 2u);
+  EXPECT_EQ(vmstat_counter("pgmajfault 1 2\npgmajfault 3\n", "pgmajfault"), std::nullopt);
+  EXPECT_EQ(vmstat_counter("pgmajfault x\n", "pgmajfault"), std::nullopt);
+  EXPECT_EQ(vmstat_counter("", "pgmajfault"), std::nullopt);
+  EXPECT_EQ(vmstat_counter(kModern, ""), std::nullopt);
+}
+
+namespace {
+
+// The line walk vmstat_counter replaced: tokenise every line until one starts with the key.
+std::optional<std::uint64_t> counter_by_line_walk(std::string_view text, std::string_view key) {
+  std::string_view line;
+  for (std::string_view rest = text; proc_text::next_line(rest, line);) {
+    std::string_view tokens = trim(line);
+    std::string_view name, value, extra;
+    if (!proc_text::next_token(tokens, name) || name != key) continue;
+    if (!proc_text::next_token(tokens, value) || proc_text::next_token(tokens, extra))
+      return std::nullopt;
+    return parse_u64(value);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+// The skip-ahead search answers as the walk of every line does, on texts built from the pieces
+// that decide a key line: the key, its prefixes and extensions, every kind of whitespace trim()
+// and the tokeniser treat differently, digits and signs.
+TEST(VmstatCounter, AgreesWithTheLineWalkOnRandomTexts) {
+  const std::string_view pieces[] = {"pgmajfault", "pgmajfaul", "xpgmajfault", "pgmajfault_x",
+                                     " ", "\t", "\n", "\r", "\f", "\v", "0", "7", "42",
+                                     "18446744073709551615", "18446744073709551616", "+", "-",
+                                     "x", "nr_free 3\n"};
+  std::mt19937 rng(22);  // fixed seed: a failure reproduces
+  std::uniform_int_distribution<std::size_t> piece(0, std::size(pieces) - 1);
+  std::uniform_int_distribution<int> length(0, 40);
+  for (int i = 0; i < 20000; ++i) {
+    std::string text;
+    for (int n = length(rng); n > 0; --n) text += pieces[piece(rng)];
+    for (const std::string_view key : {"pgmajfault", "pgmajfaul", "7"}) {
+      ASSERT_EQ(vmstat_counter(text, key), counter_by_line_walk(text, key))
+          << "key " << key << " in " << testing::PrintToString(text);
+    }
+  }
 }
 
 }  // namespace sparkops
