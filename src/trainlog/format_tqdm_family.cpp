@@ -50,6 +50,7 @@ std::optional<std::int64_t> torchtune_step(std::string_view text) {
 // The training loss a bar prints: torchtune's description "1|45|Loss: 1.84", Lightning's postfix
 // "loss=2.1" / "train_loss=2.1" (self.log(..., prog_bar=True)), NeMo's "reduced_train_loss=2.1".
 std::optional<double> bar_loss(const TqdmUpdate& u) {
+  if (u.desc.empty() && u.postfix.empty()) return std::nullopt;  // HF's bar: nothing to search
   if (const auto v = number_after(u.desc, "|Loss: ")) return v;
   static constexpr std::string_view kKeys[] = {"reduced_train_loss=", "train_loss=", "loss="};
   for (const std::string_view key : kKeys) {
@@ -423,6 +424,9 @@ void TqdmFamilyParser::finish(SeriesBuilder& out) {
   if (bar.stride > 1)
     out.notes().downsample_stride = std::max(out.notes().downsample_stride, bar.stride);
   out.series().total_steps = bar.total ? bar.total : banner_total_;
+  // One record per update at most: grown by doubling, the step vector would reach up to twice
+  // that (and copy itself on the way).
+  out.series().steps.reserve(bar.updates.size());
   out.series().unit = unit_;
 
   // Pass 1: the start time of each segment (a segment ends when the bar's elapsed goes back),

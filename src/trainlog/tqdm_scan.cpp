@@ -277,6 +277,21 @@ const char* find_comma_or_close(const char* p, const char* end) {
 [[gnu::always_inline]] inline bool read_clock(const char*& p, const char* end, double& seconds) {
   std::int64_t total = 0, field = 0;
   if (!read_digits(p, end, 9, field)) return false;
+  // format_interval pads minutes and seconds to two digits: ":MM:SS" or ":SS" after the first
+  // field, read without a loop (the loop below gives the same value, and decides the rest).
+  if (end - p >= 7 && p[0] == ':' && is_digit(p[1]) && is_digit(p[2])) {
+    const std::int64_t second = (p[1] - '0') * 10 + (p[2] - '0');
+    if (p[3] == ':' && is_digit(p[4]) && is_digit(p[5]) && !is_digit(p[6]) && p[6] != ':') {
+      seconds = static_cast<double>((field * 60 + second) * 60 + (p[4] - '0') * 10 + (p[5] - '0'));
+      p += 6;
+      return true;
+    }
+    if (!is_digit(p[3]) && p[3] != ':') {
+      seconds = static_cast<double>(field * 60 + second);
+      p += 3;
+      return true;
+    }
+  }
   int fields = 1;
   while (p < end && *p == ':' && fields < 3) {
     ++p;
