@@ -46,9 +46,10 @@ set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
     ${PROJECT_SOURCE_DIR}/deploy/debian/postrm)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 set(CPACK_STRIP_FILES ON)
-# Runtime library dependencies from dpkg-shlibdeps (libfmt, libcpp-httplib, ...). It needs the
+# Runtime library dependencies from dpkg-shlibdeps (libc6; for the HTTP module libcpp-httplib,
+# libssl, ...; {fmt}, toml++, ncurses and libstdc++ are linked into the binary). It needs the
 # target's libraries installed, which a cross build to arm64 may not have: there, pass
-# -DSPARKOPS_DEB_DEPENDS="libfmt9, libcpp-httplib0.11, ..." instead.
+# -DSPARKOPS_DEB_DEPENDS="libc6, libstdc++6, libcpp-httplib0.11, ..." instead.
 set(SPARKOPS_DEB_DEPENDS "" CACHE STRING "Depends: line for the .deb; empty = computed by dpkg-shlibdeps")
 if(SPARKOPS_DEB_DEPENDS)
   set(CPACK_DEBIAN_PACKAGE_DEPENDS ${SPARKOPS_DEB_DEPENDS})
