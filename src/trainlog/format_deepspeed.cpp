@@ -32,12 +32,7 @@ class DeepSpeedParser final : public FormatParser {
     }
     if (t.find("SamplesPerSec=") == std::string_view::npos ||
         t.find("global_step=") == std::string_view::npos) {
-      if (const auto kind = detect_marker(t)) {
-        Marker m;
-        m.kind = *kind;
-        m.detail = std::string(trim(t));
-        out.add_marker(std::move(m));
-      }
+      add_line_marker(t, out);
       return;
     }
     const auto step = integer_after(t, "global_step=");

@@ -84,13 +84,7 @@ class FairseqParser final : public FormatParser {
     }
     if (wall) last_wall_ = wall;
     last_step_ = step;
-    if (ctx_.sidecar && line.stamped) {
-      r.time = line.stamped;
-      out.series().time_basis = TimeBasis::sidecar;
-    } else if (const auto ts = leading_timestamp(t)) {
-      r.time = *ts;
-      out.series().time_basis = TimeBasis::log_timestamps;
-    }
+    date_record(ctx_, line, true, r, out);
     out.series().unit = "ups / wall";
     out.add_step(r);
   }

@@ -60,10 +60,7 @@ class KerasParser final : public FormatParser {
       r.seconds = *per;
       r.source = TimeSource::running_mean;
     }
-    if (ctx_.sidecar && line.stamped) {
-      r.time = line.stamped;
-      out.series().time_basis = TimeBasis::sidecar;
-    }
+    date_record(ctx_, line, false, r, out);
     out.add_step(r);
     if (epoch_total_) out.series().total_steps = *epoch_total_ * *total;
     if (*n == *total && rest.find(" val_") != std::string_view::npos) {

@@ -59,10 +59,7 @@ class LitGptParser final : public FormatParser {
     // "iter 31 step 1: loss 1.9221, ..." (lit-gpt) / "... | loss train: 1.922, val: n/a | ..."
     r.loss = number_after(t, "loss train:");
     if (!r.loss) r.loss = number_after(t, ": loss ");
-    if (ctx_.sidecar && line.stamped) {
-      r.time = line.stamped;
-      out.series().time_basis = TimeBasis::sidecar;
-    }
+    date_record(ctx_, line, false, r, out);
     out.add_step(r);
   }
 

@@ -34,12 +34,7 @@ class LlamaCppParser final : public FormatParser {
     const std::string_view t = line.text;
     const auto at = t.find("train_opt_callback:");
     if (at == std::string_view::npos) {
-      if (const auto kind = detect_marker(t)) {
-        Marker m;
-        m.kind = *kind;
-        m.detail = std::string(trim(t));
-        out.add_marker(std::move(m));
-      }
+      add_line_marker(t, out);
       return;
     }
     const auto iter = integer_after(t.substr(at), "iter=");
@@ -52,10 +47,7 @@ class LlamaCppParser final : public FormatParser {
     r.seconds = parse_dt(t);
     if (r.seconds && *r.seconds <= 0) r.seconds.reset();
     r.loss = number_after(t, " loss=");
-    if (ctx_.sidecar && line.stamped) {
-      r.time = line.stamped;
-      out.series().time_basis = TimeBasis::sidecar;
-    }
+    date_record(ctx_, line, false, r, out);
     if (*iter == 0 && !r.seconds) return;  // the line printed before the first iteration
     out.add_step(r);
   }

@@ -57,10 +57,7 @@ class LlamaFactoryParser final : public FormatParser {
       }
       last_elapsed_ = *elapsed;
     }
-    if (ctx_.sidecar && line.stamped) {
-      r.time = line.stamped;
-      out.series().time_basis = TimeBasis::sidecar;
-    }
+    date_record(ctx_, line, false, r, out);
     last_step_ = step;
     out.add_step(r);
   }

@@ -31,13 +31,7 @@ class MegatronParser final : public FormatParser {
     const auto it_at = t.find("iteration ");
     if (it_at == std::string_view::npos ||
         t.find("elapsed time per iteration (ms):") == std::string_view::npos) {
-      if (const auto kind = detect_marker(t)) {
-        Marker m;
-        m.kind = *kind;
-        m.detail = std::string(trim(t));
-        m.time = line.stamped;
-        out.add_marker(std::move(m));
-      }
+      add_line_marker(t, out, line.stamped);
       return;
     }
     const auto iter = integer_after(t.substr(it_at), "iteration ");
@@ -56,13 +50,7 @@ class MegatronParser final : public FormatParser {
     r.elapsed_seconds = cumulative_;
     // training_log: "| lm loss: 2.345678E+00 |" (the mean over the log interval)
     r.loss = number_after(t, "lm loss:");
-    if (ctx_.sidecar && line.stamped) {
-      r.time = line.stamped;
-      out.series().time_basis = TimeBasis::sidecar;
-    } else if (const auto ts = leading_timestamp(t)) {
-      r.time = *ts;
-      out.series().time_basis = TimeBasis::log_timestamps;
-    } else if (anchor_) {
+    if (!date_record(ctx_, line, true, r, out) && anchor_) {
       r.time = add_seconds(*anchor_, cumulative_);
       out.series().time_basis = TimeBasis::log_timestamps;
     }

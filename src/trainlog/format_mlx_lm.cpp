@@ -26,10 +26,7 @@ class MlxLmParser final : public FormatParser {
       r.step = *iter;
       if (rate && *rate > 0) r.seconds = 1.0 / *rate;
       r.loss = number_after(t, "Train loss ");
-      if (ctx_.sidecar && line.stamped) {
-        r.time = line.stamped;
-        out.series().time_basis = TimeBasis::sidecar;
-      }
+      date_record(ctx_, line, false, r, out);
       out.add_step(r);
       return;
     }

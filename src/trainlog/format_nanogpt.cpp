@@ -89,10 +89,7 @@ class NanoGptParser final : public FormatParser {
     r.seconds = seconds;
     r.loss = loss;
     r.source = seconds ? source : TimeSource::none;
-    if (ctx_.sidecar && line.stamped) {
-      r.time = line.stamped;
-      out.series().time_basis = TimeBasis::sidecar;
-    }
+    date_record(ctx_, line, false, r, out);
     out.add_step(r);
   }
 

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <optional>
+#include <string_view>
 
 #include "base/clock.hpp"
 #include "trainlog/record_reader.hpp"
@@ -41,6 +42,19 @@ std::unique_ptr<FormatParser> make_litgpt_parser(const ParseContext& ctx);
 std::unique_ptr<FormatParser> make_nanogpt_parser(const ParseContext& ctx);
 std::unique_ptr<FormatParser> make_fairseq_parser(const ParseContext& ctx);
 std::unique_ptr<FormatParser> make_composer_parser(const ParseContext& ctx);
+
+// Helpers every line format shares, so they date records and keep markers alike:
+
+// Dates a step record: the sidecar's time when the log came with one (the series' time basis
+// becomes `sidecar`); else, with `printed`, the timestamp the line starts with (log_text.hpp
+// leading_timestamp; basis `log_timestamps`). False when neither dated it.
+bool date_record(const ParseContext& ctx, const LogLine& line, bool printed, StepRecord& record,
+                 SeriesBuilder& out);
+
+// A line that is not a step: its marker (markers.hpp detect_marker: eval, checkpoint, restart,
+// ...) when it names one, with the trimmed line as the detail and `time` as its time.
+void add_line_marker(std::string_view text, SeriesBuilder& out,
+                     std::optional<SystemTime> time = std::nullopt);
 
 // Applies the elapsed-time anchors to records without a time: --start, else the file's mtime (which
 // dates the last record; marked approximate). Sets the series' time basis.
