@@ -24,7 +24,7 @@ std::string read(const std::string& rel) {
 void BM_ParseQueryGpuRow(benchmark::State& state) {
   const std::string text = read("nvidia-smi/replay/gb10/query-gpu.csv");
   for (auto _ : state) {
-    auto recs = sparkops::parse_smi_query_gpu(text, sparkops::kSmiQueryGpuFields);
+    auto recs = sparkops::gpu::parse_smi_query_gpu(text, sparkops::gpu::kSmiQueryGpuFields);
     benchmark::DoNotOptimize(recs);
   }
 }
@@ -33,7 +33,7 @@ BENCHMARK(BM_ParseQueryGpuRow);
 void BM_ParseSmiQ(benchmark::State& state) {
   const std::string text = read("nvidia-smi/replay/gb10/q.txt");
   for (auto _ : state) {
-    auto q = sparkops::parse_smi_q(text);
+    auto q = sparkops::gpu::parse_smi_q(text);
     benchmark::DoNotOptimize(q);
   }
 }
@@ -42,7 +42,7 @@ BENCHMARK(BM_ParseSmiQ);
 void BM_ParseSmiTable(benchmark::State& state) {
   const std::string text = read("nvidia-smi/replay/gb10/table.txt");
   for (auto _ : state) {
-    auto t = sparkops::parse_smi_table(text);
+    auto t = sparkops::gpu::parse_smi_table(text);
     benchmark::DoNotOptimize(t);
   }
 }
@@ -51,7 +51,7 @@ BENCHMARK(BM_ParseSmiTable);
 void BM_NvmlSnapshotFakeGb10(benchmark::State& state) {
   const std::string scenario = std::string(SPARKOPS_BENCH_SOURCE_DIR) + "/tests/fixtures/nvml/gb10";
   ::setenv("FAKE_NVML_SCENARIO", scenario.c_str(), 1);
-  auto src = sparkops::make_nvml_gpu_source(SPARKOPS_BENCH_FAKE_NVML);
+  auto src = sparkops::gpu::make_nvml_gpu_source(SPARKOPS_BENCH_FAKE_NVML);
   for (auto _ : state) {
     auto snap = src->snapshot();
     benchmark::DoNotOptimize(snap);

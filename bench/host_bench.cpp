@@ -13,26 +13,26 @@ std::filesystem::path root_dir(const char* name) {
 }
 
 void BM_HostSnapshotGb10Idle(benchmark::State& state) {
-  const sparkops::HostRoot root(root_dir("gb10-idle"));
-  for (auto _ : state) benchmark::DoNotOptimize(sparkops::read_host_snapshot(root));
+  const sparkops::host::HostRoot root(root_dir("gb10-idle"));
+  for (auto _ : state) benchmark::DoNotOptimize(sparkops::host::read_host_snapshot(root));
 }
 BENCHMARK(BM_HostSnapshotGb10Idle);
 
 void BM_HostSnapshotX86Bare(benchmark::State& state) {
-  const sparkops::HostRoot root(root_dir("x86-bare"));
-  for (auto _ : state) benchmark::DoNotOptimize(sparkops::read_host_snapshot(root));
+  const sparkops::host::HostRoot root(root_dir("x86-bare"));
+  for (auto _ : state) benchmark::DoNotOptimize(sparkops::host::read_host_snapshot(root));
 }
 BENCHMARK(BM_HostSnapshotX86Bare);
 
 void BM_HwmonWalkGb10Idle(benchmark::State& state) {
-  const sparkops::HostRoot root(root_dir("gb10-idle"));
-  for (auto _ : state) benchmark::DoNotOptimize(sparkops::read_hwmon_chips(root));
+  const sparkops::host::HostRoot root(root_dir("gb10-idle"));
+  for (auto _ : state) benchmark::DoNotOptimize(sparkops::host::read_hwmon_chips(root));
 }
 BENCHMARK(BM_HwmonWalkGb10Idle);
 
 void BM_HostSnapshotLive(benchmark::State& state) {
-  const sparkops::HostRoot root("/");
-  for (auto _ : state) benchmark::DoNotOptimize(sparkops::read_host_snapshot(root));
+  const sparkops::host::HostRoot root("/");
+  for (auto _ : state) benchmark::DoNotOptimize(sparkops::host::read_host_snapshot(root));
 }
 BENCHMARK(BM_HostSnapshotLive);
 

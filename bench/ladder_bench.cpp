@@ -23,7 +23,7 @@ std::string training_log(std::size_t bytes) {
 void BM_ClassifyTrainingLog(benchmark::State& state) {
   const auto text = training_log(16 * 1024 * 1024);
   for (auto _ : state) {
-    auto r = sparkops::classify_oom_text(text);
+    auto r = sparkops::ladder::classify_oom_text(text);
     benchmark::DoNotOptimize(r);
   }
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
@@ -34,7 +34,7 @@ BENCHMARK(BM_ClassifyTrainingLog)->Unit(benchmark::kMillisecond);
 void BM_ClassifyEndlessLine(benchmark::State& state) {
   const std::string text(16 * 1024 * 1024, 'x');
   for (auto _ : state) {
-    auto r = sparkops::classify_oom_text(text);
+    auto r = sparkops::ladder::classify_oom_text(text);
     benchmark::DoNotOptimize(r);
   }
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *

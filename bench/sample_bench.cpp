@@ -14,18 +14,18 @@ namespace {
 
 using namespace sparkops;
 
-void tick_loop(benchmark::State& state, GpuSource* gpu, SampleFormat format) {
-  const HostRoot root(std::string(SPARKOPS_BENCH_SOURCE_DIR) +
-                      "/tests/fixtures/roots/gb10-finetune");
-  Collector collector(root, gpu);
-  Sampler sampler(collector, format, DetectorConfig{});
+void tick_loop(benchmark::State& state, gpu::GpuSource* gpu, sampling::SampleFormat format) {
+  const host::HostRoot root(std::string(SPARKOPS_BENCH_SOURCE_DIR) +
+                            "/tests/fixtures/roots/gb10-finetune");
+  sampling::Collector collector(root, gpu);
+  sampling::Sampler sampler(collector, format, sampling::DetectorConfig{});
   ManualClock clock;
   std::uint64_t k = 0;
   std::size_t bytes = 0;
   for (auto _ : state) {
     clock.advance(std::chrono::seconds{1});
-    Tick t{k, clock.steady_now(), clock.steady_now(), clock.system_now(), 0};
-    TickResult r = sampler.tick(t);
+    sampling::Tick t{k, clock.steady_now(), clock.steady_now(), clock.system_now(), 0};
+    sampling::TickResult r = sampler.tick(t);
     for (const auto& row : r.rows) bytes += row.size();
     benchmark::DoNotOptimize(r);
     ++k;
@@ -37,7 +37,7 @@ void tick_loop(benchmark::State& state, GpuSource* gpu, SampleFormat format) {
 }
 
 void BM_TickHostOnly(benchmark::State& state) {
-  tick_loop(state, nullptr, static_cast<SampleFormat>(state.range(0)));
+  tick_loop(state, nullptr, static_cast<sampling::SampleFormat>(state.range(0)));
 }
 BENCHMARK(BM_TickHostOnly)->Arg(0)->Arg(1)->Arg(2)->ArgName("format");
 // Fixed tick counts for instruction counting (sample_tick_profile.sh): the difference between
@@ -50,21 +50,22 @@ void BM_TickFakeNvml(benchmark::State& state) {
            (std::string(SPARKOPS_BENCH_SOURCE_DIR) + "/tests/fixtures/nvml/gb10-counters-advancing")
                .c_str(),
            1);
-  auto gpu = make_nvml_gpu_source(SPARKOPS_BENCH_FAKE_NVML);
-  tick_loop(state, gpu.get(), static_cast<SampleFormat>(state.range(0)));
+  auto gpu = gpu::make_nvml_gpu_source(SPARKOPS_BENCH_FAKE_NVML);
+  tick_loop(state, gpu.get(), static_cast<sampling::SampleFormat>(state.range(0)));
 }
 BENCHMARK(BM_TickFakeNvml)->Arg(0)->Arg(1)->Arg(2)->ArgName("format");
 BENCHMARK(BM_TickFakeNvml)->Arg(1)->ArgName("format")->Iterations(1);
 BENCHMARK(BM_TickFakeNvml)->Arg(1)->ArgName("format")->Iterations(1001);
 
 void BM_FormatExtendedRow(benchmark::State& state) {
-  Sample s;
-  GpuReading g;
+  sampling::Sample s;
+  sampling::GpuReading g;
   g.snapshot.temp_millicelsius = 81000;
   g.snapshot.power_microwatts = 98765000;
   g.snapshot.clocks_event_reasons = 0x20;
   s.gpus.push_back(g);
-  for (auto _ : state) benchmark::DoNotOptimize(format_sample_rows(SampleFormat::extended, s));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(sampling::format_sample_rows(sampling::SampleFormat::extended, s));
 }
 BENCHMARK(BM_FormatExtendedRow);
 

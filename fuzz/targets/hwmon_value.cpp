@@ -9,8 +9,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  (void)sparkops::parse_hwmon_value(text, "temp1_input");
-  (void)sparkops::parse_thermal_temp(text, "temp");
-  (void)sparkops::parse_khz(text, "scaling_cur_freq");
+  (void)sparkops::host::parse_hwmon_value(text, "temp1_input");
+  (void)sparkops::host::parse_thermal_temp(text, "temp");
+  (void)sparkops::host::parse_khz(text, "scaling_cur_freq");
   return 0;
 }

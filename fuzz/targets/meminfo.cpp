@@ -7,7 +7,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  auto m = sparkops::parse_meminfo(text);
+  auto m = sparkops::host::parse_meminfo(text);
   if (m) (void)*m;
   return 0;
 }

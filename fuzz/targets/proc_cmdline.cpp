@@ -8,10 +8,10 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  (void)sparkops::parse_proc_cmdline(text);
-  (void)sparkops::parse_proc_environ(text, {});
+  (void)sparkops::host::parse_proc_cmdline(text);
+  (void)sparkops::host::parse_proc_environ(text, {});
   const std::vector<std::string_view> prefixes{"CUDA_", "PYTORCH_"};
-  (void)sparkops::parse_proc_environ(text, prefixes);
-  (void)sparkops::parse_proc_stat(text);
+  (void)sparkops::host::parse_proc_environ(text, prefixes);
+  (void)sparkops::host::parse_proc_stat(text);
   return 0;
 }

@@ -7,7 +7,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  (void)sparkops::parse_proc_status(text);
-  (void)sparkops::parse_smaps_rollup(text);
+  (void)sparkops::host::parse_proc_status(text);
+  (void)sparkops::host::parse_smaps_rollup(text);
   return 0;
 }

@@ -16,8 +16,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                                    "clocks.sm",       "pstate"};
   static const std::vector<std::string> app_fields{"gpu_uuid", "pid", "process_name",
                                                    "used_memory"};
-  (void)sparkops::parse_smi_csv(text, gpu_fields);
-  (void)sparkops::parse_smi_query_gpu(text, gpu_fields);
-  (void)sparkops::parse_smi_compute_apps(text, app_fields);
+  (void)sparkops::gpu::parse_smi_csv(text, gpu_fields);
+  (void)sparkops::gpu::parse_smi_query_gpu(text, gpu_fields);
+  (void)sparkops::gpu::parse_smi_compute_apps(text, app_fields);
   return 0;
 }

@@ -7,6 +7,6 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  (void)sparkops::parse_smi_q(text);
+  (void)sparkops::gpu::parse_smi_q(text);
   return 0;
 }

@@ -8,7 +8,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  sparkops::Config config;
+  sparkops::config::Config config;
   (void)config.apply_toml(text, "config.toml");
   return 0;
 }

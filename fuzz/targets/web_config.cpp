@@ -10,14 +10,14 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  auto config = sparkops::parse_web_config(text, "/nonexistent-sparkops-fuzz");
-  (void)sparkops::is_bcrypt_hash(text);
+  auto config = sparkops::exporter::parse_web_config(text, "/nonexistent-sparkops-fuzz");
+  (void)sparkops::exporter::is_bcrypt_hash(text);
   if (config && !config->basic_auth_users.empty() && size < 256) {
     // Only with cheap hashes: a cost-31 hash would turn one input into hours of bcrypt.
     bool cheap = true;
     for (const auto& [user, hash] : config->basic_auth_users) cheap = cheap && hash[4] == '0';
     if (cheap) {
-      sparkops::BasicAuth auth(std::move(config->basic_auth_users));
+      sparkops::exporter::BasicAuth auth(std::move(config->basic_auth_users));
       (void)auth.allows(text);
     }
   }

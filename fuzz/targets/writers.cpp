@@ -67,11 +67,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   // Prometheus: one HELP, one TYPE and one sample line whatever the bytes; the label value
   // unescapes to the sanitized text.
-  MetricFamily family{"sparkops_fuzz",
-                      MetricType::gauge,
-                      std::string(text),
-                      {MetricSample{{Label{"name", std::string(text)}}, 1}}};
-  const std::string expo = render_exposition({family});
+  exporter::MetricFamily family{
+      "sparkops_fuzz",
+      exporter::MetricType::gauge,
+      std::string(text),
+      {exporter::MetricSample{{exporter::Label{"name", std::string(text)}}, 1}}};
+  const std::string expo = exporter::render_exposition({family});
   check(is_valid_utf8(expo));
   std::size_t lines = 0;
   for (const char c : expo) lines += c == '\n' ? 1 : 0;

@@ -7,8 +7,8 @@
 
 namespace sparkops::cli {
 
-HostRoot AppContext::host_root() const {
-  return host_root_from(root_flag, std::getenv("SPARKOPS_ROOT"));
+host::HostRoot AppContext::host_root() const {
+  return host::host_root_from(root_flag, std::getenv("SPARKOPS_ROOT"));
 }
 
 bool AppContext::colour(std::FILE* stream) const {

@@ -31,13 +31,13 @@ struct AppContext : Console {
   // --trust-output-path: write through a symlinked directory or into one other users can write
   // to (base/output_file.hpp); checked by default.
   OutputTrust output_trust = OutputTrust::checked;
-  Config config;
+  config::Config config;
   // Configuration layers that could not be loaded. Only `sparkops config` runs with a non-empty
   // list (it shows the values in effect and the bad key); every other command stops first.
   std::vector<Error> config_problems;
   int exit_code = kExitOk;
 
-  HostRoot host_root() const;
+  host::HostRoot host_root() const;
   // Colour on `stream`: a terminal, NO_COLOR unset, TERM capable and no --no-color.
   bool colour(std::FILE* stream) const;
   // A progress line on stderr: a terminal and no --quiet.

@@ -13,13 +13,15 @@ void add_config_command(CommandTree& tree, AppContext& ctx) {
   if (cmd == nullptr) return;
   cmd->callback([&ctx] {
     if (ctx.json) {
-      fmt::print(ctx.out, "{}\n", dump_document(config_document(ctx.config, ctx.config_problems)));
+      fmt::print(ctx.out, "{}\n",
+                 dump_document(config::config_document(ctx.config, ctx.config_problems)));
     } else {
-      fmt::print(ctx.out, "{}", render_config_text(ctx.config));
+      fmt::print(ctx.out, "{}", config::render_config_text(ctx.config));
     }
     // A file that did not load is left out whole (the values above do not include it); every
     // other command refuses to run until it is fixed.
-    for (const auto& p : ctx.config_problems) print_error(ctx, config_not_applied(p.detail));
+    for (const auto& p : ctx.config_problems)
+      print_error(ctx, config::config_not_applied(p.detail));
     if (!ctx.config_problems.empty()) ctx.exit_code = kExitBadInput;
   });
 }

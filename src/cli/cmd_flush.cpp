@@ -26,12 +26,12 @@ struct FlushState {
 };
 
 int run_flush(const FlushState& st, AppContext& ctx) {
-  const HostRoot root = ctx.host_root();
+  const host::HostRoot root = ctx.host_root();
   SystemClock clock;
   // A corrupt state file is reported before anything is flushed.
-  std::optional<LadderState> state;
+  std::optional<ladder::LadderState> state;
   if (!st.dry_run) {
-    auto loaded = load_ladder_state(st.state_path);
+    auto loaded = ladder::load_ladder_state(st.state_path);
     if (loaded) {
       state = std::move(*loaded);
     } else if (loaded.error().code != Errc::not_found) {
@@ -39,13 +39,13 @@ int run_flush(const FlushState& st, AppContext& ctx) {
       return kExitBadInput;
     }
   }
-  FlushOptions options;
-  options.mode = st.dry_run ? FlushMode::dry_run : FlushMode::flush;
-  options.force = st.force ? Force::yes : Force::no;
-  options.privilege = ::geteuid() == 0 ? Privilege::root : Privilege::unprivileged;
-  if (!st.dry_run) options.running_trainers = running_trainers(root);
+  ladder::FlushOptions options;
+  options.mode = st.dry_run ? ladder::FlushMode::dry_run : ladder::FlushMode::flush;
+  options.force = st.force ? ladder::Force::yes : ladder::Force::no;
+  options.privilege = ::geteuid() == 0 ? ladder::Privilege::root : ladder::Privilege::unprivileged;
+  if (!st.dry_run) options.running_trainers = ladder::running_trainers(root);
   options.sync = [] { ::sync(); };
-  auto outcome = flush_page_cache(root, options);
+  auto outcome = ladder::flush_page_cache(root, options);
   if (!outcome) {
     print_error(ctx, outcome.error().detail);
     const auto code = outcome.error().code;
@@ -53,7 +53,7 @@ int run_flush(const FlushState& st, AppContext& ctx) {
                ? kExitFailure
                : kExitBadInput;
   }
-  FlushView view;
+  ladder::FlushView view;
   view.outcome = std::move(*outcome);
   view.mode = options.mode;
   if (view.outcome.forced_past_trainer) view.trainers = options.running_trainers;
@@ -62,9 +62,9 @@ int run_flush(const FlushState& st, AppContext& ctx) {
         view.outcome.reclaimed_bytes
             ? fmt::format("reclaimed {}", format_signed_bytes(*view.outcome.reclaimed_bytes))
             : std::string();
-    if (record_step(*state, LadderStep::flush, StepResult::oom, clock.system_now(), LadderContext{},
-                    Force::no, note)) {
-      if (auto saved = save_ladder_state(st.state_path, *state, ctx.output_trust); !saved) {
+    if (ladder::record_step(*state, ladder::LadderStep::flush, ladder::StepResult::oom,
+                            clock.system_now(), ladder::LadderContext{}, ladder::Force::no, note)) {
+      if (auto saved = ladder::save_ladder_state(st.state_path, *state, ctx.output_trust); !saved) {
         print_error(ctx, saved.error().detail);
         return kExitFailure;
       }
@@ -72,9 +72,9 @@ int run_flush(const FlushState& st, AppContext& ctx) {
     }
   }
   if (ctx.json) {
-    fmt::print(ctx.out, "{}\n", dump_document(flush_to_json(view)));
+    fmt::print(ctx.out, "{}\n", dump_document(ladder::flush_to_json(view)));
   } else {
-    fmt::print(ctx.out, "{}", terminal_text(render_flush_text(view)));
+    fmt::print(ctx.out, "{}", terminal_text(ladder::render_flush_text(view)));
   }
   return kExitOk;
 }

@@ -30,7 +30,7 @@ namespace sparkops::cli {
 namespace {
 
 struct OomState {
-  OomRequest request;
+  ladder::OomRequest request;
   PlanFlags flags;
   CLI::App* cmd = nullptr;
 };
@@ -40,7 +40,7 @@ bool given(const OomState& st, const char* option) {
   return o != nullptr && o->count() > 0;
 }
 
-std::optional<PoolView> live_pool(const AppContext& ctx) {
+std::optional<host::PoolView> live_pool(const AppContext& ctx) {
   auto pool = options::current_pool(ctx.host_root(), ctx.config);
   if (!pool) return std::nullopt;
   return *pool;
@@ -58,27 +58,27 @@ int run_oom(OomState& st, AppContext& ctx) {
       ctx.err, ctx.progress(), from_file ? st.request.log : std::string("stdin"),
       from_file && !size_error ? std::optional<std::uint64_t>(log_size) : std::nullopt);
   if (progress.enabled()) st.request.progress = progress.callback();
-  auto session = begin_oom(st.request, clock);
+  auto session = ladder::begin_oom(st.request, clock);
   st.request.progress = nullptr;
   progress.finish();  // before any message: the line is gone when the answer or error prints
   if (!session) {
     print_error(ctx, session.error().detail);
     return kExitBadInput;
   }
-  OomView& view = session->view;
+  ladder::OomView& view = session->view;
 
-  OomRun run;
+  ladder::OomRun run;
   if (st.flags.serving.serve.empty()) {  // a server has its serving plan (below)
-    if (auto planned =
-            plan_oom_run(st.flags, options::plan_environment(ctx.host_root(), ctx.config), run);
+    if (auto planned = ladder::plan_oom_run(
+            st.flags, options::plan_environment(ctx.host_root(), ctx.config), run);
         !planned) {
       print_error(ctx, planned.error().detail);
       return planned.error().code == Errc::io ? kExitFailure : kExitBadInput;
     }
   }
   if (!run.pool) run.pool = live_pool(ctx);
-  if (auto c =
-          oom_run_context(st.flags, given(st, "--method"), given(st, "--batch"), run, view.ctx);
+  if (auto c = ladder::oom_run_context(st.flags, given(st, "--method"), given(st, "--batch"), run,
+                                       view.ctx);
       !c) {
     print_error(ctx, c.error().detail);
     return kExitBadInput;
@@ -104,17 +104,19 @@ int run_oom(OomState& st, AppContext& ctx) {
     }
   }
   run.model_arg = st.flags.model;
-  if (auto ok = conclude_oom(*session, st.request, std::move(run), ctx.output_trust, clock); !ok) {
+  if (auto ok = ladder::conclude_oom(*session, st.request, std::move(run), ctx.output_trust, clock);
+      !ok) {
     print_error(ctx, ok.error().detail);
     return kExitFailure;
   }
   if (ctx.json) {
-    fmt::print(ctx.out, "{}\n", dump_document(oom_to_json(view)));
+    fmt::print(ctx.out, "{}\n", dump_document(ladder::oom_to_json(view)));
   } else {
-    fmt::print(ctx.out, "{}",
-               term::paint_lines(terminal_text(render_oom_text(view)), ctx.colour(ctx.out)));
+    fmt::print(
+        ctx.out, "{}",
+        term::paint_lines(terminal_text(ladder::render_oom_text(view)), ctx.colour(ctx.out)));
   }
-  return oom_exit_code(*session);
+  return ladder::oom_exit_code(*session);
 }
 
 }  // namespace

@@ -55,7 +55,7 @@ void run_serve_plan(AppContext& ctx, const PlanCommandState& st) {
   std::vector<std::string> notes;
   plan::PlanEnvironment env = online_environment(ctx, &client, &notes);
   // On a discrete GPU the server lives in the card's memory (serving_context).
-  GpuMemoryReading gpu;
+  status::GpuMemoryReading gpu;
   if (st.flags.budget == "auto") {
     gpu = options::gpu_memory_for(env.root, ctx.gpu.backend, ctx.config);
     env.device_memory = gpu.device;
@@ -92,7 +92,7 @@ void run_serve_plan(AppContext& ctx, const PlanCommandState& st) {
   ctx.exit_code = plan::verdict_exit_code(sp.verdict);
   if (*beside)
     ctx.exit_code =
-        std::max(ctx.exit_code, coexistence_exit_code((*beside)->verdict.verdict, true));
+        std::max(ctx.exit_code, workloads::coexistence_exit_code((*beside)->verdict.verdict, true));
   if (sp.kv_shortfall_bytes > 0) ctx.exit_code = kExitFailure;
 }
 
@@ -117,7 +117,7 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
     ctx.exit_code = kExitBadInput;
     return;
   }
-  const auto defaults = plan_defaults(ctx.config);
+  const auto defaults = config::plan_defaults(ctx.config);
   if (!defaults) {
     print_error(ctx, defaults.error().detail);
     ctx.exit_code = kExitBadInput;
@@ -155,7 +155,7 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
                                   std::nullopt);
   const models::ProgressHttpClient client(*curl, hub_progress.callback());
   plan::PlanEnvironment env = online_environment(ctx, &client, &anchor_notes);
-  GpuMemoryReading gpu;
+  status::GpuMemoryReading gpu;
   if (!input->budget_bytes) {
     gpu = options::gpu_memory_for(env.root, ctx.gpu.backend, ctx.config);
     env.device_memory = gpu.device;
@@ -196,17 +196,18 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
     // The one-heavy-job rule, as `procs --plan` answers it (the same question, options and space:
     // on a discrete GPU its memory, with the card's processes from the reading the budget came
     // from). Shown only when something runs: on a quiet machine the plan's own verdict says it all.
-    ProcsQuery query;
+    workloads::ProcsQuery query;
     query.pool = result->pool;
     query.device_memory = result->device;
     if (result->device) {
       query.gpu.snapshots = gpu.snapshots;
-      query.gpu.processes = gpu_processes_of(gpu.snapshots);
+      query.gpu.processes = workloads::gpu_processes_of(gpu.snapshots);
     }
     query.need_bytes = plan::peak_bytes(result->estimate, result->peak_basis);
     query.rules = options::heavy_rules_from_config(ctx.config);
     query.coexistence = options::coexistence_options_from_config(ctx.config);
-    if (auto note = beside_what_runs_note(env.root, query)) result->notes.push_back(*note);
+    if (auto note = workloads::beside_what_runs_note(env.root, query))
+      result->notes.push_back(*note);
   }
 
   if (seqs->size() > 1 || batches->size() > 1) {
@@ -234,7 +235,8 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
   }
   ctx.exit_code = plan::verdict_exit_code(result->verdict);
   if (beside)
-    ctx.exit_code = std::max(ctx.exit_code, coexistence_exit_code(beside->verdict.verdict, true));
+    ctx.exit_code =
+        std::max(ctx.exit_code, workloads::coexistence_exit_code(beside->verdict.verdict, true));
 }
 
 }  // namespace

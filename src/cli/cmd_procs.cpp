@@ -33,7 +33,7 @@ struct ProcsFlags {
 };
 
 void run_procs(const ProcsFlags& flags, AppContext& ctx) {
-  const HostRoot root = ctx.host_root();
+  const host::HostRoot root = ctx.host_root();
   const auto bad = [&](std::string_view message) {
     print_error(ctx, message);
     ctx.exit_code = kExitBadInput;
@@ -48,7 +48,7 @@ void run_procs(const ProcsFlags& flags, AppContext& ctx) {
                                                                      : flags.plan_flags.model),
                     flags.plan_flags.model.empty() ? "--params N" : "MODEL"));
   }
-  ProcsQuery query;
+  workloads::ProcsQuery query;
   if (!flags.need.empty()) {
     auto v = parse_bytes(flags.need, DefaultUnit::gib);
     if (!v) return bad(fmt::format("--need: {}", v.error().detail));
@@ -65,7 +65,7 @@ void run_procs(const ProcsFlags& flags, AppContext& ctx) {
   auto gpu = options::gpu_processes_for(root, ctx.gpu.backend, ctx.config, flags.gpu_apps);
   if (!gpu) return bad(gpu.error().detail);
   query.gpu = std::move(*gpu);
-  query.device_memory = discrete_device_memory(query.gpu.snapshots);
+  query.device_memory = status::discrete_device_memory(query.gpu.snapshots);
   query.rules = options::heavy_rules_from_config(ctx.config);
   query.coexistence = options::coexistence_options_from_config(ctx.config);
   if (flags.plan) {
@@ -76,13 +76,13 @@ void run_procs(const ProcsFlags& flags, AppContext& ctx) {
     query.need_bytes = *v;
   }
 
-  auto answer = answer_procs(root, query);
+  auto answer = workloads::answer_procs(root, query);
   if (!answer) {
     print_error(ctx, answer.error().detail);
     ctx.exit_code = kExitFailure;
     return;
   }
-  ProcsReport& report = answer->report;
+  workloads::ProcsReport& report = answer->report;
   std::optional<serving::Beside> beside;
   if (flags.plan && !flags.plan_flags.serving.beside.empty() && report.pool) {
     auto b = serving::beside_scanned(flags.plan_flags.serving, flags.plan_flags,
@@ -95,15 +95,15 @@ void run_procs(const ProcsFlags& flags, AppContext& ctx) {
   }
 
   if (ctx.json) {
-    auto j = procs_to_json(report);
+    auto j = workloads::procs_to_json(report);
     if (beside) j["beside"] = serving::beside_to_json(beside->verdict, beside->jobs);
     fmt::print(ctx.out, "{}\n", dump_document(j));
   } else {
-    std::string text = render_procs_table(report, term::output_width(ctx.out));
+    std::string text = workloads::render_procs_table(report, term::output_width(ctx.out));
     if (beside) text += serving::render_beside_text(beside->verdict, beside->jobs);
     fmt::print(ctx.out, "{}", term::paint_lines(terminal_text(text), ctx.colour(ctx.out)));
   }
-  ctx.exit_code = procs_exit_code(report);
+  ctx.exit_code = workloads::procs_exit_code(report);
   if (query.need_bytes && !report.verdict) {
     print_error(ctx, pool ? "cannot compute the pool from /proc/meminfo" : pool.error().detail);
     ctx.exit_code = kExitFailure;

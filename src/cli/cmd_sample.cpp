@@ -27,15 +27,16 @@ struct SampleFlags {
 };
 
 void run_sample_command(AppContext& ctx, const SampleFlags& flags) {
-  SampleOptions options;
+  sampling::SampleOptions options;
   const auto bad = [&](std::string_view message) {
     print_error(ctx, message);
     ctx.exit_code = kExitBadInput;
   };
-  auto interval = sample_interval(flags.interval, ctx.config.get_duration("sample.interval"));
+  auto interval =
+      sampling::sample_interval(flags.interval, ctx.config.get_duration("sample.interval"));
   if (!interval) return bad(interval.error().detail);
   options.interval = *interval;
-  auto format = parse_sample_format(flags.format);
+  auto format = sampling::parse_sample_format(flags.format);
   if (!format) return bad(format.error().detail);
   options.format = *format;
   if (flags.out.empty()) return bad("--out: empty path (use - for stdout)");
@@ -51,7 +52,7 @@ void run_sample_command(AppContext& ctx, const SampleFlags& flags) {
   if (ctx.json && options.out == "-")
     return bad("--json prints a summary on stdout: give --out FILE");
   options.json = ctx.json;
-  options.detector = detector_from_config(ctx.config);
+  options.detector = sampling::detector_from_config(ctx.config);
   auto appender = options::appender_options_from_config(ctx.config, ctx.output_trust);
   if (!appender) return bad(appender.error().detail);
   options.appender = std::move(*appender);
@@ -61,7 +62,7 @@ void run_sample_command(AppContext& ctx, const SampleFlags& flags) {
 
   // What the signal thread writes outlives it (declared first, destroyed last).
   std::stop_source stop;
-  SampleSignalFlags flags_from_signals;
+  sampling::SampleSignalFlags flags_from_signals;
   // The GPU watchdog's worker already blocks every signal; no other thread runs yet.
   SignalThread signals({SIGINT, SIGTERM, SIGHUP});
   signals.watch([&](int signo) {
@@ -72,8 +73,8 @@ void run_sample_command(AppContext& ctx, const SampleFlags& flags) {
     }
   });
   SystemClock clock;
-  ctx.exit_code = run_sample(ctx, ctx.host_root(), options, gpu->get(), clock, stop.get_token(),
-                             flags_from_signals);
+  ctx.exit_code = sampling::run_sample(ctx, ctx.host_root(), options, gpu->get(), clock,
+                                       stop.get_token(), flags_from_signals);
 }
 
 }  // namespace

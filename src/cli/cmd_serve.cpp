@@ -17,7 +17,7 @@ namespace sparkops::cli {
 
 namespace {
 
-void run_serve(const ServeRequest& flags, AppContext& ctx) {
+void run_serve(const exporter::ServeRequest& flags, AppContext& ctx) {
   // --json is global; serve's output is a server, not a document: refuse rather than ignore it.
   if (ctx.json) {
     print_error(ctx,
@@ -26,7 +26,7 @@ void run_serve(const ServeRequest& flags, AppContext& ctx) {
     ctx.exit_code = kExitBadInput;
     return;
   }
-  auto plan = plan_serve(flags, options::serve_defaults_from_config(ctx.config));
+  auto plan = exporter::plan_serve(flags, options::serve_defaults_from_config(ctx.config));
   if (!plan) {
     print_error(ctx, plan.error().detail);
     ctx.exit_code = kExitBadInput;
@@ -48,13 +48,13 @@ void run_serve(const ServeRequest& flags, AppContext& ctx) {
   SignalThread signals({SIGINT, SIGTERM});
   signals.watch([&](int) { stop.request_stop(); });
 
-  ServeSource source;
+  exporter::ServeSource source;
   source.root = status->root;
   source.gpu = status->gpu.get();
   source.status = status->options;
-  source.detector = detector_from_config(ctx.config);
+  source.detector = sampling::detector_from_config(ctx.config);
   source.output_trust = ctx.output_trust;
-  ctx.exit_code = run_serve_session(ctx, flags, *plan, source, stop.get_token());
+  ctx.exit_code = exporter::run_serve_session(ctx, flags, *plan, source, stop.get_token());
 }
 
 }  // namespace
@@ -64,7 +64,7 @@ void add_serve_command(CommandTree& tree, AppContext& ctx) {
       "serve",
       "Prometheus exporter (/metrics), status JSON (/api/status) and a live dashboard (/)");
   if (cmd == nullptr) return;
-  auto flags = std::make_shared<ServeRequest>();
+  auto flags = std::make_shared<exporter::ServeRequest>();
   cmd->add_option("--listen", flags->listen,
                   "ADDRESS:PORT to listen on (default 127.0.0.1:9877; config serve.listen). A "
                   "non-loopback address needs --token, --web.config.file authentication or "

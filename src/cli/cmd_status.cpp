@@ -35,14 +35,15 @@ void run_status(const StatusFlags& flags, AppContext& ctx) {
   }
   auto source = options::status_source(ctx.host_root(), ctx.gpu.backend, ctx.config);
   if (!source) return bad(source.error().detail);
-  const StatusReport report =
-      collect_status(source->root, *source->gpu, SystemClock(), source->options);
+  const status::StatusReport report =
+      status::collect_status(source->root, *source->gpu, SystemClock(), source->options);
   if (ctx.json) {
-    fmt::print(ctx.out, "{}\n", dump_document(status_to_json(report)));
+    fmt::print(ctx.out, "{}\n", dump_document(status::status_to_json(report)));
   } else {
-    fmt::print(ctx.out, "{}",
-               term::paint_lines(terminal_text(render_status(report, term::output_width(ctx.out))),
-                                 ctx.colour(ctx.out)));
+    fmt::print(
+        ctx.out, "{}",
+        term::paint_lines(terminal_text(status::render_status(report, term::output_width(ctx.out))),
+                          ctx.colour(ctx.out)));
   }
   // Exit 0 when the machine could be read; the pool is the one figure status cannot do without.
   ctx.exit_code = report.pool ? kExitOk : kExitFailure;

@@ -64,11 +64,11 @@ void run_top(const TopFlags& flags, AppContext& ctx) {
   }
   SystemClock clock;
   const tui::CollectFn collect = [&] {
-    return collect_status(source->root, *source->gpu, clock, source->options);
+    return status::collect_status(source->root, *source->gpu, clock, source->options);
   };
 
   tui::TrackerOptions tracker;
-  tracker.thresholds.detector = detector_from_config(ctx.config);
+  tracker.thresholds.detector = sampling::detector_from_config(ctx.config);
   tui::ViewState view;
   view.interval = std::chrono::duration_cast<std::chrono::milliseconds>(*interval);
   const tui::Glyphs glyphs = term::locale_is_utf8() ? tui::Glyphs::unicode : tui::Glyphs::ascii;

@@ -52,8 +52,8 @@ void run_watch(AppContext& ctx, const WatchFlags& f) {
   if (!options) return bad(options.error().detail);
   auto source = options::status_source(ctx.host_root(), ctx.gpu.backend, ctx.config);
   if (!source) return bad(source.error().detail);
-  const HostRoot& root = source->root;
-  GpuSource& gpu = *source->gpu;
+  const host::HostRoot& root = source->root;
+  gpu::GpuSource& gpu = *source->gpu;
   std::optional<plan::PlanEnvironment> env;
   std::optional<plan::PlanResult> plan;
   if (plan_requested(f)) {
@@ -61,7 +61,7 @@ void run_watch(AppContext& ctx, const WatchFlags& f) {
     if (!input) return bad(input.error().detail);
     env = options::plan_environment(root, ctx.config);
     // On a discrete GPU the budget is the card's free memory, as `plan` reads it.
-    if (!input->budget_bytes) env->device_memory = read_gpu_memory(gpu).device;
+    if (!input->budget_bytes) env->device_memory = status::read_gpu_memory(gpu).device;
     auto made = plan::make_plan(*input, *env);
     if (!made) return bad(made.error().detail);
     plan = std::move(*made);
@@ -111,7 +111,7 @@ void run_watch(AppContext& ctx, const WatchFlags& f) {
   in.options = &*options;
   in.outcome = &*outcome;
   in.plan = plan ? &*plan : nullptr;
-  in.model_arg = model_arg_of(f.plan);
+  in.model_arg = ladder::model_arg_of(f.plan);
   in.diagnose = options::diagnose_options_from_config(ctx.config);
   in.pool = source->options.pool;
   in.anchor_file = options::user_anchor_file();

@@ -55,10 +55,10 @@ int finish_global_options(AppContext& ctx, std::string_view command) {
     }
   }
   if (command == "help" || command == "completion") return kExitOk;
-  ConfigPaths paths = config_paths_from_environment();
+  config::ConfigPaths paths = config::config_paths_from_environment();
   if (!ctx.config_file.empty()) paths.explicit_file = ctx.config_file;
   ctx.config_problems.clear();
-  ctx.config = load_config_layers(paths, ctx.config_problems);
+  ctx.config = config::load_config_layers(paths, ctx.config_problems);
   if (ctx.config_problems.empty() || command == "config") return kExitOk;
   print_error(ctx, ctx.config_problems.front().detail);
   return kExitBadInput;

@@ -12,7 +12,7 @@
 #include "base/units.hpp"
 #include "config/config_bounds.hpp"
 
-namespace sparkops {
+namespace sparkops::config {
 
 namespace {
 
@@ -226,4 +226,4 @@ Result<Config> load_config(const ConfigPaths& paths) {
   return config;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::config

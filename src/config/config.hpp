@@ -14,7 +14,7 @@
 
 #include "base/result.hpp"
 
-namespace sparkops {
+namespace sparkops::config {
 
 struct ConfigKey {
   std::string_view name;           // dotted: "thermal.ceiling_watts"
@@ -76,4 +76,4 @@ Result<Config> load_config(const ConfigPaths& paths);
 // `sparkops config` uses it to show the values in effect beside the bad key.
 Config load_config_layers(const ConfigPaths& paths, std::vector<Error>& problems);
 
-}  // namespace sparkops
+}  // namespace sparkops::config

@@ -2,7 +2,7 @@
 
 #include <array>
 
-namespace sparkops {
+namespace sparkops::config {
 
 namespace {
 
@@ -71,4 +71,4 @@ const ConfigBounds* config_bounds(std::string_view key) {
   return nullptr;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::config

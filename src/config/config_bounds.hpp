@@ -6,7 +6,7 @@
 
 #include <string_view>
 
-namespace sparkops {
+namespace sparkops::config {
 
 struct ConfigBounds {
   std::string_view key;
@@ -19,4 +19,4 @@ struct ConfigBounds {
 // nullptr for a key without a range (strings, bools, paths).
 const ConfigBounds* config_bounds(std::string_view key);
 
-}  // namespace sparkops
+}  // namespace sparkops::config

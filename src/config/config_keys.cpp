@@ -8,7 +8,7 @@
 #include "config/slowdown_thresholds.hpp"
 #include "config/thermal_thresholds.hpp"
 
-namespace sparkops {
+namespace sparkops::config {
 
 namespace {
 
@@ -114,4 +114,4 @@ const std::vector<ConfigKey>& config_keys() {
   return keys;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::config

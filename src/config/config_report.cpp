@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-namespace sparkops {
+namespace sparkops::config {
 namespace {
 
 // The value as its kind says (docs/json.md): numbers and integers as numbers, bools as bools,
@@ -64,4 +64,4 @@ std::string render_config_text(const Config& config) {
   return text;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::config

@@ -11,7 +11,7 @@
 #include "base/result.hpp"
 #include "config/config.hpp"
 
-namespace sparkops {
+namespace sparkops::config {
 
 // The one text for a config file that did not load: the stderr line and the JSON note.
 std::string config_not_applied(const std::string& detail);
@@ -23,4 +23,4 @@ nlohmann::ordered_json config_document(const Config& config, const std::vector<E
 // One line per key (name, value, source) and the files' order of precedence.
 std::string render_config_text(const Config& config);
 
-}  // namespace sparkops
+}  // namespace sparkops::config

@@ -6,7 +6,7 @@
 
 #include "base/text.hpp"
 
-namespace sparkops {
+namespace sparkops::config {
 
 Result<PlanDefaults> plan_defaults(const Config& config) {
   PlanDefaults d;
@@ -27,4 +27,4 @@ Result<PlanDefaults> plan_defaults(const Config& config) {
   return d;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::config

@@ -12,7 +12,7 @@
 #include "base/result.hpp"
 #include "config/config.hpp"
 
-namespace sparkops {
+namespace sparkops::config {
 
 // The run's host side on a unified machine: outside torch's allocator but in the same pool.
 struct PlanHostSide {
@@ -36,4 +36,4 @@ struct PlanDefaults {
 // plan.page_cache other than resident or dropped.
 Result<PlanDefaults> plan_defaults(const Config& config);
 
-}  // namespace sparkops
+}  // namespace sparkops::config

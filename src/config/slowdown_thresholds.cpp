@@ -1,6 +1,6 @@
 #include "config/slowdown_thresholds.hpp"
 
-namespace sparkops {
+namespace sparkops::config {
 
 SlowdownThresholds slowdown_thresholds(const Config& config) {
   SlowdownThresholds t;
@@ -12,4 +12,4 @@ SlowdownThresholds slowdown_thresholds(const Config& config) {
   return t;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::config

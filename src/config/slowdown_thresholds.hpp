@@ -8,7 +8,7 @@
 
 #include "config/config.hpp"
 
-namespace sparkops {
+namespace sparkops::config {
 
 struct SlowdownThresholds {
   double slowdown_factor = 1.3;    // analyze.slowdown_factor (step time this many x the baseline)
@@ -21,4 +21,4 @@ struct SlowdownThresholds {
 // The analyze.* values in effect (defaults, files, flags).
 SlowdownThresholds slowdown_thresholds(const Config& config);
 
-}  // namespace sparkops
+}  // namespace sparkops::config

@@ -1,6 +1,6 @@
 #include "config/thermal_thresholds.hpp"
 
-namespace sparkops {
+namespace sparkops::config {
 
 ThermalThresholds thermal_thresholds(const Config& config) {
   ThermalThresholds t;
@@ -14,4 +14,4 @@ ThermalThresholds thermal_thresholds(const Config& config) {
   return t;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::config

@@ -6,7 +6,7 @@
 
 #include "config/config.hpp"
 
-namespace sparkops {
+namespace sparkops::config {
 
 struct ThermalThresholds {
   // GB10: rated 240 W, sustained ceiling about 100 W under long load (docs/domain.md "Thermals and
@@ -27,4 +27,4 @@ struct ThermalThresholds {
 // The thermal.* values in effect (defaults, files, flags).
 ThermalThresholds thermal_thresholds(const Config& config);
 
-}  // namespace sparkops
+}  // namespace sparkops::config

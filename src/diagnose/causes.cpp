@@ -14,15 +14,16 @@ namespace sparkops::diagnose {
 
 namespace {
 
-using Member = std::optional<double> SampleRow::*;
-using Samples = std::vector<const SampleRow*>;
+using Member = std::optional<double> sampling::SampleRow::*;
+using Samples = std::vector<const sampling::SampleRow*>;
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 Samples in_window(const ThermalLog& log, SystemTime from, SystemTime to) {
   Samples out;
-  const auto lo = std::lower_bound(log.samples.begin(), log.samples.end(), from,
-                                   [](const SampleRow& s, SystemTime t) { return s.time < t; });
+  const auto lo =
+      std::lower_bound(log.samples.begin(), log.samples.end(), from,
+                       [](const sampling::SampleRow& s, SystemTime t) { return s.time < t; });
   for (auto it = lo; it != log.samples.end() && it->time <= to; ++it) out.push_back(&*it);
   return out;
 }
@@ -111,19 +112,21 @@ void attribute_cause(Slowdown& sd, const Window& window, std::optional<Window> b
       std::max(interval, std::chrono::duration<double>(window.to - window.from).count());
 
   // Thermal side.
-  const auto temp_w = median_of(w, &SampleRow::gpu_temp_c);
-  const auto temp_b = median_of(b, &SampleRow::gpu_temp_c);
-  const auto temp_max = max_of(w, &SampleRow::gpu_temp_c);
-  const auto power_w = median_of(w, &SampleRow::power_w);
-  const auto power_b = median_of(b, &SampleRow::power_w);
-  const auto clock_w = median_of(w, &SampleRow::sm_clock_mhz);
-  const auto clock_b = median_of(b, &SampleRow::sm_clock_mhz);
-  const auto clock_max = median_of(w, &SampleRow::sm_clock_max_mhz);
-  const auto throttle_s =
-      sum_of(w, {&SampleRow::throttle_sw_thermal_s, &SampleRow::throttle_hw_thermal_s,
-                 &SampleRow::throttle_hw_power_brake_s, &SampleRow::throttle_sw_power_cap_s});
-  constexpr std::uint64_t kHeldBack = kReasonSwPowerCap | kReasonHwSlowdown | kReasonSwThermal |
-                                      kReasonHwThermal | kReasonHwPowerBrake;
+  const auto temp_w = median_of(w, &sampling::SampleRow::gpu_temp_c);
+  const auto temp_b = median_of(b, &sampling::SampleRow::gpu_temp_c);
+  const auto temp_max = max_of(w, &sampling::SampleRow::gpu_temp_c);
+  const auto power_w = median_of(w, &sampling::SampleRow::power_w);
+  const auto power_b = median_of(b, &sampling::SampleRow::power_w);
+  const auto clock_w = median_of(w, &sampling::SampleRow::sm_clock_mhz);
+  const auto clock_b = median_of(b, &sampling::SampleRow::sm_clock_mhz);
+  const auto clock_max = median_of(w, &sampling::SampleRow::sm_clock_max_mhz);
+  const auto throttle_s = sum_of(
+      w, {&sampling::SampleRow::throttle_sw_thermal_s, &sampling::SampleRow::throttle_hw_thermal_s,
+          &sampling::SampleRow::throttle_hw_power_brake_s,
+          &sampling::SampleRow::throttle_sw_power_cap_s});
+  constexpr std::uint64_t kHeldBack = gpu::kReasonSwPowerCap | gpu::kReasonHwSlowdown |
+                                      gpu::kReasonSwThermal | gpu::kReasonHwThermal |
+                                      gpu::kReasonHwPowerBrake;
   std::size_t reason_samples = 0, reason_known = 0;
   for (const auto* s : w) {
     if (!s->reasons_mask) continue;
@@ -148,16 +151,17 @@ void attribute_cause(Slowdown& sd, const Window& window, std::optional<Window> b
                                              0.3 * static_cast<double>(reason_known));
   // The thermal rule (sampling/thermal_rule.hpp) on the window's medians against the baseline's:
   // the live detector asks the same functions about its last samples.
-  const ThermalThresholds& t = o.thermal;
-  const auto util_w = median_of(w, &SampleRow::gpu_util_pct);
-  const CapVerdict cap =
-      platform_cap(t, {power_w && at_power_ceiling(t, *power_w), temp_w,
-                       temp_w && temp_b ? std::optional<double>(*temp_w - *temp_b) : std::nullopt,
-                       util_w ? std::optional<bool>(is_busy(t, *util_w)) : std::nullopt});
+  const config::ThermalThresholds& t = o.thermal;
+  const auto util_w = median_of(w, &sampling::SampleRow::gpu_util_pct);
+  const sampling::CapVerdict cap = sampling::platform_cap(
+      t, {power_w && sampling::at_power_ceiling(t, *power_w), temp_w,
+          temp_w && temp_b ? std::optional<double>(*temp_w - *temp_b) : std::nullopt,
+          util_w ? std::optional<bool>(sampling::is_busy(t, *util_w)) : std::nullopt});
   const bool warm = cap.hot || cap.climbing;
-  const bool low_clock = clock_w && ((clock_b && is_low_clock(t, *clock_w, *clock_b)) ||
-                                     (clock_max && is_low_clock(t, *clock_w, *clock_max)));
-  const bool low_power = power_w && power_b && is_low_power(t, *power_w, *power_b);
+  const bool low_clock =
+      clock_w && ((clock_b && sampling::is_low_clock(t, *clock_w, *clock_b)) ||
+                  (clock_max && sampling::is_low_clock(t, *clock_w, *clock_max)));
+  const bool low_power = power_w && power_b && sampling::is_low_power(t, *power_w, *power_b);
   double thermal_score = 0;
   if (counters) {
     thermal_score = 0.9;
@@ -170,14 +174,14 @@ void attribute_cause(Slowdown& sd, const Window& window, std::optional<Window> b
   }
 
   // Contention side (extended CSV only).
-  const auto avail_b = median_of(b, &SampleRow::mem_available_bytes);
-  const auto avail_min = min_of(w, &SampleRow::mem_available_bytes);
-  const auto psi_some = sum_of(w, {&SampleRow::psi_mem_some_delta_us});
-  const auto psi_full = sum_of(w, {&SampleRow::psi_mem_full_delta_us});
-  const auto faults_w = sum_of(w, {&SampleRow::major_faults_delta});
-  const auto faults_b = sum_of(b, {&SampleRow::major_faults_delta});
-  const auto proc_b = median_of(b, &SampleRow::gpu_process_memory_bytes);
-  const auto proc_w = max_of(w, &SampleRow::gpu_process_memory_bytes);
+  const auto avail_b = median_of(b, &sampling::SampleRow::mem_available_bytes);
+  const auto avail_min = min_of(w, &sampling::SampleRow::mem_available_bytes);
+  const auto psi_some = sum_of(w, {&sampling::SampleRow::psi_mem_some_delta_us});
+  const auto psi_full = sum_of(w, {&sampling::SampleRow::psi_mem_full_delta_us});
+  const auto faults_w = sum_of(w, {&sampling::SampleRow::major_faults_delta});
+  const auto faults_b = sum_of(b, {&sampling::SampleRow::major_faults_delta});
+  const auto proc_b = median_of(b, &sampling::SampleRow::gpu_process_memory_bytes);
+  const auto proc_w = max_of(w, &sampling::SampleRow::gpu_process_memory_bytes);
   const double b_duration = std::max(interval, static_cast<double>(b.size()) * interval);
   int signals = 0;
   if (avail_b && avail_min) {

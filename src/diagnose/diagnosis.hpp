@@ -20,10 +20,10 @@ namespace sparkops::diagnose {
 
 struct DiagnoseOptions {
   // The slowdown rule's thresholds (analyze.* config keys), the same watch's live events use.
-  SlowdownThresholds slowdown;
+  config::SlowdownThresholds slowdown;
   double doubled_factor = 2.0;
   // The thermal rule's thresholds (thermal.* config keys), the same the live detector uses.
-  ThermalThresholds thermal;
+  config::ThermalThresholds thermal;
 };
 
 enum class Cause { thermal, contention, unexplained };

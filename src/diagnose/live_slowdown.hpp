@@ -15,7 +15,7 @@
 namespace sparkops::diagnose {
 
 struct LiveSlowdownOptions {
-  SlowdownThresholds slowdown;  // the analyze.* config section, as `analyze` applies it
+  config::SlowdownThresholds slowdown;  // the analyze.* config section, as `analyze` applies it
   // Live the run's length is unknown: the baseline is the median of this many measurements.
   std::size_t baseline_samples = 10;
 };

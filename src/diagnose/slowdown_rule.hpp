@@ -33,7 +33,7 @@ namespace sparkops::diagnose {
 struct SlowdownRuleOptions {
   // slowdown_factor, sustain_steps (`min_steps` above), min_wall_share, noise_sigmas and
   // warmup_steps: the analyze.* config section.
-  SlowdownThresholds thresholds;
+  config::SlowdownThresholds thresholds;
   std::size_t baseline_samples = 20;
 };
 

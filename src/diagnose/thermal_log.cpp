@@ -17,7 +17,7 @@ namespace {
 // nothing this reader uses.
 struct Field {
   enum class Kind { ignore, time_local, column } kind = Kind::ignore;
-  const SampleColumn* column = nullptr;
+  const sampling::SampleColumn* column = nullptr;
 };
 
 // "power.draw [W]" -> "power.draw"
@@ -29,17 +29,18 @@ std::string_view column_name(std::string_view header_cell) {
 
 Field lookup(std::string_view name) {
   if (name == "timestamp") return {Field::Kind::time_local, nullptr};
-  if (const SampleColumn* c = find_sample_column(name)) return {Field::Kind::column, c};
+  if (const sampling::SampleColumn* c = sampling::find_sample_column(name))
+    return {Field::Kind::column, c};
   return {};
 }
 
 bool is_time(const Field& f) {
   return f.kind == Field::Kind::time_local ||
-         (f.kind == Field::Kind::column && f.column->form == CellForm::timestamp_utc);
+         (f.kind == Field::Kind::column && f.column->form == sampling::CellForm::timestamp_utc);
 }
 
 // Applies one cell; false when a required cell (the timestamp) is unusable.
-bool apply(const Field& f, std::string_view cell, SampleRow& s, bool& has_time,
+bool apply(const Field& f, std::string_view cell, sampling::SampleRow& s, bool& has_time,
            const ThermalReadOptions& options) {
   switch (f.kind) {
     case Field::Kind::time_local: {
@@ -50,8 +51,8 @@ bool apply(const Field& f, std::string_view cell, SampleRow& s, bool& has_time,
       return true;
     }
     case Field::Kind::column:
-      if (!parse_cell(*f.column, cell, s)) return false;
-      has_time = has_time || f.column->form == CellForm::timestamp_utc;
+      if (!sampling::parse_cell(*f.column, cell, s)) return false;
+      has_time = has_time || f.column->form == sampling::CellForm::timestamp_utc;
       return true;
     case Field::Kind::ignore:
       return true;
@@ -91,7 +92,7 @@ class Accumulator {
  public:
   Accumulator(ThermalLog& log, const ThermalReadOptions& options) : log_(log), options_(options) {}
 
-  void add(const SampleRow& s) {
+  void add(const sampling::SampleRow& s) {
     if (s.gpu_index) {
       if (!gpu_set_) {
         gpu_ = *s.gpu_index;
@@ -120,7 +121,8 @@ class Accumulator {
   bool gpu_set_ = false;
 };
 
-bool parse_json_row(std::string_view line, SampleRow& s, const ThermalReadOptions& options) {
+bool parse_json_row(std::string_view line, sampling::SampleRow& s,
+                    const ThermalReadOptions& options) {
   const auto j = nlohmann::json::parse(line, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return false;
   bool has_time = false;
@@ -130,7 +132,7 @@ bool parse_json_row(std::string_view line, SampleRow& s, const ThermalReadOption
     if (value.is_string()) {
       if (!apply(f, value.get_ref<const std::string&>(), s, has_time, options)) return false;
     } else if (f.kind == Field::Kind::column) {
-      parse_json_cell(*f.column, value, s);
+      sampling::parse_json_cell(*f.column, value, s);
     }
   }
   return has_time;
@@ -165,7 +167,7 @@ Result<ThermalLog> parse_thermal_log(std::string_view text, const ThermalReadOpt
     const std::string_view t = trim(line.text);
     if (t.empty() || t.front() == '#') continue;
     const bool last = line.offset + line.text.size() >= text.size();
-    SampleRow s;
+    sampling::SampleRow s;
     if (!header_seen) {
       header_seen = true;
       if (t.front() == '{') {
@@ -193,7 +195,7 @@ Result<ThermalLog> parse_thermal_log(std::string_view text, const ThermalReadOpt
         } else {
           const Field first = lookup(column_name(cells[0]));
           log.format = (first.kind == Field::Kind::column &&
-                        first.column->form == CellForm::timestamp_utc) ||
+                        first.column->form == sampling::CellForm::timestamp_utc) ||
                                t.find("timestamp_utc") != std::string_view::npos
                            ? ThermalFormat::extended_csv
                            : ThermalFormat::nvidia_smi;

@@ -30,7 +30,7 @@ std::string_view thermal_format_name(ThermalFormat f);
 
 struct ThermalLog {
   ThermalFormat format = ThermalFormat::nvidia_smi;
-  std::vector<SampleRow> samples;    // one GPU (the first index seen), in time order
+  std::vector<sampling::SampleRow> samples;  // one GPU (the first index seen), in time order
   std::uint64_t skipped_rows = 0;    // wrong cell count, bad timestamp, not JSON
   std::uint64_t backwards_rows = 0;  // timestamp earlier than the previous row
   std::uint64_t other_gpu_rows = 0;  // rows for other GPU indices

@@ -8,7 +8,7 @@
 #include <optional>
 #include <vector>
 
-namespace sparkops {
+namespace sparkops::exporter {
 
 namespace {
 
@@ -115,4 +115,4 @@ bool BasicAuth::allows(std::string_view authorization) {
   return verdict;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::exporter

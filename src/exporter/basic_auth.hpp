@@ -14,7 +14,7 @@
 #include <string_view>
 #include <unordered_map>
 
-namespace sparkops {
+namespace sparkops::exporter {
 
 // "$2a$" / "$2b$" / "$2y$", two-digit cost 04-31, "$", 53 characters of bcrypt's base64.
 bool is_bcrypt_hash(std::string_view hash);
@@ -37,4 +37,4 @@ class BasicAuth {
   std::mutex bcrypt_mutex_;
 };
 
-}  // namespace sparkops
+}  // namespace sparkops::exporter

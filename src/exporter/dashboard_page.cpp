@@ -11,7 +11,7 @@ extern const std::string_view dashboard_uplot_js;
 extern const std::string_view dashboard_uplot_css;
 }  // namespace sparkops::embedded
 
-namespace sparkops {
+namespace sparkops::exporter {
 
 namespace {
 
@@ -42,4 +42,4 @@ std::string dashboard_page() {
   return page;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::exporter

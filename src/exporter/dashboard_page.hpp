@@ -4,9 +4,9 @@
 
 #include <string>
 
-namespace sparkops {
+namespace sparkops::exporter {
 
 // Assembled from the files embedded at build time. Pure.
 std::string dashboard_page();
 
-}  // namespace sparkops
+}  // namespace sparkops::exporter

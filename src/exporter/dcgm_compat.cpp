@@ -6,22 +6,22 @@
 #include <optional>
 #include <string>
 
-namespace sparkops {
+namespace sparkops::exporter {
 
 namespace {
 
 constexpr std::string_view kDcgmLabels =
     "gpu,UUID,pci_bus_id,device,modelName,Hostname,DCGM_FI_DRIVER_VERSION";
 
-const GpuDevice* device_of(const GpuStatus& g, unsigned index) {
+const gpu::GpuDevice* device_of(const status::GpuStatus& g, unsigned index) {
   for (const auto& d : g.devices) {
     if (d.index == index) return &d;
   }
   return nullptr;
 }
 
-std::vector<Label> dcgm_labels(const StatusReport& r, const GpuSnapshot& s) {
-  const GpuDevice* d = device_of(r.gpu, s.index);
+std::vector<Label> dcgm_labels(const status::StatusReport& r, const gpu::GpuSnapshot& s) {
+  const gpu::GpuDevice* d = device_of(r.gpu, s.index);
   std::vector<Label> labels = {
       {"gpu", std::to_string(s.index)},
       {"UUID", d ? d->uuid : std::string()},
@@ -45,7 +45,7 @@ double to_mib(std::uint64_t bytes) {
   return static_cast<double>(bytes / (1024ULL * 1024ULL));
 }
 
-std::optional<Framebuffer> framebuffer(const StatusReport& r, const GpuSnapshot& s) {
+std::optional<Framebuffer> framebuffer(const status::StatusReport& r, const gpu::GpuSnapshot& s) {
   if (s.memory) {
     const auto& m = *s.memory;
     const std::uint64_t accounted = m.free_bytes + m.used_bytes;
@@ -89,7 +89,7 @@ const std::vector<MetricDef>& dcgm_catalogue() {
   return defs;
 }
 
-std::vector<MetricFamily> dcgm_metric_families(const StatusReport& report) {
+std::vector<MetricFamily> dcgm_metric_families(const status::StatusReport& report) {
   std::map<std::string_view, std::vector<MetricSample>> samples;
   const auto add = [&samples](std::string_view name, const std::vector<Label>& labels,
                               double value) {
@@ -136,4 +136,4 @@ std::vector<MetricFamily> dcgm_metric_families(const StatusReport& report) {
   return out;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::exporter

@@ -21,7 +21,7 @@
 #include "exporter/prom_text.hpp"
 #include "status/status_report.hpp"
 
-namespace sparkops {
+namespace sparkops::exporter {
 
 enum class DcgmCompat { off, on };
 
@@ -29,6 +29,6 @@ enum class DcgmCompat { off, on };
 const std::vector<MetricDef>& dcgm_catalogue();
 
 // Families for `report`, in dcgm_catalogue() order; families with no sample are left out.
-std::vector<MetricFamily> dcgm_metric_families(const StatusReport& report);
+std::vector<MetricFamily> dcgm_metric_families(const status::StatusReport& report);
 
-}  // namespace sparkops
+}  // namespace sparkops::exporter

@@ -2,17 +2,18 @@
 
 #include <fmt/format.h>
 
-namespace sparkops {
+namespace sparkops::exporter {
 
 namespace {
 
-constexpr ThrottleCause kThrottleCauses[] = {
-    ThrottleCause::sw_power_cap, ThrottleCause::hw_slowdown,    ThrottleCause::sw_thermal,
-    ThrottleCause::hw_thermal,   ThrottleCause::hw_power_brake, ThrottleCause::platform_cap};
-constexpr ThrottleCause kSlowdownCauses[] = {ThrottleCause::unflagged_low_clock,
-                                             ThrottleCause::unflagged_low_power};
+constexpr sampling::ThrottleCause kThrottleCauses[] = {
+    sampling::ThrottleCause::sw_power_cap,   sampling::ThrottleCause::hw_slowdown,
+    sampling::ThrottleCause::sw_thermal,     sampling::ThrottleCause::hw_thermal,
+    sampling::ThrottleCause::hw_power_brake, sampling::ThrottleCause::platform_cap};
+constexpr sampling::ThrottleCause kSlowdownCauses[] = {
+    sampling::ThrottleCause::unflagged_low_clock, sampling::ThrottleCause::unflagged_low_power};
 
-bool is_counted(ThrottleCause cause) {
+bool is_counted(sampling::ThrottleCause cause) {
   for (const auto c : kThrottleCauses) {
     if (c == cause) return true;
   }
@@ -24,8 +25,9 @@ bool is_counted(ThrottleCause cause) {
 
 }  // namespace
 
-Sample sample_from_report(const StatusReport& report, std::uint64_t tick, SteadyTime steady) {
-  Sample s;
+sampling::Sample sample_from_report(const status::StatusReport& report, std::uint64_t tick,
+                                    SteadyTime steady) {
+  sampling::Sample s;
   s.tick = tick;
   s.wall_time = report.taken_at;
   s.steady_time = steady;
@@ -58,13 +60,13 @@ Sample sample_from_report(const StatusReport& report, std::uint64_t tick, Steady
   s.gpu_state = report.gpu.state;
   s.gpu_detail = report.gpu.detail;
   s.devices = report.gpu.devices;
-  if (report.gpu.state == GpuState::ok) {
-    for (const auto& snap : report.gpu.snapshots) s.gpus.push_back(GpuReading{snap, {}});
+  if (report.gpu.state == gpu::GpuState::ok) {
+    for (const auto& snap : report.gpu.snapshots) s.gpus.push_back(sampling::GpuReading{snap, {}});
   }
   return s;
 }
 
-EventTracker::EventTracker(DetectorConfig config) : detector_(config) {}
+EventTracker::EventTracker(sampling::DetectorConfig config) : detector_(config) {}
 
 void EventTracker::remember(SystemTime at, std::string kind, std::string detail) {
   recent_.push_back(RecentEvent{std::chrono::duration<double>(at.time_since_epoch()).count(),
@@ -72,8 +74,9 @@ void EventTracker::remember(SystemTime at, std::string kind, std::string detail)
   while (recent_.size() > kRecentEvents) recent_.pop_front();
 }
 
-ContentionReading contention_reading_from_report(const StatusReport& report, SteadyTime steady) {
-  ContentionReading r;
+workloads::ContentionReading contention_reading_from_report(const status::StatusReport& report,
+                                                            SteadyTime steady) {
+  workloads::ContentionReading r;
   r.at = steady;
   if (report.memory_pressure) {
     r.psi_some_avg10 = report.memory_pressure->some.avg10;
@@ -93,9 +96,9 @@ ContentionReading contention_reading_from_report(const StatusReport& report, Ste
   return r;
 }
 
-void EventTracker::observe(const StatusReport& report, SteadyTime steady) {
-  Sample sample = sample_from_report(report, tick_++, steady);
-  compute_deltas(previous_ ? &*previous_ : nullptr, sample);
+void EventTracker::observe(const status::StatusReport& report, SteadyTime steady) {
+  sampling::Sample sample = sample_from_report(report, tick_++, steady);
+  sampling::compute_deltas(previous_ ? &*previous_ : nullptr, sample);
   for (const auto& gpu : sample.gpus) {
     gpu_seen_ = true;
     for (const auto c : kThrottleCauses) counts_.try_emplace({gpu.snapshot.index, c}, 0);
@@ -103,12 +106,15 @@ void EventTracker::observe(const StatusReport& report, SteadyTime steady) {
   }
   for (const auto& event : detector_.feed(sample)) {
     remember(event.time, is_counted(event.cause) ? "throttle" : "gpu",
-             fmt::format("{} {}{} {}", event.edge == EpisodeEdge::start ? "start" : "end",
-                         throttle_cause_name(event.cause),
+             fmt::format("{} {}{} {}", event.edge == sampling::EpisodeEdge::start ? "start" : "end",
+                         sampling::throttle_cause_name(event.cause),
                          event.gpu_index ? fmt::format(" gpu={}", *event.gpu_index) : "",
                          event.evidence));
-    if (event.edge == EpisodeEdge::start && event.cause == ThrottleCause::gpu_hung) ++gpu_hangs_;
-    if (event.edge != EpisodeEdge::start || !event.gpu_index || !is_counted(event.cause)) continue;
+    if (event.edge == sampling::EpisodeEdge::start &&
+        event.cause == sampling::ThrottleCause::gpu_hung)
+      ++gpu_hangs_;
+    if (event.edge != sampling::EpisodeEdge::start || !event.gpu_index || !is_counted(event.cause))
+      continue;
     ++counts_[{*event.gpu_index, event.cause}];
   }
   previous_ = std::move(sample);
@@ -117,7 +123,7 @@ void EventTracker::observe(const StatusReport& report, SteadyTime steady) {
       contention_tracker_.feed(contention_reading_from_report(report, steady));
   for (const auto& e : contention_events) {
     remember(report.taken_at, "contention",
-             fmt::format("{}{}: {}", contention_kind_name(e.kind),
+             fmt::format("{}{}: {}", workloads::contention_kind_name(e.kind),
                          e.pid ? fmt::format(" pid={}", *e.pid) : "", e.evidence));
   }
   contention_ += contention_events.size();
@@ -146,7 +152,7 @@ EventTotals EventTracker::totals() const {
       bool slow = false;
       for (const auto c : kSlowdownCauses) slow = slow || c == cause;
       (slow ? *t.slowdown : *t.throttle)
-          .push_back(EventCount{gpu, std::string(throttle_cause_name(cause)), n});
+          .push_back(EventCount{gpu, std::string(sampling::throttle_cause_name(cause)), n});
     }
   }
   if (scan_seen_) t.contention = contention_;
@@ -154,4 +160,4 @@ EventTotals EventTracker::totals() const {
   return t;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::exporter

@@ -30,36 +30,38 @@
 #include "status/status_report.hpp"
 #include "workloads/contention.hpp"
 
-namespace sparkops {
+namespace sparkops::exporter {
 
 // The Sample the detector needs, built from a report (no second read of the machine).
-Sample sample_from_report(const StatusReport& report, std::uint64_t tick, SteadyTime steady);
+sampling::Sample sample_from_report(const status::StatusReport& report, std::uint64_t tick,
+                                    SteadyTime steady);
 // The values ContentionTracker compares between two reports (PSI, vmstat counters, workloads).
-ContentionReading contention_reading_from_report(const StatusReport& report, SteadyTime steady);
+workloads::ContentionReading contention_reading_from_report(const status::StatusReport& report,
+                                                            SteadyTime steady);
 
 class EventTracker {
  public:
-  explicit EventTracker(DetectorConfig config = {});
+  explicit EventTracker(sampling::DetectorConfig config = {});
   static constexpr std::size_t kRecentEvents = 50;
 
-  void observe(const StatusReport& report, SteadyTime steady);
+  void observe(const status::StatusReport& report, SteadyTime steady);
   EventTotals totals() const;
   // Oldest first, at most kRecentEvents.
   std::vector<RecentEvent> recent() const { return {recent_.begin(), recent_.end()}; }
 
  private:
-  ThrottleDetector detector_;
-  std::optional<Sample> previous_;
+  sampling::ThrottleDetector detector_;
+  std::optional<sampling::Sample> previous_;
   std::uint64_t tick_ = 0;
-  std::map<std::pair<unsigned, ThrottleCause>, std::uint64_t> counts_;
+  std::map<std::pair<unsigned, sampling::ThrottleCause>, std::uint64_t> counts_;
   bool gpu_seen_ = false;
   bool scan_seen_ = false;
   bool contended_ = false;
   std::uint64_t contention_ = 0;
   std::uint64_t gpu_hangs_ = 0;
-  ContentionTracker contention_tracker_;
+  workloads::ContentionTracker contention_tracker_;
   std::deque<RecentEvent> recent_;
   void remember(SystemTime at, std::string kind, std::string detail);
 };
 
-}  // namespace sparkops
+}  // namespace sparkops::exporter

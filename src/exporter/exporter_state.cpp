@@ -5,7 +5,7 @@
 #include "base/json_text.hpp"
 #include "status/status_json.hpp"
 
-namespace sparkops {
+namespace sparkops::exporter {
 
 std::size_t history_capacity(std::chrono::nanoseconds history, std::chrono::nanoseconds interval) {
   const auto step = std::max<std::int64_t>(interval.count(), 1);
@@ -18,7 +18,7 @@ ExporterState::ExporterState(ExporterStateOptions options)
       events_(options.detector),
       history_(history_capacity(options.history, options.interval)) {}
 
-void ExporterState::update(const StatusReport& report, SteadyTime steady,
+void ExporterState::update(const status::StatusReport& report, SteadyTime steady,
                            std::optional<double> collect_seconds) {
   events_.observe(report, steady);
   history_.push(history_point(report));
@@ -29,7 +29,8 @@ void ExporterState::update(const StatusReport& report, SteadyTime steady,
   mo.platform_ceiling_watts = options_.detector.ceiling_watts;
   mo.collect_interval_seconds = std::chrono::duration<double>(options_.interval).count();
   auto metrics = std::make_shared<const std::string>(render_metrics(report, events_.totals(), mo));
-  auto status = std::make_shared<const std::string>(dump_document(status_to_json(report)) + "\n");
+  auto status =
+      std::make_shared<const std::string>(dump_document(status::status_to_json(report)) + "\n");
   auto history = std::make_shared<const std::string>(
       history_to_json(history_.points(), std::chrono::duration<double>(options_.interval).count(),
                       history_.capacity(), events_.recent()));
@@ -39,4 +40,4 @@ void ExporterState::update(const StatusReport& report, SteadyTime steady,
   history_json_ = std::move(history);
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::exporter

@@ -16,13 +16,13 @@
 #include "exporter/metrics_builder.hpp"
 #include "status/status_report.hpp"
 
-namespace sparkops {
+namespace sparkops::exporter {
 
 struct ExporterStateOptions {
   std::chrono::nanoseconds interval = std::chrono::seconds{5};
   std::chrono::nanoseconds history = std::chrono::hours{1};
   std::size_t max_workload_series = kDefaultMaxWorkloadSeries;
-  DetectorConfig detector;
+  sampling::DetectorConfig detector;
   DcgmCompat dcgm_compat = DcgmCompat::off;
 };
 
@@ -33,7 +33,7 @@ class ExporterState {
  public:
   explicit ExporterState(ExporterStateOptions options);
 
-  void update(const StatusReport& report, SteadyTime steady,
+  void update(const status::StatusReport& report, SteadyTime steady,
               std::optional<double> collect_seconds = std::nullopt);
 
   // Null until the first update(). Inline: the HTTP module (exporter/http_module.hpp) calls them
@@ -61,4 +61,4 @@ class ExporterState {
   std::shared_ptr<const std::string> history_json_;
 };
 
-}  // namespace sparkops
+}  // namespace sparkops::exporter

@@ -5,9 +5,9 @@
 
 #include "base/json_text.hpp"
 
-namespace sparkops {
+namespace sparkops::exporter {
 
-HistoryPoint history_point(const StatusReport& report) {
+HistoryPoint history_point(const status::StatusReport& report) {
   HistoryPoint p;
   p.time_seconds = std::chrono::duration<double>(report.taken_at.time_since_epoch()).count();
   if (!report.gpu.snapshots.empty()) {
@@ -101,4 +101,4 @@ std::string history_to_json(const std::vector<HistoryPoint>& points, double inte
   return dump_json(doc);
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::exporter

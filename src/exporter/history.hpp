@@ -9,7 +9,7 @@
 
 #include "status/status_report.hpp"
 
-namespace sparkops {
+namespace sparkops::exporter {
 
 // Base units, as in /metrics. GPU figures are the first device's.
 struct HistoryPoint {
@@ -26,7 +26,7 @@ struct HistoryPoint {
   std::optional<double> host_hottest_celsius;
 };
 
-HistoryPoint history_point(const StatusReport& report);
+HistoryPoint history_point(const status::StatusReport& report);
 
 class HistoryRing {
  public:
@@ -57,4 +57,4 @@ struct RecentEvent {
 std::string history_to_json(const std::vector<HistoryPoint>& points, double interval_seconds,
                             std::size_t capacity, const std::vector<RecentEvent>& events = {});
 
-}  // namespace sparkops
+}  // namespace sparkops::exporter

@@ -7,7 +7,7 @@
 
 #include "base/text.hpp"
 
-namespace sparkops {
+namespace sparkops::exporter {
 
 bool is_loopback_peer(std::string_view a) {
   return starts_with(a, "127.") || a == "::1" || starts_with(a, "::ffff:127.");
@@ -128,4 +128,4 @@ bool HostCheck::allows(std::string_view host_header) const {
   return std::find(names_.begin(), names_.end(), host) != names_.end();
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::exporter

@@ -27,7 +27,7 @@
 
 #include "exporter/listen_address.hpp"
 
-namespace sparkops {
+namespace sparkops::exporter {
 
 struct ConnectionLimits {
   // A quarter of the common 1024 soft RLIMIT_NOFILE (systemd's default), leaving descriptors for
@@ -96,4 +96,4 @@ class HostCheck {
   std::vector<std::string> names_;  // lower case
 };
 
-}  // namespace sparkops
+}  // namespace sparkops::exporter

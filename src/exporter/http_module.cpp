@@ -6,7 +6,7 @@
 #include <mutex>
 #include <system_error>
 
-namespace sparkops {
+namespace sparkops::exporter {
 
 namespace {
 
@@ -48,4 +48,4 @@ Result<const HttpModule*> load_http_module() {
   return loaded;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::exporter

@@ -18,7 +18,7 @@
 #include "base/result.hpp"
 #include "exporter/http_server.hpp"
 
-namespace sparkops {
+namespace sparkops::exporter {
 
 // What --web.config.file asks for, read, checked and ready to serve.
 struct WebSetup {
@@ -49,4 +49,4 @@ inline constexpr const char* kHttpModuleEntry = "sparkops_http_module";
 // its table; later calls return the same table. Errors name the file and what failed.
 Result<const HttpModule*> load_http_module();
 
-}  // namespace sparkops
+}  // namespace sparkops::exporter

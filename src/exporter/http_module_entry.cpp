@@ -8,7 +8,7 @@
 #include "exporter/tls_context.hpp"
 #include "exporter/web_config.hpp"
 
-namespace sparkops {
+namespace sparkops::exporter {
 
 namespace {
 
@@ -37,11 +37,12 @@ std::unique_ptr<HttpFront> make_front(const ExporterState& state, HttpOptions op
 
 }  // namespace
 
-}  // namespace sparkops
+}  // namespace sparkops::exporter
 
-extern "C" __attribute__((visibility("default"))) const sparkops::HttpModule*
+extern "C" __attribute__((visibility("default"))) const sparkops::exporter::HttpModule*
 sparkops_http_module() {
-  static const sparkops::HttpModule module{sparkops::kHttpModuleAbi, &sparkops::read_web_setup,
-                                           &sparkops::make_front};
+  static const sparkops::exporter::HttpModule module{sparkops::exporter::kHttpModuleAbi,
+                                                     &sparkops::exporter::read_web_setup,
+                                                     &sparkops::exporter::make_front};
   return &module;
 }

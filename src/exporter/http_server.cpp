@@ -22,7 +22,7 @@
 #include "base/text.hpp"
 #include "exporter/http_stream.hpp"
 
-namespace sparkops {
+namespace sparkops::exporter {
 
 // cpp-httplib's request parser, router and response writer, driven over our own Stream:
 // process_request is protected, so this subclass is the one way in.
@@ -430,4 +430,4 @@ void HttpExporter::stop() {
   }
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::exporter

@@ -35,7 +35,7 @@
 #include "exporter/listen_address.hpp"
 #include "exporter/tls_context.hpp"
 
-namespace sparkops {
+namespace sparkops::exporter {
 
 class RoutedServer;
 
@@ -103,4 +103,4 @@ class HttpExporter final : public HttpFront {
   int local_port_ = 0;
 };
 
-}  // namespace sparkops
+}  // namespace sparkops::exporter

@@ -9,7 +9,7 @@
 
 #include <openssl/err.h>
 
-namespace sparkops {
+namespace sparkops::exporter {
 
 ConnectionStream::ConnectionStream(int fd, std::string remote_ip, int remote_port,
                                    std::string local_ip, int local_port)
@@ -181,4 +181,4 @@ void ConnectionStream::get_local_ip_and_port(std::string& ip, int& port) const {
   port = local_port_;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::exporter

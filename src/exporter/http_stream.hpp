@@ -28,7 +28,7 @@
 #include <httplib.h>
 #include <openssl/ssl.h>
 
-namespace sparkops {
+namespace sparkops::exporter {
 
 class ConnectionStream final : public httplib::Stream {
  public:
@@ -91,4 +91,4 @@ class ConnectionStream final : public httplib::Stream {
   std::size_t written_ = 0;
 };
 
-}  // namespace sparkops
+}  // namespace sparkops::exporter

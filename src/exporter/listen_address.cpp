@@ -4,7 +4,7 @@
 
 #include "base/text.hpp"
 
-namespace sparkops {
+namespace sparkops::exporter {
 
 namespace {
 
@@ -61,4 +61,4 @@ Result<ListenAddress> parse_listen_address(std::string_view text) {
   return out;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::exporter

@@ -7,7 +7,7 @@
 
 #include "base/result.hpp"
 
-namespace sparkops {
+namespace sparkops::exporter {
 
 struct ListenAddress {
   std::string host;  // as given to bind(): "127.0.0.1", "::1", "0.0.0.0", "::"
@@ -19,4 +19,4 @@ inline constexpr std::string_view kDefaultListen = "127.0.0.1:9877";
 
 Result<ListenAddress> parse_listen_address(std::string_view text);
 
-}  // namespace sparkops
+}  // namespace sparkops::exporter

@@ -3,7 +3,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace sparkops {
+namespace sparkops::exporter {
 
 const std::vector<MetricDef>& metric_catalogue() {
   using enum MetricType;
@@ -130,4 +130,4 @@ const MetricDef& metric_def(std::string_view name) {
   throw std::out_of_range("metric not in catalogue: " + std::string(name));
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::exporter

@@ -8,7 +8,7 @@
 
 #include "exporter/prom_text.hpp"
 
-namespace sparkops {
+namespace sparkops::exporter {
 
 struct MetricDef {
   std::string_view name;
@@ -26,4 +26,4 @@ const MetricDef& metric_def(std::string_view name);
 // sparkops_workloads_unexported.
 inline constexpr std::size_t kDefaultMaxWorkloadSeries = 32;
 
-}  // namespace sparkops
+}  // namespace sparkops::exporter

@@ -6,7 +6,7 @@
 
 #include "gpu/throttle_reasons.hpp"
 
-namespace sparkops {
+namespace sparkops::exporter {
 
 namespace {
 
@@ -44,7 +44,7 @@ constexpr double kMicro = 1e6;    // divisor: micro-units -> units
 constexpr double kPercent = 1e2;  // divisor: percent -> ratio
 constexpr double kMega = 1e6;     // multiplier: MHz -> Hz
 
-void add_pool(FamilySet& f, const StatusReport& r) {
+void add_pool(FamilySet& f, const status::StatusReport& r) {
   if (r.pool) {
     const auto& p = *r.pool;
     f.add("sparkops_pool_total_bytes", {}, static_cast<double>(p.total_bytes));
@@ -70,7 +70,7 @@ void add_pool(FamilySet& f, const StatusReport& r) {
   }
   if (r.memory_pressure) {
     const auto& m = *r.memory_pressure;
-    const auto add_line = [&f](std::string scope, const PsiLine& line) {
+    const auto add_line = [&f](std::string scope, const host::PsiLine& line) {
       f.add("sparkops_memory_pressure_avg10_ratio", {{"scope", scope}}, line.avg10 / kPercent);
       f.add("sparkops_memory_pressure_avg60_ratio", {{"scope", scope}}, line.avg60 / kPercent);
       f.add("sparkops_memory_pressure_stall_seconds_total", {{"scope", scope}},
@@ -88,7 +88,7 @@ void add_pool(FamilySet& f, const StatusReport& r) {
   }
 }
 
-void add_host_sensors(FamilySet& f, const StatusReport& r) {
+void add_host_sensors(FamilySet& f, const status::StatusReport& r) {
   if (r.hottest_sensor) {
     f.add("sparkops_host_hottest_sensor_celsius", {{"sensor", r.hottest_sensor->name}},
           static_cast<double>(r.hottest_sensor->temp_millicelsius) / kMilli);
@@ -105,11 +105,11 @@ void add_reasons(FamilySet& f, const std::string& gpu, std::uint64_t mask) {
   for (int bit = 0; bit < 9; ++bit) {
     const std::uint64_t b = 1ULL << bit;
     f.add("sparkops_gpu_clocks_event_reason_active",
-          {{"gpu", gpu}, {"reason", reason_names(b).front()}}, (mask & b) ? 1.0 : 0.0);
+          {{"gpu", gpu}, {"reason", gpu::reason_names(b).front()}}, (mask & b) ? 1.0 : 0.0);
   }
 }
 
-void add_counters(FamilySet& f, const std::string& gpu, const ThrottleCounters& c) {
+void add_counters(FamilySet& f, const std::string& gpu, const gpu::ThrottleCounters& c) {
   const std::pair<std::string_view, const std::optional<std::chrono::nanoseconds>*> counters[] = {
       {"sw_power_cap", &c.sw_power_cap},     {"sync_boost", &c.sync_boost},
       {"sw_thermal", &c.sw_thermal},         {"hw_thermal", &c.hw_thermal},
@@ -123,10 +123,10 @@ void add_counters(FamilySet& f, const std::string& gpu, const ThrottleCounters& 
   }
 }
 
-void add_gpu(FamilySet& f, const GpuStatus& g) {
+void add_gpu(FamilySet& f, const status::GpuStatus& g) {
   f.add("sparkops_gpu_source_info",
-        {{"backend", g.backend}, {"state", std::string(gpu_state_name(g.state))}}, 1.0);
-  f.add("sparkops_gpu_hung", {{"backend", g.backend}}, g.state == GpuState::hung ? 1.0 : 0.0);
+        {{"backend", g.backend}, {"state", std::string(gpu::gpu_state_name(g.state))}}, 1.0);
+  f.add("sparkops_gpu_hung", {{"backend", g.backend}}, g.state == gpu::GpuState::hung ? 1.0 : 0.0);
   for (const auto& d : g.devices) {
     f.add("sparkops_gpu_info",
           {{"gpu", std::to_string(d.index)},
@@ -160,26 +160,29 @@ void add_gpu(FamilySet& f, const GpuStatus& g) {
   f.add_opt("sparkops_gpu_process_memory_bytes", {}, g.process_memory_bytes);
 }
 
-void add_workloads(FamilySet& f, const std::vector<WorkloadLine>& workloads, std::size_t cap) {
+void add_workloads(FamilySet& f, const std::vector<status::WorkloadLine>& workloads,
+                   std::size_t cap) {
   std::map<std::string, std::size_t> per_kind;
   for (const auto& w : workloads) ++per_kind[w.kind];
   for (const auto& [kind, n] : per_kind) {
     f.add("sparkops_workloads", {{"kind", kind}}, static_cast<double>(n));
   }
   // Largest first (absent actual last), then by pid, so the cap keeps the series that matter.
-  std::vector<const WorkloadLine*> order;
+  std::vector<const status::WorkloadLine*> order;
   for (const auto& w : workloads) order.push_back(&w);
-  std::sort(order.begin(), order.end(), [](const WorkloadLine* a, const WorkloadLine* b) {
-    const auto av = a->actual_bytes.value_or(0), bv = b->actual_bytes.value_or(0);
-    if (a->actual_bytes.has_value() != b->actual_bytes.has_value())
-      return a->actual_bytes.has_value();
-    if (av != bv) return av > bv;
-    return a->pid < b->pid;
-  });
+  std::sort(order.begin(), order.end(),
+            [](const status::WorkloadLine* a, const status::WorkloadLine* b) {
+              const auto av = a->actual_bytes.value_or(0), bv = b->actual_bytes.value_or(0);
+              if (a->actual_bytes.has_value() != b->actual_bytes.has_value())
+                return a->actual_bytes.has_value();
+              if (av != bv) return av > bv;
+              return a->pid < b->pid;
+            });
   const std::size_t exported = std::min(cap, order.size());
   f.add("sparkops_workloads_unexported", {}, static_cast<double>(order.size() - exported));
-  std::sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(exported),
-            [](const WorkloadLine* a, const WorkloadLine* b) { return a->pid < b->pid; });
+  std::sort(
+      order.begin(), order.begin() + static_cast<std::ptrdiff_t>(exported),
+      [](const status::WorkloadLine* a, const status::WorkloadLine* b) { return a->pid < b->pid; });
   for (std::size_t i = 0; i < exported; ++i) {
     const auto& w = *order[i];
     const auto L = [&w] {
@@ -209,7 +212,7 @@ void add_events(FamilySet& f, const EventTotals& e) {
 
 }  // namespace
 
-std::vector<MetricFamily> build_metric_families(const StatusReport& report,
+std::vector<MetricFamily> build_metric_families(const status::StatusReport& report,
                                                 const EventTotals& events,
                                                 const MetricsOptions& options) {
   FamilySet f;
@@ -241,9 +244,9 @@ std::vector<MetricFamily> build_metric_families(const StatusReport& report,
   return families;
 }
 
-std::string render_metrics(const StatusReport& report, const EventTotals& events,
+std::string render_metrics(const status::StatusReport& report, const EventTotals& events,
                            const MetricsOptions& options) {
   return render_exposition(build_metric_families(report, events, options));
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::exporter

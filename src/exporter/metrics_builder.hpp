@@ -14,7 +14,7 @@
 #include "exporter/prom_text.hpp"
 #include "status/status_report.hpp"
 
-namespace sparkops {
+namespace sparkops::exporter {
 
 struct EventCount {
   unsigned gpu = 0;
@@ -40,12 +40,12 @@ struct MetricsOptions {
   DcgmCompat dcgm_compat = DcgmCompat::off;  // on: DCGM-named families follow sparkops'
 };
 
-std::vector<MetricFamily> build_metric_families(const StatusReport& report,
+std::vector<MetricFamily> build_metric_families(const status::StatusReport& report,
                                                 const EventTotals& events,
                                                 const MetricsOptions& options);
 
 // render_exposition(build_metric_families(...)).
-std::string render_metrics(const StatusReport& report, const EventTotals& events,
+std::string render_metrics(const status::StatusReport& report, const EventTotals& events,
                            const MetricsOptions& options);
 
-}  // namespace sparkops
+}  // namespace sparkops::exporter

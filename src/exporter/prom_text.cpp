@@ -6,7 +6,7 @@
 
 #include "base/utf8.hpp"
 
-namespace sparkops {
+namespace sparkops::exporter {
 
 std::string_view metric_type_name(MetricType type) {
   switch (type) {
@@ -119,4 +119,4 @@ std::string render_exposition(const std::vector<MetricFamily>& families) {
   return out;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::exporter

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-namespace sparkops {
+namespace sparkops::exporter {
 
 enum class MetricType { gauge, counter };
 
@@ -49,4 +49,4 @@ bool is_valid_label_name(std::string_view name);
 // Families are written in the order given; samples in the order given.
 std::string render_exposition(const std::vector<MetricFamily>& families);
 
-}  // namespace sparkops
+}  // namespace sparkops::exporter

@@ -16,7 +16,7 @@
 #include "exporter/http_server.hpp"
 #include "sampling/scheduler.hpp"
 
-namespace sparkops {
+namespace sparkops::exporter {
 
 namespace {
 
@@ -120,7 +120,8 @@ int run_serve_session(const Console& io, const ServeRequest& request, const Serv
   bool textfile_failing = false;
   const auto read_and_publish = [&] {
     const auto started = clock.steady_now();
-    const StatusReport report = collect_status(source.root, *source.gpu, clock, source.status);
+    const status::StatusReport report =
+        status::collect_status(source.root, *source.gpu, clock, source.status);
     const double seconds = std::chrono::duration<double>(clock.steady_now() - started).count();
     state.update(report, started, seconds);
     if (plan.textfile) {
@@ -199,13 +200,14 @@ int run_serve_session(const Console& io, const ServeRequest& request, const Serv
     // The sample loop's schedule: a reading every interval on the monotonic grid, a slow one skips
     // the ticks it missed; a stop wakes the wait at once. Tick 0 is the reading above, taken before
     // the server listened.
-    (void)run_schedule(clock, plan.interval, {}, ending.get_token(), [&](const Tick& t) {
-      if (t.index > 0) tick();
-    });
+    (void)sampling::run_schedule(clock, plan.interval, {}, ending.get_token(),
+                                 [&](const sampling::Tick& t) {
+                                   if (t.index > 0) tick();
+                                 });
   }
   if (server) server->stop();
   if (http_thread.joinable()) http_thread.join();
   return exit_code;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::exporter

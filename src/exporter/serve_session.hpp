@@ -27,7 +27,7 @@
 #include "sampling/throttle_detector.hpp"
 #include "status/status_report.hpp"
 
-namespace sparkops {
+namespace sparkops::exporter {
 
 // The request as given on the command line (text, checked by plan_serve); empty strings take the
 // defaults' value.
@@ -75,10 +75,10 @@ Result<ServePlan> plan_serve(const ServeRequest& request, const ServeDefaults& d
 
 // What one reading needs from the machine.
 struct ServeSource {
-  HostRoot root;
-  GpuSource* gpu = nullptr;
-  StatusOptions status;
-  DetectorConfig detector;
+  host::HostRoot root;
+  gpu::GpuSource* gpu = nullptr;
+  status::StatusOptions status;
+  sampling::DetectorConfig detector;
   OutputTrust output_trust = OutputTrust::checked;
 };
 
@@ -89,4 +89,4 @@ struct ServeSource {
 int run_serve_session(const Console& io, const ServeRequest& request, const ServePlan& plan,
                       const ServeSource& source, std::stop_token stop);
 
-}  // namespace sparkops
+}  // namespace sparkops::exporter

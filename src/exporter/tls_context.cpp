@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-namespace sparkops {
+namespace sparkops::exporter {
 
 namespace {
 
@@ -190,4 +190,4 @@ bool client_san_allowed(SSL* ssl, const std::vector<std::string>& allowed) {
   });
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::exporter

@@ -21,7 +21,7 @@
 #include "base/result.hpp"
 #include "exporter/web_config.hpp"
 
-namespace sparkops {
+namespace sparkops::exporter {
 
 struct SslCtxDeleter {
   void operator()(SSL_CTX* ctx) const { SSL_CTX_free(ctx); }
@@ -39,4 +39,4 @@ bool client_san_allowed(SSL* ssl, const std::vector<std::string>& allowed);
 // The SANs of `cert` as Go's x509 lists them (DNS names, e-mails, IPs, URIs). For tests and errors.
 std::vector<std::string> certificate_sans(X509* cert);
 
-}  // namespace sparkops
+}  // namespace sparkops::exporter

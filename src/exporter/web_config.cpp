@@ -8,7 +8,7 @@
 #include "base/file_io.hpp"
 #include "exporter/basic_auth.hpp"
 
-namespace sparkops {
+namespace sparkops::exporter {
 
 namespace {
 
@@ -347,4 +347,4 @@ Result<WebConfig> read_web_config(const std::filesystem::path& file) {
   return config;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::exporter

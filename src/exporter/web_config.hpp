@@ -25,7 +25,7 @@
 
 #include "base/result.hpp"
 
-namespace sparkops {
+namespace sparkops::exporter {
 
 enum class ClientAuth {
   none,                // NoClientCert
@@ -64,4 +64,4 @@ Result<WebConfig> parse_web_config(std::string_view text, const std::filesystem:
 // Reads `file` (at most 1 MiB; PEM files at most 1 MiB each) and parses it.
 Result<WebConfig> read_web_config(const std::filesystem::path& file);
 
-}  // namespace sparkops
+}  // namespace sparkops::exporter

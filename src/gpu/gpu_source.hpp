@@ -14,7 +14,7 @@
 
 #include "base/result.hpp"
 
-namespace sparkops {
+namespace sparkops::gpu {
 
 struct GpuDevice {
   unsigned index = 0;
@@ -95,4 +95,4 @@ class GpuSource {
 // A source for a machine without a GPU: state no_library, no devices, empty snapshots.
 std::unique_ptr<GpuSource> make_null_gpu_source(GpuState state, std::string detail);
 
-}  // namespace sparkops
+}  // namespace sparkops::gpu

@@ -1,6 +1,6 @@
 #include "gpu/gpu_source.hpp"
 
-namespace sparkops {
+namespace sparkops::gpu {
 
 std::string_view gpu_state_name(GpuState state) {
   switch (state) {
@@ -44,4 +44,4 @@ std::unique_ptr<GpuSource> make_null_gpu_source(GpuState state, std::string deta
   return std::make_unique<NullGpuSource>(state, std::move(detail));
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::gpu

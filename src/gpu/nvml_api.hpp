@@ -174,7 +174,7 @@ typedef nvmlReturn_t (*nvmlDeviceGetComputeRunningProcesses_fn)(nvmlDevice_t, un
 
 }  // extern "C"
 
-namespace sparkops::nvml {
+namespace sparkops::gpu::nvml {
 
 // NVML_STRUCT_VERSION(name, ver): sizeof(struct) | ver << 24.
 inline constexpr unsigned kNvmlMemoryV2Version =
@@ -201,4 +201,4 @@ enum class SlowdownIdSet {
 // driver answers its SW-thermal id, because on those drivers 269-271 mean something else.
 SlowdownIdSet choose_slowdown_ids(nvmlReturn_t sw_thermal_251_result);
 
-}  // namespace sparkops::nvml
+}  // namespace sparkops::gpu::nvml

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-namespace sparkops::nvml {
+namespace sparkops::gpu::nvml {
 
 namespace {
 
@@ -103,4 +103,4 @@ std::string Library::error_string(nvmlReturn_t code) const {
   return fmt::format("NVML error {}", code);
 }
 
-}  // namespace sparkops::nvml
+}  // namespace sparkops::gpu::nvml

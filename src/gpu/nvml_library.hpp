@@ -8,7 +8,7 @@
 #include "base/result.hpp"
 #include "gpu/nvml_api.hpp"
 
-namespace sparkops::nvml {
+namespace sparkops::gpu::nvml {
 
 struct Symbols {
   // Required: without these the library is unusable.
@@ -60,4 +60,4 @@ class Library {
   Symbols symbols_;
 };
 
-}  // namespace sparkops::nvml
+}  // namespace sparkops::gpu::nvml

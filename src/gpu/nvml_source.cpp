@@ -8,7 +8,7 @@
 
 #include "gpu/nvml_library.hpp"
 
-namespace sparkops {
+namespace sparkops::gpu {
 
 namespace {
 
@@ -296,4 +296,4 @@ std::unique_ptr<GpuSource> make_nvml_gpu_source(const std::string& library_path)
   return std::make_unique<NvmlGpuSource>(library_path);
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::gpu

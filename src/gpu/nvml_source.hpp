@@ -13,8 +13,8 @@
 
 #include "gpu/gpu_source.hpp"
 
-namespace sparkops {
+namespace sparkops::gpu {
 
 std::unique_ptr<GpuSource> make_nvml_gpu_source(const std::string& library_path);
 
-}  // namespace sparkops
+}  // namespace sparkops::gpu

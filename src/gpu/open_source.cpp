@@ -9,7 +9,7 @@
 #include "gpu/subprocess.hpp"
 #include "gpu/watchdog_source.hpp"
 
-namespace sparkops {
+namespace sparkops::gpu {
 
 std::optional<GpuBackendChoice> parse_gpu_backend_choice(std::string_view text) {
   if (text == "auto") return GpuBackendChoice::auto_detect;
@@ -75,4 +75,4 @@ std::unique_ptr<GpuSource> open_gpu_source(const GpuOpenOptions& options) {
   return open_smi(options, nvml->state_detail());
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::gpu

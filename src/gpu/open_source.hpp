@@ -13,7 +13,7 @@
 #include "gpu/gpu_source.hpp"
 #include "gpu/watchdog_source.hpp"
 
-namespace sparkops {
+namespace sparkops::gpu {
 
 enum class GpuBackendChoice { auto_detect, nvml, smi, none };
 
@@ -35,4 +35,4 @@ GpuOpenOptions gpu_open_options_from_environment();
 
 std::unique_ptr<GpuSource> open_gpu_source(const GpuOpenOptions& options);
 
-}  // namespace sparkops
+}  // namespace sparkops::gpu

@@ -9,7 +9,7 @@
 #include "base/text.hpp"
 #include "base/units.hpp"
 
-namespace sparkops {
+namespace sparkops::gpu {
 
 const std::vector<std::string> kSmiQueryGpuFields = {
     "index",
@@ -277,4 +277,4 @@ Result<std::vector<SmiComputeApp>> parse_smi_compute_apps(std::string_view text,
   return out;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::gpu

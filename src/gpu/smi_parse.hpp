@@ -14,7 +14,7 @@
 #include "base/result.hpp"
 #include "gpu/gpu_source.hpp"
 
-namespace sparkops {
+namespace sparkops::gpu {
 
 // The fields SmiGpuSource asks for, in order (nvidia-smi --help-query-gpu names).
 extern const std::vector<std::string> kSmiQueryGpuFields;
@@ -97,4 +97,4 @@ struct SmiQuery {
 // malformed when nothing in the text looks like -q output.
 Result<SmiQuery> parse_smi_q(std::string_view text);
 
-}  // namespace sparkops
+}  // namespace sparkops::gpu

@@ -10,7 +10,7 @@
 #include "gpu/smi_parse.hpp"
 #include "gpu/throttle_reasons.hpp"
 
-namespace sparkops {
+namespace sparkops::gpu {
 
 namespace {
 
@@ -399,4 +399,4 @@ Result<SmiQuery> parse_smi_q(std::string_view text) {
   return q;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::gpu

@@ -11,7 +11,7 @@
 #include "gpu/smi_parse.hpp"
 #include "gpu/subprocess.hpp"
 
-namespace sparkops {
+namespace sparkops::gpu {
 
 namespace {
 
@@ -177,4 +177,4 @@ std::unique_ptr<GpuSource> make_smi_gpu_source(const SmiSourceOptions& options) 
   return std::make_unique<SmiGpuSource>(options);
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::gpu

@@ -19,7 +19,7 @@
 
 #include "gpu/gpu_source.hpp"
 
-namespace sparkops {
+namespace sparkops::gpu {
 
 struct SmiSourceOptions {
   std::string executable;  // absolute path to nvidia-smi (see find_on_path)
@@ -30,4 +30,4 @@ struct SmiSourceOptions {
 
 std::unique_ptr<GpuSource> make_smi_gpu_source(const SmiSourceOptions& options);
 
-}  // namespace sparkops
+}  // namespace sparkops::gpu

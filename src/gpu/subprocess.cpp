@@ -19,7 +19,7 @@
 
 extern char** environ;
 
-namespace sparkops {
+namespace sparkops::gpu {
 
 std::optional<std::string> find_on_path(std::string_view name, std::string_view path_env) {
   if (name.empty() || name.find('/') != std::string_view::npos) return std::nullopt;
@@ -136,4 +136,4 @@ Result<CapturedOutput> run_captured(const std::vector<std::string>& argv,
   return result;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::gpu

@@ -12,7 +12,7 @@
 
 #include "base/result.hpp"
 
-namespace sparkops {
+namespace sparkops::gpu {
 
 // The first "<dir>/<name>" that is an executable regular file, for each non-empty absolute dir of
 // the ':'-separated `path_env`. A `name` containing '/' is not searched (nullopt).
@@ -31,4 +31,4 @@ struct CapturedOutput {
 Result<CapturedOutput> run_captured(const std::vector<std::string>& argv,
                                     std::chrono::milliseconds timeout, std::size_t max_bytes);
 
-}  // namespace sparkops
+}  // namespace sparkops::gpu

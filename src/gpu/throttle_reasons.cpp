@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-namespace sparkops {
+namespace sparkops::gpu {
 
 std::vector<std::string> reason_names(std::uint64_t mask) {
   static constexpr std::pair<std::uint64_t, std::string_view> kNames[] = {
@@ -66,4 +66,4 @@ std::string reason_words_joined(std::uint64_t mask, std::string_view sep) {
   return out;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::gpu

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-namespace sparkops {
+namespace sparkops::gpu {
 
 inline constexpr std::uint64_t kReasonGpuIdle = 0x1;
 inline constexpr std::uint64_t kReasonApplicationsClocks = 0x2;
@@ -35,4 +35,4 @@ std::string_view reason_words(std::string_view name);
 // The reasons of `mask` in words joined by `sep`, or "none" for 0.
 std::string reason_words_joined(std::uint64_t mask, std::string_view sep = ", ");
 
-}  // namespace sparkops
+}  // namespace sparkops::gpu

@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-namespace sparkops {
+namespace sparkops::gpu {
 
 namespace {
 
@@ -187,4 +187,4 @@ std::unique_ptr<GpuSource> make_watchdog_gpu_source(
   return std::make_unique<WatchdogGpuSource>(std::move(open), std::move(options));
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::gpu

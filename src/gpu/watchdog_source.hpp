@@ -22,7 +22,7 @@
 
 #include "gpu/gpu_source.hpp"
 
-namespace sparkops {
+namespace sparkops::gpu {
 
 // 10 s: the bound the nvidia-smi fallback already had for one query. A healthy NVML call answers
 // in milliseconds; nvmlInit without persistence mode spends up to a few seconds waking the GPU.
@@ -37,4 +37,4 @@ struct WatchdogOptions {
 std::unique_ptr<GpuSource> make_watchdog_gpu_source(
     std::function<std::unique_ptr<GpuSource>()> open, WatchdogOptions options);
 
-}  // namespace sparkops
+}  // namespace sparkops::gpu

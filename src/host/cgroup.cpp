@@ -5,7 +5,7 @@
 #include "base/text.hpp"
 #include "host/read_optional.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 Result<std::string> parse_proc_self_cgroup(std::string_view text) {
   // "0::/user.slice/user-1000.slice/session-2.scope" (v1 lines "4:memory:/..." are skipped)
@@ -141,4 +141,4 @@ Result<std::optional<CgroupMemory>> read_cgroup_memory(const HostRoot& root) {
   return std::optional<CgroupMemory>(std::move(out));
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::host

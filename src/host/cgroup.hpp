@@ -9,7 +9,7 @@
 #include "base/result.hpp"
 #include "host/host_root.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 struct CgroupMemory {
   std::string path;  // "/system.slice/docker-abc.scope" (from /proc/self/cgroup)
@@ -38,4 +38,4 @@ Result<std::optional<std::uint64_t>> parse_cgroup_limit(std::string_view text,
 // process (cgroup v1, no /proc/self/cgroup). Unreadable files: permission_denied; junk: malformed.
 Result<std::optional<CgroupMemory>> read_cgroup_memory(const HostRoot& root);
 
-}  // namespace sparkops
+}  // namespace sparkops::host

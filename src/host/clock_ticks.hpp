@@ -7,8 +7,8 @@
 
 #include "host/host_root.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 std::uint64_t clock_ticks_per_second(const HostRoot& root);
 
-}  // namespace sparkops
+}  // namespace sparkops::host

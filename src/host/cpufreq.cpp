@@ -8,7 +8,7 @@
 #include "base/text.hpp"
 #include "host/read_optional.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 Result<std::uint64_t> parse_khz(std::string_view text, std::string_view file) {
   // "3504000\n"
@@ -52,4 +52,4 @@ Result<std::vector<CpuFreq>> read_cpufreq(const HostRoot& root) {
   return cores;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::host

@@ -9,7 +9,7 @@
 #include "base/result.hpp"
 #include "host/host_root.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 struct CpuFreq {
   unsigned cpu = 0;                      // N in cpuN
@@ -25,4 +25,4 @@ Result<std::uint64_t> parse_khz(std::string_view text, std::string_view file);
 // Unreadable files leave that field absent; malformed content is an Error naming the file.
 Result<std::vector<CpuFreq>> read_cpufreq(const HostRoot& root);
 
-}  // namespace sparkops
+}  // namespace sparkops::host

@@ -11,7 +11,7 @@
 #include "host/thermal_zone.hpp"
 #include "host/vmstat.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 namespace {
 
@@ -212,4 +212,4 @@ HostReading HostProbe::read() {
   return h;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::host

@@ -21,7 +21,7 @@
 #include "host/host_reading.hpp"
 #include "host/host_root.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 class HostProbe {
  public:
@@ -60,4 +60,4 @@ class HostProbe {
   bool check_links_ = false;           // a captured root whose files could not all be watched
 };
 
-}  // namespace sparkops
+}  // namespace sparkops::host

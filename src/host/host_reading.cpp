@@ -10,7 +10,7 @@
 #include "host/thermal_zone.hpp"
 #include "host/vmstat.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 HostReading read_host_reading(const HostRoot& root) {
   HostReading h;
@@ -48,4 +48,4 @@ HostReading read_host_reading(const HostRoot& root) {
   return h;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::host

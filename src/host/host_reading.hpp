@@ -9,7 +9,7 @@
 
 #include "host/host_root.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 // Host side of a tick. Temperatures in millicelsius, power in microwatts, memory in bytes.
 struct HostReading {
@@ -33,4 +33,4 @@ struct HostReading {
 // zone (hundreds of file opens on a Spark), so a loop uses HostProbe instead.
 HostReading read_host_reading(const HostRoot& root);
 
-}  // namespace sparkops
+}  // namespace sparkops::host

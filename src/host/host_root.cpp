@@ -7,7 +7,7 @@
 
 #include "base/output_file.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 HostRoot::HostRoot(std::filesystem::path root) : root_(std::move(root)) {
   if (root_.empty()) root_ = "/";
@@ -70,4 +70,4 @@ HostRoot host_root_from(std::string_view flag_value, const char* env_value) {
   return HostRoot("/");
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::host

@@ -12,7 +12,7 @@
 #include "base/held_file.hpp"
 #include "base/result.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 class HostRoot {
  public:
@@ -47,4 +47,4 @@ class HostRoot {
 // The root for this process: --root value if given, else SPARKOPS_ROOT, else "/".
 HostRoot host_root_from(std::string_view flag_value, const char* env_value);
 
-}  // namespace sparkops
+}  // namespace sparkops::host

@@ -1,6 +1,6 @@
 #include "host/host_snapshot.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 namespace {
 
@@ -47,4 +47,4 @@ HostSnapshot read_host_snapshot(const HostRoot& root, const HostSnapshotOptions&
   return s;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::host

@@ -19,7 +19,7 @@
 #include "host/thermal_zone.hpp"
 #include "host/vmstat.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 enum class KernelLogPolicy { skip, include };
 
@@ -56,4 +56,4 @@ struct HostSnapshot {
 // absent with a note.
 HostSnapshot read_host_snapshot(const HostRoot& root, const HostSnapshotOptions& options = {});
 
-}  // namespace sparkops
+}  // namespace sparkops::host

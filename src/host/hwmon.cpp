@@ -7,7 +7,7 @@
 #include "base/text.hpp"
 #include "host/read_optional.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 std::uint64_t HwmonPower::reading_microwatts() const {
   return input_microwatts.value_or(average_microwatts.value_or(0));
@@ -225,4 +225,4 @@ std::vector<const HwmonChip*> find_chips(const std::vector<HwmonChip>& chips,
   return out;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::host

@@ -13,7 +13,7 @@
 #include "base/result.hpp"
 #include "host/host_root.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 // A channel exists only when its reading could be read: a tempN_input answering EIO/ENODATA (common
 // on real sysfs) leaves the channel out instead of failing the chip.
@@ -96,4 +96,4 @@ const HwmonChip* find_chip(const std::vector<HwmonChip>& chips, std::string_view
 std::vector<const HwmonChip*> find_chips(const std::vector<HwmonChip>& chips,
                                          std::string_view name);
 
-}  // namespace sparkops
+}  // namespace sparkops::host

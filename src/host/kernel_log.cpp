@@ -14,7 +14,7 @@
 
 #include "base/text.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 namespace {
 
@@ -249,4 +249,4 @@ Result<std::optional<KernelLog>> read_kernel_log(const HostRoot& root, std::size
   return std::optional<KernelLog>(std::move(log));
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::host

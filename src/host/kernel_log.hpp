@@ -12,7 +12,7 @@
 #include "base/result.hpp"
 #include "host/host_root.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 struct KernelLogRecord {
   std::optional<unsigned> priority;  // syslog level 0 (emerg) .. 7 (debug); kmsg only
@@ -49,4 +49,4 @@ std::vector<KernelLogRecord> parse_kern_log(std::string_view text);
 // permission_denied when neither could be read for lack of permission.
 Result<std::optional<KernelLog>> read_kernel_log(const HostRoot& root, std::size_t max_bytes);
 
-}  // namespace sparkops
+}  // namespace sparkops::host

@@ -5,7 +5,7 @@
 #include "base/text.hpp"
 #include "host/proc_text.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 std::optional<std::uint64_t> Meminfo::hugepages_reserved_bytes() const {
   if (!hugepages_total || !hugepage_size_bytes) return std::nullopt;
@@ -71,4 +71,4 @@ Result<Meminfo> read_meminfo(const HostRoot& root) {
   return parse_meminfo(*text);
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::host

@@ -8,7 +8,7 @@
 #include "base/result.hpp"
 #include "host/host_root.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 // Every field in bytes; absent when the kernel did not print it.
 struct Meminfo {
@@ -42,4 +42,4 @@ Result<Meminfo> parse_meminfo(std::string_view text);
 // Reads <root>/proc/meminfo. A missing file is not_found (the caller decides what that means).
 Result<Meminfo> read_meminfo(const HostRoot& root);
 
-}  // namespace sparkops
+}  // namespace sparkops::host

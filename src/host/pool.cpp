@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace sparkops {
+namespace sparkops::host {
 
 std::optional<std::uint64_t> CgroupMemory::headroom_bytes() const {
   if (!max_bytes) return std::nullopt;
@@ -63,4 +63,4 @@ Result<PoolView> read_pool(const HostRoot& root, const PoolOptions& options) {
   return pool;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::host

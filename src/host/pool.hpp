@@ -10,7 +10,7 @@
 #include "host/cgroup.hpp"
 #include "host/meminfo.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 enum class SwapPolicy { excluded, counted };
 
@@ -74,4 +74,4 @@ Result<PoolView> compute_pool(const Meminfo& meminfo, const std::optional<Cgroup
 // wrong with the file, never bad input from the user.
 Result<PoolView> read_pool(const HostRoot& root, const PoolOptions& options);
 
-}  // namespace sparkops
+}  // namespace sparkops::host

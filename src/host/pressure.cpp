@@ -6,7 +6,7 @@
 #include "host/proc_text.hpp"
 #include "host/read_optional.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 std::string_view psi_resource_name(PsiResource resource) {
   switch (resource) {
@@ -103,4 +103,4 @@ Result<std::optional<Psi>> read_psi(const HostRoot& root, PsiResource resource) 
   return std::optional<Psi>(*psi);
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::host

@@ -8,7 +8,7 @@
 #include "base/result.hpp"
 #include "host/host_root.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 struct PsiLine {
   double avg10 = 0;            // percent of wall time stalled, averaged over 10 s
@@ -34,4 +34,4 @@ Result<Psi> parse_psi(std::string_view text, std::string_view file);
 // A kernel booted with psi=0 answers EOPNOTSUPP on read: that is reported as absent too.
 Result<std::optional<Psi>> read_psi(const HostRoot& root, PsiResource resource);
 
-}  // namespace sparkops
+}  // namespace sparkops::host

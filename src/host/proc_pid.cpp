@@ -14,7 +14,7 @@
 #include "base/units.hpp"
 #include "host/proc_text.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 namespace {
 
@@ -292,4 +292,4 @@ Result<bool> read_in_nested_pid_namespace(const HostRoot& root) {
   return status->ns_pids.size() > 1;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::host

@@ -15,7 +15,7 @@
 #include "base/result.hpp"
 #include "host/host_root.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 // /proc/PID/cmdline: NUL-separated argv, usually NUL-terminated. A process that rewrote its title
 // (setproctitle: "VLLM::EngineCore") leaves one argument padded with NULs or spaces; trailing
@@ -106,4 +106,4 @@ Result<EnvList> read_proc_environ(const ProcDir& proc, std::uint32_t pid,
 // (a container), so PIDs reported by the driver (host PIDs) do not name entries of this /proc.
 Result<bool> read_in_nested_pid_namespace(const HostRoot& root);
 
-}  // namespace sparkops
+}  // namespace sparkops::host

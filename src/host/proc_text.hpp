@@ -5,7 +5,7 @@
 
 #include <string_view>
 
-namespace sparkops::proc_text {
+namespace sparkops::host::proc_text {
 
 // The next line of `rest` (without its '\n'), advancing `rest` past it; false when none is left.
 inline bool next_line(std::string_view& rest, std::string_view& line) {
@@ -28,4 +28,4 @@ inline bool next_token(std::string_view& rest, std::string_view& token) {
   return true;
 }
 
-}  // namespace sparkops::proc_text
+}  // namespace sparkops::host::proc_text

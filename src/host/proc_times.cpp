@@ -7,7 +7,7 @@
 #include "base/checked_cast.hpp"
 #include "base/text.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 Result<std::chrono::milliseconds> parse_proc_uptime(std::string_view text) {
   const auto fields = split_ws(trim(text));
@@ -61,4 +61,4 @@ std::optional<std::chrono::milliseconds> process_age(std::uint64_t start_ticks,
   return std::chrono::milliseconds(uptime.count() - start_ms);
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::host

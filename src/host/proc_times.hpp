@@ -11,7 +11,7 @@
 #include "base/result.hpp"
 #include "host/host_root.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 // "350735.47 234388.90\n" -> 350735.47 s since boot (first field).
 Result<std::chrono::milliseconds> parse_proc_uptime(std::string_view text);
@@ -27,4 +27,4 @@ std::optional<std::chrono::milliseconds> process_age(std::uint64_t start_ticks,
                                                      std::uint64_t ticks_per_second,
                                                      std::chrono::milliseconds uptime);
 
-}  // namespace sparkops
+}  // namespace sparkops::host

@@ -2,7 +2,7 @@
 
 #include "base/text.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 Result<std::optional<std::string>> read_optional(const HostRoot& root, std::string_view path,
                                                  std::size_t max_bytes) {
@@ -23,4 +23,4 @@ std::optional<unsigned> entry_index(std::string_view name, std::string_view pref
   return static_cast<unsigned>(*value);
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::host

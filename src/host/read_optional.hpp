@@ -8,7 +8,7 @@
 #include "base/result.hpp"
 #include "host/host_root.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 // The file's content, nullopt when it (or a parent directory) does not exist. Other failures
 // (permission_denied, io, too_large) stay errors for the caller to turn into notes.
@@ -19,4 +19,4 @@ Result<std::optional<std::string>> read_optional(const HostRoot& root, std::stri
 // nullopt when the name does not match prefix + digits.
 std::optional<unsigned> entry_index(std::string_view name, std::string_view prefix);
 
-}  // namespace sparkops
+}  // namespace sparkops::host

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-namespace sparkops {
+namespace sparkops::host {
 
 namespace {
 
@@ -86,4 +86,4 @@ std::optional<SpbmStatus> spbm_status(const std::vector<HwmonChip>& chips) {
   return out;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::host

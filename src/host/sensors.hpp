@@ -10,7 +10,7 @@
 #include "host/hwmon.hpp"
 #include "host/thermal_zone.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 struct SensorReading {
   std::string
@@ -54,4 +54,4 @@ struct SpbmStatus {
 // nullopt without an "spbm" chip.
 std::optional<SpbmStatus> spbm_status(const std::vector<HwmonChip>& chips);
 
-}  // namespace sparkops
+}  // namespace sparkops::host

@@ -7,7 +7,7 @@
 #include "base/text.hpp"
 #include "host/read_optional.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 namespace {
 
@@ -100,4 +100,4 @@ Result<SystemInfo> read_system_info(const HostRoot& root) {
   return info;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::host

@@ -8,7 +8,7 @@
 #include "base/result.hpp"
 #include "host/host_root.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 struct SystemInfo {
   std::optional<std::string> hostname;        // /proc/sys/kernel/hostname
@@ -33,4 +33,4 @@ bool names_gb10_board(std::string_view model);
 // Every field is optional; only malformed os-release content is an Error.
 Result<SystemInfo> read_system_info(const HostRoot& root);
 
-}  // namespace sparkops
+}  // namespace sparkops::host

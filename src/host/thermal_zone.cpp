@@ -7,7 +7,7 @@
 #include "base/text.hpp"
 #include "host/read_optional.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 Result<std::int64_t> parse_thermal_temp(std::string_view text, std::string_view file) {
   // "36000\n"
@@ -44,4 +44,4 @@ Result<std::vector<ThermalZone>> read_thermal_zones(const HostRoot& root) {
   return zones;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::host

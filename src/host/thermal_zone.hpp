@@ -10,7 +10,7 @@
 #include "base/result.hpp"
 #include "host/host_root.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 struct ThermalZone {
   std::string zone;                               // "thermal_zone0"
@@ -25,4 +25,4 @@ Result<std::int64_t> parse_thermal_temp(std::string_view text, std::string_view 
 // be read is skipped; a malformed `temp` is an Error naming the file.
 Result<std::vector<ThermalZone>> read_thermal_zones(const HostRoot& root);
 
-}  // namespace sparkops
+}  // namespace sparkops::host

@@ -6,7 +6,7 @@
 #include "host/proc_text.hpp"
 #include "host/read_optional.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 namespace {
 
@@ -129,4 +129,4 @@ Result<std::optional<Vmstat>> read_vmstat(const HostRoot& root) {
   return std::optional<Vmstat>(std::move(*parsed));
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::host

@@ -11,7 +11,7 @@
 #include "base/result.hpp"
 #include "host/host_root.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 struct Vmstat {
   std::optional<std::uint64_t> oom_kill;                 // kernel OOM killer invocations (4.13+)
@@ -44,4 +44,4 @@ std::optional<std::uint64_t> vmstat_counter(std::string_view text, std::string_v
 // Reads /proc/vmstat; nullopt when the file does not exist.
 Result<std::optional<Vmstat>> read_vmstat(const HostRoot& root);
 
-}  // namespace sparkops
+}  // namespace sparkops::host

@@ -4,17 +4,17 @@
 
 #include "workloads/scan.hpp"
 
-namespace sparkops {
+namespace sparkops::ladder {
 
-Result<std::uint64_t> flush_estimate_bytes(const Meminfo& m) {
+Result<std::uint64_t> flush_estimate_bytes(const host::Meminfo& m) {
   if (!m.cached_bytes) return fail(Errc::not_found, "/proc/meminfo: no Cached line");
   const std::uint64_t held = m.shmem_bytes.value_or(0) + m.mapped_bytes.value_or(0);
   return *m.cached_bytes > held ? *m.cached_bytes - held : 0;
 }
 
-Result<FlushOutcome> flush_page_cache(const HostRoot& root, const FlushOptions& options) {
+Result<FlushOutcome> flush_page_cache(const host::HostRoot& root, const FlushOptions& options) {
   FlushOutcome out;
-  auto before = read_meminfo(root);
+  auto before = host::read_meminfo(root);
   if (!before) return tl::unexpected(before.error());
   out.before = *before;
   auto estimate = flush_estimate_bytes(out.before);
@@ -40,7 +40,7 @@ Result<FlushOutcome> flush_page_cache(const HostRoot& root, const FlushOptions& 
     return tl::unexpected(wrote.error());
   }
   if (options.after_write) options.after_write();
-  auto after = read_meminfo(root);
+  auto after = host::read_meminfo(root);
   if (!after) return tl::unexpected(after.error());
   out.after = *after;
   if (out.before.mem_free_bytes && out.after->mem_free_bytes) {
@@ -50,9 +50,9 @@ Result<FlushOutcome> flush_page_cache(const HostRoot& root, const FlushOptions& 
   return out;
 }
 
-std::vector<std::string> running_trainers(const HostRoot& root) {
+std::vector<std::string> running_trainers(const host::HostRoot& root) {
   std::vector<std::string> out;
-  auto scan = scan_workloads(root, {}, ScanOptions{});
+  auto scan = workloads::scan_workloads(root, {}, workloads::ScanOptions{});
   if (!scan) return out;
   for (const auto& w : scan->workloads) {
     if (w.is_trainer()) out.push_back(fmt::format("{} {}", w.pid, w.kind.label));
@@ -60,4 +60,4 @@ std::vector<std::string> running_trainers(const HostRoot& root) {
   return out;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::ladder

@@ -17,7 +17,7 @@
 #include "host/meminfo.hpp"
 #include "ladder/ladder.hpp"
 
-namespace sparkops {
+namespace sparkops::ladder {
 
 enum class Privilege { root, unprivileged };
 enum class FlushMode { flush, dry_run };
@@ -34,8 +34,8 @@ struct FlushOptions {
 };
 
 struct FlushOutcome {
-  Meminfo before;
-  std::optional<Meminfo> after;  // absent for a dry run
+  host::Meminfo before;
+  std::optional<host::Meminfo> after;  // absent for a dry run
   // What a flush can drop: Cached - Shmem - Mapped (shared memory and mapped pages stay), >= 0.
   std::uint64_t estimate_bytes = 0;
   // MemFree after - before: what CUDA gained (can be negative when something allocated meanwhile).
@@ -44,15 +44,15 @@ struct FlushOutcome {
 };
 
 // Cached - Shmem - Mapped, floor 0; Cached is required (not_found naming the field otherwise).
-Result<std::uint64_t> flush_estimate_bytes(const Meminfo& m);
+Result<std::uint64_t> flush_estimate_bytes(const host::Meminfo& m);
 
 // Errors: permission_denied without root ("needs root: run `sudo sparkops flush`"); conflict while
 // a trainer runs without Force::yes; meminfo/drop_caches read or write errors as returned.
 // A dry run needs neither root nor the trainer check: it only reads.
-Result<FlushOutcome> flush_page_cache(const HostRoot& root, const FlushOptions& options);
+Result<FlushOutcome> flush_page_cache(const host::HostRoot& root, const FlushOptions& options);
 
 // Trainers the workload scanner finds under the root ("4242 TRL"). An unreadable /proc means none
 // can be found: the flush then goes ahead (the check is a guard, not a lock).
-std::vector<std::string> running_trainers(const HostRoot& root);
+std::vector<std::string> running_trainers(const host::HostRoot& root);
 
-}  // namespace sparkops
+}  // namespace sparkops::ladder

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-namespace sparkops {
+namespace sparkops::ladder {
 
 bool step_applies(LadderStep s, const LadderContext& ctx, std::string* why) {
   const bool server_step = s == LadderStep::server_hold || s == LadderStep::server_cap;
@@ -99,4 +99,4 @@ Status record_step(LadderState& state, LadderStep s, StepResult result, SystemTi
   return {};
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::ladder

@@ -11,7 +11,7 @@
 #include "ladder/ladder_state.hpp"
 #include "plan/estimator.hpp"
 
-namespace sparkops {
+namespace sparkops::ladder {
 
 struct LadderContext {
   std::optional<plan::Method> method;  // the run's method; nullopt = not told (every step applies)
@@ -40,4 +40,4 @@ Status check_can_record(const LadderState& state, LadderStep s, const LadderCont
 Status record_step(LadderState& state, LadderStep s, StepResult result, SystemTime at,
                    const LadderContext& ctx, Force force, std::string note = {});
 
-}  // namespace sparkops
+}  // namespace sparkops::ladder

@@ -7,7 +7,7 @@
 #include "base/units.hpp"
 #include "ladder/server_ladder.hpp"
 
-namespace sparkops {
+namespace sparkops::ladder {
 namespace {
 
 std::string plan_command(const PlannedRun& p, const plan::RunConfig& run) {
@@ -35,7 +35,7 @@ constexpr std::string_view kUnderestimate =
     "the planner estimates the current run within the budget, yet it OOMed, so it cannot size the "
     "cut: halve it";
 
-StepAdvice flush_advice(const std::optional<PoolView>& pool) {
+StepAdvice flush_advice(const std::optional<host::PoolView>& pool) {
   StepAdvice a;
   a.step = LadderStep::flush;
   a.action = "flush the page cache between runs (needs root; changes nothing about the job)";
@@ -271,7 +271,7 @@ PlannedRun planned_run_of(const plan::PlanResult& plan, std::string model_arg) {
 }
 
 StepAdvice advise_step(LadderStep s, const std::optional<PlannedRun>& planned,
-                       const std::optional<PoolView>& pool) {
+                       const std::optional<host::PoolView>& pool) {
   switch (s) {
     case LadderStep::flush:
       return flush_advice(pool);
@@ -338,4 +338,4 @@ OomAdvice advise_oom(const AdviceInput& in) {
   return out;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::ladder

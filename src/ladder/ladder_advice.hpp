@@ -17,7 +17,7 @@
 #include "serving/server_log.hpp"
 #include "serving/serving_plan.hpp"
 
-namespace sparkops {
+namespace sparkops::ladder {
 
 // The run as the planner sees it.
 struct PlannedRun {
@@ -55,7 +55,7 @@ struct AdviceInput {
   LadderState state;
   LadderContext ctx;
   std::optional<PlannedRun> planned;
-  std::optional<PoolView> pool;  // for the flush step's "would give back"
+  std::optional<host::PoolView> pool;  // for the flush step's "would give back"
   // A server failure (ctx.server): the engine, what its text says, its serving plan if described.
   std::optional<serving::ServeEngine> server_engine;
   serving::ServerLogFacts server_facts;
@@ -67,6 +67,6 @@ OomAdvice advise_oom(const AdviceInput& in);
 
 // The advice for one step (used by advise_oom and by tests).
 StepAdvice advise_step(LadderStep s, const std::optional<PlannedRun>& planned,
-                       const std::optional<PoolView>& pool);
+                       const std::optional<host::PoolView>& pool);
 
-}  // namespace sparkops
+}  // namespace sparkops::ladder

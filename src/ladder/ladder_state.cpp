@@ -9,7 +9,7 @@
 #include "base/json_text.hpp"
 #include "base/time_format.hpp"
 
-namespace sparkops {
+namespace sparkops::ladder {
 namespace {
 
 using nlohmann::json;
@@ -222,4 +222,4 @@ Status save_ladder_state(const std::filesystem::path& path, const LadderState& s
   return write_file_atomic(path, serialize_ladder_state(state), trust);
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::ladder

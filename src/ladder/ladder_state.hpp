@@ -14,7 +14,7 @@
 #include "base/output_file.hpp"
 #include "base/result.hpp"
 
-namespace sparkops {
+namespace sparkops::ladder {
 
 // In ladder order. Reducing batch is never first; packing comes before batch; bf16 LoRA before
 // QLoRA; a smaller model or more machines only after all of them.
@@ -84,4 +84,4 @@ Result<LadderState> load_ladder_state(const std::filesystem::path& path);
 Status save_ladder_state(const std::filesystem::path& path, const LadderState& state,
                          OutputTrust trust = OutputTrust::checked);
 
-}  // namespace sparkops
+}  // namespace sparkops::ladder

@@ -2,7 +2,7 @@
 
 #include <deque>
 
-namespace sparkops {
+namespace sparkops::ladder {
 
 MultiMatcher::MultiMatcher(const std::vector<std::string_view>& needles) {
   for (const auto needle : needles) {
@@ -73,4 +73,4 @@ MultiMatcher::MultiMatcher(const std::vector<std::string_view>& needles) {
   out_begin_.push_back(static_cast<std::uint32_t>(out_.size()));
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::ladder

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace sparkops {
+namespace sparkops::ladder {
 
 class MultiMatcher {
  public:
@@ -57,4 +57,4 @@ class MultiMatcher {
   std::vector<std::uint32_t> out_;        // needle indices ending at each node (incl. suffixes)
 };
 
-}  // namespace sparkops
+}  // namespace sparkops::ladder

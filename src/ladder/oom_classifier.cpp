@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-namespace sparkops {
+namespace sparkops::ladder {
 namespace {
 
 constexpr std::size_t kLookbehind = 1024;  // dense bytes of context before a match
@@ -395,4 +395,4 @@ Result<OomReport> classify_oom_file(const std::filesystem::path& path) {
   return classify_oom_stream(file.get(), path.string());
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::ladder

@@ -39,7 +39,7 @@
 #include "ladder/oom_signals.hpp"
 #include "ladder/oom_text.hpp"
 
-namespace sparkops {
+namespace sparkops::ladder {
 
 class OomClassifier {
  public:
@@ -128,4 +128,4 @@ Result<OomReport> classify_oom_stream(std::FILE* in, std::string_view name);
 // Opens and streams a file; errors name the path.
 Result<OomReport> classify_oom_file(const std::filesystem::path& path);
 
-}  // namespace sparkops
+}  // namespace sparkops::ladder

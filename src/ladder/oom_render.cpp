@@ -6,7 +6,7 @@
 #include "base/time_format.hpp"
 #include "base/units.hpp"
 
-namespace sparkops {
+namespace sparkops::ladder {
 namespace {
 
 using nlohmann::json;
@@ -208,7 +208,7 @@ std::string render_flush_text(const FlushView& v) {
     out += "Run `sudo sparkops flush` to flush.\n";
     return out;
   }
-  const auto after = o.after.value_or(Meminfo{});
+  const auto after = o.after.value_or(host::Meminfo{});
   out += fmt::format("{:<14}{:>12}{:>12}\n", "", "before", "after");
   out += fmt::format("{:<14}{:>12}{:>12}\n", "MemFree", gib(o.before.mem_free_bytes),
                      gib(after.mem_free_bytes));
@@ -227,7 +227,7 @@ std::string render_flush_text(const FlushView& v) {
 
 json flush_to_json(const FlushView& v) {
   const auto& o = v.outcome;
-  const auto mem = [](const Meminfo& m) {
+  const auto mem = [](const host::Meminfo& m) {
     return json{{"mem_free_bytes", json_or_null(m.mem_free_bytes)},
                 {"mem_available_bytes", json_or_null(m.mem_available_bytes)},
                 {"cached_bytes", json_or_null(m.cached_bytes)},
@@ -247,4 +247,4 @@ json flush_to_json(const FlushView& v) {
   return j;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::ladder

@@ -12,7 +12,7 @@
 #include "ladder/ladder_advice.hpp"
 #include "ladder/oom_report.hpp"
 
-namespace sparkops {
+namespace sparkops::ladder {
 
 struct OomView {
   std::optional<OomReport> report;  // nullopt: no log given
@@ -40,4 +40,4 @@ std::vector<std::string> flush_notes(const FlushView& v);
 std::string render_flush_text(const FlushView& v);
 nlohmann::json flush_to_json(const FlushView& v);
 
-}  // namespace sparkops
+}  // namespace sparkops::ladder

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace sparkops {
+namespace sparkops::ladder {
 
 enum class OomKind {
   not_oom,
@@ -67,4 +67,4 @@ inline bool is_memory_failure(const OomReport& r) {
   return r.kind != OomKind::not_oom && r.memory_exhausted;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::ladder

@@ -12,7 +12,7 @@
 #include "base/console.hpp"
 #include "ladder/oom_classifier.hpp"
 
-namespace sparkops {
+namespace sparkops::ladder {
 
 namespace {
 
@@ -196,4 +196,4 @@ int oom_exit_code(const OomSession& s) {
   return kExitOk;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::ladder

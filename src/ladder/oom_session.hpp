@@ -20,7 +20,7 @@
 #include "serving/server_log.hpp"
 #include "serving/serving_plan.hpp"
 
-namespace sparkops {
+namespace sparkops::ladder {
 
 struct OomRequest {
   std::string log;  // --log FILE; "-" = `input`; empty = `input` unless it is a terminal or --done
@@ -52,7 +52,7 @@ Result<OomSession> begin_oom(const OomRequest& request, Clock& clock);
 // What the run is, from the caller's plan flags.
 struct OomRun {
   std::optional<PlannedRun> planned;
-  std::optional<PoolView> pool;
+  std::optional<host::PoolView> pool;
   std::optional<serving::ServeEngine> server_engine;  // --serve ENGINE
   std::optional<serving::ServingPlan> serving;
   std::string model_arg;
@@ -80,4 +80,4 @@ Status conclude_oom(OomSession& session, const OomRequest& request, OomRun run, 
 // command only recorded a step.
 int oom_exit_code(const OomSession& session);
 
-}  // namespace sparkops
+}  // namespace sparkops::ladder

@@ -2,7 +2,7 @@
 
 #include <array>
 
-namespace sparkops::oomsig {
+namespace sparkops::ladder::oomsig {
 namespace {
 
 using oomtext::BareNumber;
@@ -556,4 +556,4 @@ std::optional<OomPhase> progress_bar_phase(const DenseView& v, std::size_t rate_
   return std::nullopt;
 }
 
-}  // namespace sparkops::oomsig
+}  // namespace sparkops::ladder::oomsig

@@ -27,7 +27,7 @@
 #include "ladder/oom_report.hpp"
 #include "ladder/oom_text.hpp"
 
-namespace sparkops::oomsig {
+namespace sparkops::ladder::oomsig {
 
 enum class SignalClass : std::uint8_t {
   cgroup_kill,
@@ -112,4 +112,4 @@ Facts extract_facts(SignalClass c, const oomtext::DenseView& v, std::size_t star
 // the rate is not a bar or the description names none of them.
 std::optional<OomPhase> progress_bar_phase(const oomtext::DenseView& v, std::size_t rate_start);
 
-}  // namespace sparkops::oomsig
+}  // namespace sparkops::ladder::oomsig

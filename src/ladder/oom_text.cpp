@@ -7,7 +7,7 @@
 #include "base/checked_cast.hpp"
 #include "base/utf8.hpp"
 
-namespace sparkops::oomtext {
+namespace sparkops::ladder::oomtext {
 namespace {
 
 bool is_line_break(char c) {
@@ -249,4 +249,4 @@ std::string line_at(const DenseView& v, std::size_t pos, std::size_t max, std::s
   return std::string(utf8_prefix(clean, max));
 }
 
-}  // namespace sparkops::oomtext
+}  // namespace sparkops::ladder::oomtext

@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-namespace sparkops::oomtext {
+namespace sparkops::ladder::oomtext {
 
 inline constexpr unsigned char kSpaceBefore = 1;  // whitespace or a line break preceded this byte
 inline constexpr unsigned char kLineStart = 2;    // first byte of a line
@@ -77,4 +77,4 @@ std::string token_at(const DenseView& v, std::size_t pos, std::string_view stops
 std::string line_at(const DenseView& v, std::size_t pos, std::size_t max,
                     std::size_t max_scan = 1024);
 
-}  // namespace sparkops::oomtext
+}  // namespace sparkops::ladder::oomtext

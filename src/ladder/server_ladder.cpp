@@ -8,7 +8,7 @@
 #include "base/units.hpp"
 #include "ladder/ladder_advice.hpp"
 
-namespace sparkops {
+namespace sparkops::ladder {
 
 namespace {
 
@@ -228,7 +228,7 @@ StepAdvice scale_advice(const ServerFailure& f) {
 }  // namespace
 
 StepAdvice advise_server_step(LadderStep s, const ServerFailure& f,
-                              const std::optional<PoolView>& pool) {
+                              const std::optional<host::PoolView>& pool) {
   switch (s) {
     case LadderStep::server_hold:
       return hold_advice(f);
@@ -273,4 +273,4 @@ std::vector<std::string> server_failure_notes(const ServerFailure& f) {
   return out;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::ladder

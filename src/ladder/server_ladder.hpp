@@ -20,7 +20,7 @@
 #include "serving/server_log.hpp"
 #include "serving/serving_plan.hpp"
 
-namespace sparkops {
+namespace sparkops::ladder {
 
 struct StepAdvice;
 
@@ -33,9 +33,9 @@ struct ServerFailure {
 
 // The advice for a server step: flush, server_hold, server_cap or scale.
 StepAdvice advise_server_step(LadderStep s, const ServerFailure& f,
-                              const std::optional<PoolView>& pool);
+                              const std::optional<host::PoolView>& pool);
 
 // One note about the failure, before the step ("vLLM refused to start: CUDA's free memory ...").
 std::vector<std::string> server_failure_notes(const ServerFailure& f);
 
-}  // namespace sparkops
+}  // namespace sparkops::ladder

@@ -19,35 +19,37 @@ std::string env_or_empty(const char* name) {
 
 }  // namespace
 
-PoolOptions pool_options_from_config(const Config& config, std::optional<std::uint64_t> overhead) {
-  PoolOptions options;
+host::PoolOptions pool_options_from_config(const config::Config& config,
+                                           std::optional<std::uint64_t> overhead) {
+  host::PoolOptions options;
   options.overhead_bytes = overhead.value_or(config.get_bytes("pool.overhead"));
-  options.swap = config.get_bool("pool.swap_counts") ? SwapPolicy::counted : SwapPolicy::excluded;
+  options.swap =
+      config.get_bool("pool.swap_counts") ? host::SwapPolicy::counted : host::SwapPolicy::excluded;
   options.flush_hint_gap_bytes = config.get_bytes("pool.flush_hint_gap");
   return options;
 }
 
-Result<PoolView> current_pool(const HostRoot& root, const Config& config,
-                              std::optional<std::uint64_t> overhead) {
-  return read_pool(root, pool_options_from_config(config, overhead));
+Result<host::PoolView> current_pool(const host::HostRoot& root, const config::Config& config,
+                                    std::optional<std::uint64_t> overhead) {
+  return host::read_pool(root, pool_options_from_config(config, overhead));
 }
 
-HeavyRules heavy_rules_from_config(const Config& config) {
-  HeavyRules rules;
+workloads::HeavyRules heavy_rules_from_config(const config::Config& config) {
+  workloads::HeavyRules rules;
   rules.small_workload_bytes = config.get_bytes("procs.small_workload");
   rules.near_capacity_fraction = config.get_number("procs.near_capacity_fraction");
   rules.orphan_min_bytes = config.get_bytes("procs.orphan_min");
   return rules;
 }
 
-CoexistenceOptions coexistence_options_from_config(const Config& config) {
-  CoexistenceOptions options;
+workloads::CoexistenceOptions coexistence_options_from_config(const config::Config& config) {
+  workloads::CoexistenceOptions options;
   options.tight_margin_bytes = config.get_bytes("procs.tight_margin");
   return options;
 }
 
-ServeDefaults serve_defaults_from_config(const Config& config) {
-  ServeDefaults d;
+exporter::ServeDefaults serve_defaults_from_config(const config::Config& config) {
+  exporter::ServeDefaults d;
   d.listen = config.get_string("serve.listen");
   d.interval = config.get_duration("serve.interval");
   d.max_workloads = config.get_integer("serve.max_workloads");
@@ -62,7 +64,7 @@ std::filesystem::path user_anchor_file() {
   return std::filesystem::path(home) / ".local" / "share" / "sparkops" / "anchors.jsonl";
 }
 
-plan::PlanEnvironment plan_environment(const HostRoot& root, const Config& config,
+plan::PlanEnvironment plan_environment(const host::HostRoot& root, const config::Config& config,
                                        std::vector<std::string>* notes) {
   plan::PlanEnvironment env;
   env.root = root;
@@ -89,28 +91,29 @@ models::HubAccess hub_access_for(const models::HttpClient* client) {
   return hub;
 }
 
-diagnose::DiagnoseOptions diagnose_options_from_config(const Config& config) {
+diagnose::DiagnoseOptions diagnose_options_from_config(const config::Config& config) {
   diagnose::DiagnoseOptions o;
-  o.slowdown = slowdown_thresholds(config);
-  o.thermal = thermal_thresholds(config);
+  o.slowdown = config::slowdown_thresholds(config);
+  o.thermal = config::thermal_thresholds(config);
   return o;
 }
 
-StatusOptions status_options_for(const HostRoot& root, const Config& config) {
-  StatusOptions options;
+status::StatusOptions status_options_for(const host::HostRoot& root, const config::Config& config) {
+  status::StatusOptions options;
   options.pool = pool_options_from_config(config);
-  options.ticks_per_second = clock_ticks_per_second(root);
+  options.ticks_per_second = host::clock_ticks_per_second(root);
   return options;
 }
 
-Result<AppenderOptions> appender_options_from_config(const Config& config, OutputTrust trust) {
+Result<sampling::AppenderOptions> appender_options_from_config(const config::Config& config,
+                                                               OutputTrust trust) {
   const auto fsync_every = config.get_integer("sample.fsync_every");
   const auto buffer_rows = config.get_integer("sample.memory_buffer_rows");
   if (fsync_every < 0 || buffer_rows < 1) {
     return fail(Errc::invalid_argument,
                 "sample.fsync_every must be >= 0 and sample.memory_buffer_rows >= 1");
   }
-  AppenderOptions o;
+  sampling::AppenderOptions o;
   o.fsync_every = static_cast<std::size_t>(fsync_every);
   o.memory_buffer_rows = static_cast<std::size_t>(buffer_rows);
   o.trust = trust;

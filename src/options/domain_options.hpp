@@ -29,23 +29,23 @@ namespace sparkops::options {
 
 // pool.overhead, pool.swap_counts and pool.flush_hint_gap; `overhead` (a command's --overhead)
 // wins over pool.overhead when set.
-PoolOptions pool_options_from_config(const Config& config,
-                                     std::optional<std::uint64_t> overhead = std::nullopt);
+host::PoolOptions pool_options_from_config(const config::Config& config,
+                                           std::optional<std::uint64_t> overhead = std::nullopt);
 
 // The pool as every command reports it: /proc/meminfo and the cgroup limit under `root`, with the
 // config's pool options (host/pool.hpp read_pool).
-Result<PoolView> current_pool(const HostRoot& root, const Config& config,
-                              std::optional<std::uint64_t> overhead = std::nullopt);
+Result<host::PoolView> current_pool(const host::HostRoot& root, const config::Config& config,
+                                    std::optional<std::uint64_t> overhead = std::nullopt);
 
 // procs.small_workload, procs.near_capacity_fraction and procs.orphan_min: what makes a workload
 // heavy (procs, and the serving flags' --beside).
-HeavyRules heavy_rules_from_config(const Config& config);
+workloads::HeavyRules heavy_rules_from_config(const config::Config& config);
 
 // procs.tight_margin: below this much room a coexistence verdict is "tight".
-CoexistenceOptions coexistence_options_from_config(const Config& config);
+workloads::CoexistenceOptions coexistence_options_from_config(const config::Config& config);
 
 // serve.listen, serve.interval and serve.max_workloads: what `serve` does without its flags.
-ServeDefaults serve_defaults_from_config(const Config& config);
+exporter::ServeDefaults serve_defaults_from_config(const config::Config& config);
 
 // ~/.local/share/sparkops/anchors.jsonl ($XDG_DATA_HOME/sparkops/anchors.jsonl when set); empty
 // when neither variable is set. `watch` appends measured anchors here; `plan` reads them back.
@@ -54,7 +54,7 @@ std::filesystem::path user_anchor_file();
 // What plan::make_plan needs from this machine: the root, the pool options, the Hugging Face cache
 // variables, the embedded anchors and the user's (a malformed user file adds a note and is
 // skipped).
-plan::PlanEnvironment plan_environment(const HostRoot& root, const Config& config,
+plan::PlanEnvironment plan_environment(const host::HostRoot& root, const config::Config& config,
                                        std::vector<std::string>* notes = nullptr);
 
 // The Hugging Face Hub as `plan` reaches it through `client` (the one command that may go online):
@@ -63,14 +63,15 @@ models::HubAccess hub_access_for(const models::HttpClient* client);
 
 // analyze.* and thermal.* as slowdown-diagnosis options (analyze and watch's summary; watch's
 // live events take the same config/slowdown_thresholds.hpp section).
-diagnose::DiagnoseOptions diagnose_options_from_config(const Config& config);
+diagnose::DiagnoseOptions diagnose_options_from_config(const config::Config& config);
 
 // What collect_status needs from the config and the machine, the same for every command that
 // shows the status (status, top, watch's pre-flight, serve): the pool options and USER_HZ.
-StatusOptions status_options_for(const HostRoot& root, const Config& config);
+status::StatusOptions status_options_for(const host::HostRoot& root, const config::Config& config);
 
 // sample.fsync_every and sample.memory_buffer_rows for the sample file (sample and watch), with
 // the output rule `trust`. Errors name the keys.
-Result<AppenderOptions> appender_options_from_config(const Config& config, OutputTrust trust);
+Result<sampling::AppenderOptions> appender_options_from_config(const config::Config& config,
+                                                               OutputTrust trust);
 
 }  // namespace sparkops::options

@@ -10,21 +10,21 @@
 
 namespace sparkops::options {
 
-Result<std::unique_ptr<GpuSource>> open_gpu_from_flag(std::string_view gpu_flag,
-                                                      const Config& config) {
-  GpuOpenOptions options = gpu_open_options_from_environment();
+Result<std::unique_ptr<gpu::GpuSource>> open_gpu_from_flag(std::string_view gpu_flag,
+                                                           const config::Config& config) {
+  gpu::GpuOpenOptions options = gpu::gpu_open_options_from_environment();
   // 1 ms .. 10 min, checked where the value was set (config/config_bounds.cpp).
   options.call_timeout =
       std::chrono::duration_cast<std::chrono::milliseconds>(config.get_duration("gpu.timeout"));
   if (!gpu_flag.empty()) {  // the flag wins over SPARKOPS_GPU_BACKEND
-    const auto choice = parse_gpu_backend_choice(gpu_flag);
+    const auto choice = gpu::parse_gpu_backend_choice(gpu_flag);
     if (!choice) {
       return fail(Errc::invalid_argument,
                   fmt::format("--gpu {}: expected auto, nvml, nvidia-smi or none", gpu_flag));
     }
     options.choice = *choice;
   }
-  return open_gpu_source(options);
+  return gpu::open_gpu_source(options);
 }
 
 bool gpu_source_named(std::string_view gpu_flag) {
@@ -36,39 +36,43 @@ bool gpu_source_named(std::string_view gpu_flag) {
          set("SPARKOPS_NVML_LIB");
 }
 
-Result<std::unique_ptr<GpuSource>> open_gpu_for(const HostRoot& root, std::string_view gpu_flag,
-                                                const Config& config) {
+Result<std::unique_ptr<gpu::GpuSource>> open_gpu_for(const host::HostRoot& root,
+                                                     std::string_view gpu_flag,
+                                                     const config::Config& config) {
   if (!root.is_live() && !gpu_source_named(gpu_flag)) {
-    return make_null_gpu_source(GpuState::no_library,
-                                "not read: --root names a captured tree, and this machine's GPU "
-                                "says nothing about it (name a source: --gpu nvml|nvidia-smi)");
+    return gpu::make_null_gpu_source(
+        gpu::GpuState::no_library,
+        "not read: --root names a captured tree, and this machine's GPU "
+        "says nothing about it (name a source: --gpu nvml|nvidia-smi)");
   }
   return open_gpu_from_flag(gpu_flag, config);
 }
 
-GpuMemoryReading gpu_memory_for(const HostRoot& root, std::string_view gpu_flag,
-                                const Config& config) {
+status::GpuMemoryReading gpu_memory_for(const host::HostRoot& root, std::string_view gpu_flag,
+                                        const config::Config& config) {
   auto gpu = open_gpu_for(root, gpu_flag, config);
   if (!gpu) return {};
-  return read_gpu_memory(**gpu);
+  return status::read_gpu_memory(**gpu);
 }
 
-Result<GpuProcessList> gpu_processes_for(const HostRoot& root, std::string_view gpu_flag,
-                                         const Config& config, const std::string& smi_file) {
-  if (!smi_file.empty()) return gpu_processes_from_smi_file(smi_file);
+Result<workloads::GpuProcessList> gpu_processes_for(const host::HostRoot& root,
+                                                    std::string_view gpu_flag,
+                                                    const config::Config& config,
+                                                    const std::string& smi_file) {
+  if (!smi_file.empty()) return workloads::gpu_processes_from_smi_file(smi_file);
   if (!root.is_live() && !gpu_source_named(gpu_flag)) {
-    GpuProcessList none;
+    workloads::GpuProcessList none;
     none.note =
         "not read: --root names a captured tree (give its nvidia-smi output with --gpu-apps FILE)";
     return none;
   }
   auto source = open_gpu_for(root, gpu_flag, config);
   if (!source) return tl::unexpected(source.error());
-  return gpu_processes_from(**source);
+  return workloads::gpu_processes_from(**source);
 }
 
-Result<StatusSource> status_source(const HostRoot& root, std::string_view gpu_flag,
-                                   const Config& config) {
+Result<StatusSource> status_source(const host::HostRoot& root, std::string_view gpu_flag,
+                                   const config::Config& config) {
   auto gpu = open_gpu_for(root, gpu_flag, config);
   if (!gpu) return tl::unexpected(gpu.error());
   return StatusSource{root, std::move(*gpu), status_options_for(root, config)};

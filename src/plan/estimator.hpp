@@ -63,7 +63,7 @@ inline constexpr std::uint64_t kCublasLtWorkspaceBytes = 1024ULL * 1024;
 // The process's host side on a unified machine, outside torch's allocator but in the same pool:
 // the [plan] config section's (config/plan_defaults.hpp, where its defaults are written;
 // docs/estimator.md "The whole pool" gives each one's measurement).
-using HostSide = PlanHostSide;
+using HostSide = config::PlanHostSide;
 
 // What a DGX Spark user most often runs: bf16 LoRA r=16 on all linear layers, AdamW, batch 1,
 // packing 2048, gradient checkpointing, SDPA/flash attention, one machine.

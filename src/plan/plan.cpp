@@ -157,8 +157,8 @@ Result<ResolvedModel> resolve_model(const ModelRef& ref, const HfCacheEnv& hf_ca
   return models::resolve_model_name(ref.name, models::ResolveEnv{hf_cache, hub});
 }
 
-Verdict verdict_for(std::uint64_t peak, std::uint64_t budget, const std::optional<PoolView>& pool,
-                    std::uint64_t page_cache) {
+Verdict verdict_for(std::uint64_t peak, std::uint64_t budget,
+                    const std::optional<host::PoolView>& pool, std::uint64_t page_cache) {
   if (peak > budget) return Verdict::wont_fit;
   if (static_cast<double>(peak) > 0.9 * static_cast<double>(budget)) return Verdict::tight;
   if (pool) {
@@ -427,16 +427,16 @@ Result<PlanResult> make_plan(const PlanInput& input, const PlanEnvironment& env)
   } else if (env.pool) {
     r.pool = env.pool;
   } else {
-    PoolOptions options = env.pool_options;
+    host::PoolOptions options = env.pool_options;
     if (input.overhead_bytes) options.overhead_bytes = *input.overhead_bytes;
-    auto pool = read_pool(env.root, options);
+    auto pool = host::read_pool(env.root, options);
     if (!pool) return tl::unexpected(pool.error());
     r.pool = *pool;
   }
   if (r.pool) r.budget_bytes = r.pool->budget_bytes;
   if (!input.budget_bytes && env.device_memory) {
     // host/pool.hpp training_budget: a discrete GPU's free memory is the budget.
-    const auto budget = training_budget(r.pool, env.device_memory);
+    const auto budget = host::training_budget(r.pool, env.device_memory);
     r.budget_bytes = budget->bytes;
     r.device = budget->device;
     r.peak_basis = PeakBasis::device;

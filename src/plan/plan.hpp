@@ -51,12 +51,12 @@ struct PlanInput {
 };
 
 struct PlanEnvironment {
-  HostRoot root{"/"};            // --root: where /proc/meminfo and cgroup files are read
-  PoolOptions pool_options;      // overhead etc. (PlanInput::overhead_bytes wins)
-  std::optional<PoolView> pool;  // when set, used instead of reading `root`
+  host::HostRoot root{"/"};            // --root: where /proc/meminfo and cgroup files are read
+  host::PoolOptions pool_options;      // overhead etc. (PlanInput::overhead_bytes wins)
+  std::optional<host::PoolView> pool;  // when set, used instead of reading `root`
   // A discrete GPU's memory (NVML reports it): then the budget is its free memory, not the pool's
   // (host/pool.hpp training_budget). Unset where memory is unified or no GPU was read.
-  std::optional<DeviceMemory> device_memory;
+  std::optional<host::DeviceMemory> device_memory;
   HfCacheEnv hf_cache;          // HF_HUB_CACHE / HF_HOME / HOME values
   models::HubAccess hub;        // offline unless the command allows the Hub
   std::vector<Anchor> anchors;  // embedded_anchors() + user anchors (load_anchors)
@@ -101,10 +101,10 @@ struct PlanResult {
   RunConfig run;
   Estimate estimate;
   std::uint64_t budget_bytes = 0;
-  std::optional<PoolView> pool;  // absent when --budget was given
+  std::optional<host::PoolView> pool;  // absent when --budget was given
   // Set when the budget is a discrete GPU's free memory (PlanEnvironment::device_memory); the
   // verdict and the advice then hold the device peak against it (peak_basis device).
-  std::optional<DeviceMemory> device;
+  std::optional<host::DeviceMemory> device;
   PeakBasis peak_basis = PeakBasis::pool;
   Verdict verdict = Verdict::wont_fit;
   std::optional<AnchorMatch> anchor;
@@ -133,7 +133,7 @@ Result<ResolvedModel> resolve_model(const ModelRef& ref, const HfCacheEnv& hf_ca
 // fits_after_flush when it, with the run's own cached checkpoint pages (`page_cache`), exceeds
 // what is free now (pool given) but not the budget, else fits.
 Verdict verdict_for(std::uint64_t peak_pool_bytes, std::uint64_t budget_bytes,
-                    const std::optional<PoolView>& pool, std::uint64_t page_cache = 0);
+                    const std::optional<host::PoolView>& pool, std::uint64_t page_cache = 0);
 
 // The largest packing length (multiple of 128, <= run.seq) whose peak fits the budget.
 // `largest_shard_bytes` as in estimate(): the model directory's largest shard when known.

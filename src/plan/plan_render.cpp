@@ -134,8 +134,8 @@ json terms_json(const plan::Terms& t) {
 
 // "gpu_memory" (a discrete GPU's free memory), "unified_pool" or "flag" (--budget).
 std::string_view budget_source_of(const plan::PlanResult& r) {
-  if (r.device) return budget_source_name(BudgetSource::gpu_memory);
-  return r.pool ? budget_source_name(BudgetSource::unified_pool) : "flag";
+  if (r.device) return host::budget_source_name(host::BudgetSource::gpu_memory);
+  return r.pool ? host::budget_source_name(host::BudgetSource::unified_pool) : "flag";
 }
 
 }  // namespace

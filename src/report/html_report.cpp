@@ -77,7 +77,7 @@ constexpr std::uint64_t kThrottleBits = 0x4 | 0x8 | 0x20 | 0x40 | 0x80;
 
 // The reasons a sample shows as throttling: counter time in the interval, else the reason bits (the
 // counters catch what the instantaneous bits miss, so either is enough).
-std::vector<std::string> throttle_reasons(const SampleRow& s) {
+std::vector<std::string> throttle_reasons(const sampling::SampleRow& s) {
   std::vector<std::string> out;
   const auto counted = [&](const std::optional<double>& secs, const char* name, std::uint64_t bit) {
     if ((secs && *secs > 0) || (s.reasons_mask && (*s.reasons_mask & bit))) out.emplace_back(name);

@@ -12,7 +12,7 @@
 
 #include "base/text.hpp"
 
-namespace sparkops {
+namespace sparkops::sampling {
 
 namespace {
 
@@ -284,4 +284,4 @@ Status DurableAppender::sync() {
   return {};
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::sampling

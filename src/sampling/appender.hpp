@@ -26,7 +26,7 @@
 #include "base/output_file.hpp"
 #include "base/result.hpp"
 
-namespace sparkops {
+namespace sparkops::sampling {
 
 // The write(2) seam: tests inject failures (ENOSPC, short writes).
 using WriteFn = std::function<ssize_t(int fd, const void* data, std::size_t size)>;
@@ -108,4 +108,4 @@ class DurableAppender {
   std::uint64_t written_rows_ = 0;
 };
 
-}  // namespace sparkops
+}  // namespace sparkops::sampling

@@ -3,19 +3,19 @@
 #include <algorithm>
 #include <utility>
 
-namespace sparkops {
+namespace sparkops::sampling {
 
-Collector::Collector(const HostRoot& root, GpuSource* gpu, BackoffOptions backoff)
+Collector::Collector(const host::HostRoot& root, gpu::GpuSource* gpu, BackoffOptions backoff)
     : host_(root), gpu_(gpu), backoff_(backoff) {}
 
 void Collector::collect_gpu(Sample& sample, SteadyTime steady) {
   if (gpu_ == nullptr) {
-    sample.gpu_state = GpuState::no_library;
+    sample.gpu_state = gpu::GpuState::no_library;
     return;
   }
   sample.devices = gpu_->devices();
   if (gpu_retry_at_ && steady < *gpu_retry_at_) {
-    sample.gpu_state = GpuState::lost;
+    sample.gpu_state = gpu::GpuState::lost;
     sample.gpu_detail = gpu_lost_detail_;
     return;
   }
@@ -39,7 +39,7 @@ void Collector::collect_gpu(Sample& sample, SteadyTime steady) {
   // recovery on the first tick after it, so no back-off.
   if (snap.error().code == Errc::gpu_hung) {
     gpu_retry_at_.reset();
-    sample.gpu_state = GpuState::hung;
+    sample.gpu_state = gpu::GpuState::hung;
     sample.gpu_detail = snap.error().detail;
     return;
   }
@@ -47,7 +47,7 @@ void Collector::collect_gpu(Sample& sample, SteadyTime steady) {
   const auto wait = std::min(backoff_.first * (std::int64_t{1} << shift), backoff_.max);
   gpu_retry_at_ = steady + wait;
   gpu_lost_detail_ = snap.error().detail;
-  sample.gpu_state = GpuState::lost;
+  sample.gpu_state = gpu::GpuState::lost;
   sample.gpu_detail = gpu_lost_detail_;
 }
 
@@ -63,4 +63,4 @@ Sample Collector::collect(std::uint64_t tick, SteadyTime steady, SystemTime wall
   return sample;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::sampling

@@ -17,7 +17,7 @@
 #include "host/host_root.hpp"
 #include "sampling/sample.hpp"
 
-namespace sparkops {
+namespace sparkops::sampling {
 
 struct BackoffOptions {
   std::chrono::nanoseconds first = std::chrono::seconds{1};
@@ -27,7 +27,7 @@ struct BackoffOptions {
 class Collector {
  public:
   // `gpu` may be null (no GPU source at all); it must outlive the collector.
-  Collector(const HostRoot& root, GpuSource* gpu, BackoffOptions backoff = {});
+  Collector(const host::HostRoot& root, gpu::GpuSource* gpu, BackoffOptions backoff = {});
 
   // Reads one Sample stamped with `wall`, scheduled as tick `tick`, and fills its deltas against
   // the previous collect().
@@ -39,8 +39,8 @@ class Collector {
  private:
   void collect_gpu(Sample& sample, SteadyTime steady);
 
-  HostProbe host_;
-  GpuSource* gpu_;
+  host::HostProbe host_;
+  gpu::GpuSource* gpu_;
   BackoffOptions backoff_;
   unsigned gpu_failures_ = 0;
   std::optional<SteadyTime> gpu_retry_at_;
@@ -48,4 +48,4 @@ class Collector {
   std::optional<Sample> previous_;
 };
 
-}  // namespace sparkops
+}  // namespace sparkops::sampling

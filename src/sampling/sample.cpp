@@ -1,6 +1,6 @@
 #include "sampling/sample.hpp"
 
-namespace sparkops {
+namespace sparkops::sampling {
 
 namespace {
 
@@ -42,8 +42,8 @@ void compute_deltas(const Sample* previous, Sample& current) {
   for (auto& g : current.gpus) g.deltas = {};
   if (previous == nullptr) return;
   current.interval = current.steady_time - previous->steady_time;
-  const HostReading& a = previous->host;
-  const HostReading& b = current.host;
+  const host::HostReading& a = previous->host;
+  const host::HostReading& b = current.host;
   current.host_deltas.psi_mem_some_us =
       counter_delta(a.psi_mem_some_total_us, b.psi_mem_some_total_us);
   current.host_deltas.psi_mem_full_us =
@@ -52,8 +52,8 @@ void compute_deltas(const Sample* previous, Sample& current) {
   for (auto& g : current.gpus) {
     const GpuReading* before = find_gpu(*previous, g.snapshot.index);
     if (before == nullptr) continue;
-    const GpuSnapshot& s0 = before->snapshot;
-    const GpuSnapshot& s1 = g.snapshot;
+    const gpu::GpuSnapshot& s0 = before->snapshot;
+    const gpu::GpuSnapshot& s1 = g.snapshot;
     g.deltas.energy_microjoules = counter_delta(s0.energy_microjoules, s1.energy_microjoules);
     g.deltas.throttle.sw_power_cap =
         duration_delta(s0.counters.sw_power_cap, s1.counters.sw_power_cap);
@@ -65,4 +65,4 @@ void compute_deltas(const Sample* previous, Sample& current) {
   }
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::sampling

@@ -12,7 +12,7 @@
 #include "gpu/gpu_source.hpp"
 #include "host/host_reading.hpp"
 
-namespace sparkops {
+namespace sparkops::sampling {
 
 // Per-interval differences of the host counters; absent on the first tick, when either side is
 // absent, or when a counter went backwards (reboot, captured tree swapped).
@@ -25,11 +25,11 @@ struct HostDeltas {
 // Per-interval differences for one GPU (matched by index with the previous tick).
 struct GpuDeltas {
   std::optional<std::uint64_t> energy_microjoules;
-  ThrottleCounters throttle;  // time spent in each reason during the interval
+  gpu::ThrottleCounters throttle;  // time spent in each reason during the interval
 };
 
 struct GpuReading {
-  GpuSnapshot snapshot;  // snapshot.index is the GPU index
+  gpu::GpuSnapshot snapshot;  // snapshot.index is the GPU index
   GpuDeltas deltas;
   // Sum of per-process GPU memory; absent when the process query is unsupported or no process
   // reported a size.
@@ -41,11 +41,11 @@ struct Sample {
   SystemTime wall_time{};  // stamp (UTC system clock)
   SteadyTime steady_time{};
   std::chrono::nanoseconds interval{};  // time since the previous tick (0 on the first)
-  HostReading host;
+  host::HostReading host;
   HostDeltas host_deltas;
-  GpuState gpu_state = GpuState::no_library;
+  gpu::GpuState gpu_state = gpu::GpuState::no_library;
   std::string gpu_detail;          // one line when gpu_state is not ok
-  std::vector<GpuDevice> devices;  // the devices the source knows (kept while lost)
+  std::vector<gpu::GpuDevice> devices;  // the devices the source knows (kept while lost)
   std::vector<GpuReading> gpus;    // one per device answering this tick; empty when lost
 };
 
@@ -53,4 +53,4 @@ struct Sample {
 // (nullptr on the first tick). Pure.
 void compute_deltas(const Sample* previous, Sample& current);
 
-}  // namespace sparkops
+}  // namespace sparkops::sampling

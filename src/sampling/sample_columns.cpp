@@ -10,7 +10,7 @@
 #include "base/time_format.hpp"
 #include "gpu/throttle_reasons.hpp"
 
-namespace sparkops {
+namespace sparkops::sampling {
 
 namespace {
 
@@ -165,7 +165,7 @@ void append_csv_cell(std::string& out, const SampleColumn& c, const SampleRow& r
       fmt::format_to(it, "{:#x}", *row.reasons_mask);
       return;
     case F::reason_names:
-      append_quoted(out, reason_names_joined(*row.reasons_mask));
+      append_quoted(out, gpu::reason_names_joined(*row.reasons_mask));
       return;
     case F::text:
       append_quoted(out, *row.host_hottest_sensor);
@@ -197,7 +197,7 @@ nlohmann::ordered_json json_cell(const SampleColumn& c, const SampleRow& row) {
     case F::reasons_hex:
       return fmt::format("{:#x}", *row.reasons_mask);
     case F::reason_names:
-      return reason_names_joined(*row.reasons_mask);
+      return gpu::reason_names_joined(*row.reasons_mask);
     case F::text:
       return *row.host_hottest_sensor;
   }
@@ -259,4 +259,4 @@ void parse_json_cell(const SampleColumn& c, const nlohmann::json& value, SampleR
   }
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::sampling

@@ -16,7 +16,7 @@
 
 #include "sampling/sample_row.hpp"
 
-namespace sparkops {
+namespace sparkops::sampling {
 
 enum class CellForm {
   timestamp_utc,  // 2025-11-09T09:26:12.345Z (SampleRow::time)
@@ -57,4 +57,4 @@ bool parse_cell(const SampleColumn& column, std::string_view cell, SampleRow& ro
 // Reads one JSONL value that is not a string (a number; null is absent) into `row`.
 void parse_json_cell(const SampleColumn& column, const nlohmann::json& value, SampleRow& row);
 
-}  // namespace sparkops
+}  // namespace sparkops::sampling

@@ -1,6 +1,6 @@
 #include "sampling/sample_row.hpp"
 
-namespace sparkops {
+namespace sparkops::sampling {
 
 namespace {
 
@@ -27,7 +27,7 @@ SampleRow sample_row(const Sample& s, const GpuReading* gpu, std::optional<unsig
   r.time = s.wall_time;
   if (index) r.gpu_index = *index;
   if (gpu != nullptr) {
-    const GpuSnapshot& g = gpu->snapshot;
+    const gpu::GpuSnapshot& g = gpu->snapshot;
     const GpuDeltas& d = gpu->deltas;
     r.gpu_temp_c = scaled(g.temp_millicelsius, 1000.0);
     r.gpu_margin_c = scaled(g.margin_temp_millicelsius, 1000.0);
@@ -45,7 +45,7 @@ SampleRow sample_row(const Sample& s, const GpuReading* gpu, std::optional<unsig
     r.throttle_hw_power_brake_s = seconds(d.throttle.hw_power_brake);
     r.gpu_process_memory_bytes = number(gpu->process_memory_bytes());
   }
-  const HostReading& h = s.host;
+  const host::HostReading& h = s.host;
   r.host_hottest_sensor = h.hottest_sensor;
   r.host_hottest_c = scaled(h.hottest_millicelsius, 1000.0);
   r.spbm_sys_total_w = scaled(h.spbm_sys_total_microwatts, 1e6);
@@ -63,4 +63,4 @@ SampleRow sample_row(const Sample& s, const GpuReading* gpu, std::optional<unsig
   return r;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::sampling

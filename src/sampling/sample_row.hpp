@@ -12,7 +12,7 @@
 #include "base/clock.hpp"
 #include "sampling/sample.hpp"
 
-namespace sparkops {
+namespace sparkops::sampling {
 
 struct SampleRow {
   SystemTime time{};
@@ -55,4 +55,4 @@ struct SampleRow {
 // file's units.
 SampleRow sample_row(const Sample& sample, const GpuReading* gpu, std::optional<unsigned> index);
 
-}  // namespace sparkops
+}  // namespace sparkops::sampling

@@ -14,7 +14,7 @@
 #include "base/version.hpp"
 #include "sampling/sampler.hpp"
 
-namespace sparkops {
+namespace sparkops::sampling {
 
 namespace {
 
@@ -110,9 +110,9 @@ Result<DurableAppender> open_events_file(const std::string& path, const SampleOp
       report);
 }
 
-DetectorConfig detector_from_config(const Config& c) {
+DetectorConfig detector_from_config(const config::Config& c) {
   DetectorConfig d;
-  static_cast<ThermalThresholds&>(d) = thermal_thresholds(c);
+  static_cast<config::ThermalThresholds&>(d) = config::thermal_thresholds(c);
   return d;
 }
 
@@ -136,8 +136,8 @@ std::string default_events_path(const std::string& out) {
   return out + ".events";
 }
 
-int run_sample(const Console& io, const HostRoot& root, const SampleOptions& options,
-               GpuSource* gpu, Clock& clock, std::stop_token stop, SampleSignalFlags& flags) {
+int run_sample(const Console& io, const host::HostRoot& root, const SampleOptions& options,
+               gpu::GpuSource* gpu, Clock& clock, std::stop_token stop, SampleSignalFlags& flags) {
   const FileMeta meta = make_file_meta(root, gpu, std::string(kVersion));
   const bool to_stdout = options.out == "-";
   const std::string events_path =
@@ -171,8 +171,8 @@ int run_sample(const Console& io, const HostRoot& root, const SampleOptions& opt
   }
 
   const std::string gpu_warning =
-      gpu != nullptr && gpu->state() != GpuState::ok
-          ? fmt::format("GPU: {} ({})", gpu_state_name(gpu->state()), gpu->state_detail())
+      gpu != nullptr && gpu->state() != gpu::GpuState::ok
+          ? fmt::format("GPU: {} ({})", gpu::gpu_state_name(gpu->state()), gpu->state_detail())
           : std::string{};
   print_error(io, fmt::format("sampling every {} into {} ({} format){}{}; Ctrl-C stops",
                               format_duration(options.interval), to_stdout ? "stdout" : options.out,
@@ -277,4 +277,4 @@ int run_sample(const Console& io, const HostRoot& root, const SampleOptions& opt
   return code;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::sampling

@@ -15,7 +15,7 @@
 #include "sampling/throttle_detector.hpp"
 #include "sampling/writers.hpp"
 
-namespace sparkops {
+namespace sparkops::sampling {
 
 // What the signal thread (cli/signal_bridge.hpp) tells the loop besides a stop: SIGHUP reopens
 // its files (logrotate) before the next tick.
@@ -43,7 +43,7 @@ Result<std::chrono::nanoseconds> sample_interval(const std::string& text,
 std::string default_events_path(const std::string& out);
 
 // The thermal.* detector thresholds from the effective config.
-DetectorConfig detector_from_config(const Config& config);
+DetectorConfig detector_from_config(const config::Config& config);
 
 // Opens (creating or appending to) the sample file options.out with the header rules of
 // check_existing_header; used by `sample` and `watch`.
@@ -56,7 +56,7 @@ Result<DurableAppender> open_events_file(const std::string& path, const SampleOp
 // Runs until a limit or a stop requested on `stop` (SIGINT/SIGTERM). Returns the exit code: 0,
 // kExitBadInput when a file cannot be used (different header, not writable), kExitFailure when rows
 // were still unwritten at exit.
-int run_sample(const Console& io, const HostRoot& root, const SampleOptions& options,
-               GpuSource* gpu, Clock& clock, std::stop_token stop, SampleSignalFlags& flags);
+int run_sample(const Console& io, const host::HostRoot& root, const SampleOptions& options,
+               gpu::GpuSource* gpu, Clock& clock, std::stop_token stop, SampleSignalFlags& flags);
 
-}  // namespace sparkops
+}  // namespace sparkops::sampling

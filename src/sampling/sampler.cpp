@@ -4,7 +4,7 @@
 
 #include "host/system_info.hpp"
 
-namespace sparkops {
+namespace sparkops::sampling {
 
 Sampler::Sampler(Collector& collector, SampleFormat format, DetectorConfig detector)
     : collector_(collector), format_(format), detector_(detector) {}
@@ -17,16 +17,17 @@ TickResult Sampler::tick(const Tick& tick) {
   return result;
 }
 
-FileMeta make_file_meta(const HostRoot& root, const GpuSource* gpu, std::string version) {
+FileMeta make_file_meta(const host::HostRoot& root, const gpu::GpuSource* gpu,
+                        std::string version) {
   FileMeta meta;
   meta.version = std::move(version);
-  if (auto info = read_system_info(root)) {
+  if (auto info = host::read_system_info(root)) {
     meta.host = info->hostname.value_or("");
     meta.kernel = info->kernel_release.value_or("");
   }
   if (gpu != nullptr) {
     meta.driver = gpu->driver_version().value_or("");
-    for (const GpuDevice& d : gpu->devices()) {
+    for (const gpu::GpuDevice& d : gpu->devices()) {
       if (meta.device.find(d.name) != std::string::npos) continue;
       if (!meta.device.empty()) meta.device += '+';
       meta.device += d.name;
@@ -42,4 +43,4 @@ FileMeta make_file_meta(const HostRoot& root, const GpuSource* gpu, std::string 
   return meta;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::sampling

@@ -12,7 +12,7 @@
 #include "sampling/throttle_detector.hpp"
 #include "sampling/writers.hpp"
 
-namespace sparkops {
+namespace sparkops::sampling {
 
 struct TickResult {
   Sample sample;
@@ -36,6 +36,6 @@ class Sampler {
 
 // The extended comment line's facts: hostname and kernel from the root, driver and device names
 // from the GPU source (null: no GPU).
-FileMeta make_file_meta(const HostRoot& root, const GpuSource* gpu, std::string version);
+FileMeta make_file_meta(const host::HostRoot& root, const gpu::GpuSource* gpu, std::string version);
 
-}  // namespace sparkops
+}  // namespace sparkops::sampling

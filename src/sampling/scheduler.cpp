@@ -1,6 +1,6 @@
 #include "sampling/scheduler.hpp"
 
-namespace sparkops {
+namespace sparkops::sampling {
 
 TickSchedule::TickSchedule(SteadyTime t0, std::chrono::nanoseconds interval)
     : t0_(t0), interval_(interval) {}
@@ -44,4 +44,4 @@ LoopEnd run_schedule(Clock& clock, std::chrono::nanoseconds interval, const Sche
   }
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::sampling

@@ -11,7 +11,7 @@
 
 #include "base/clock.hpp"
 
-namespace sparkops {
+namespace sparkops::sampling {
 
 class TickSchedule {
  public:
@@ -54,4 +54,4 @@ enum class LoopEnd { count_reached, duration_reached, stopped };
 LoopEnd run_schedule(Clock& clock, std::chrono::nanoseconds interval, const ScheduleLimits& limits,
                      std::stop_token stop, const std::function<void(const Tick&)>& on_tick);
 
-}  // namespace sparkops
+}  // namespace sparkops::sampling

@@ -13,18 +13,18 @@
 
 #include "config/thermal_thresholds.hpp"
 
-namespace sparkops {
+namespace sparkops::sampling {
 
 // Power within ceiling_band_watts of ceiling_watts and below rated_watts.
-bool at_power_ceiling(const ThermalThresholds& t, double watts);
-bool is_hot(const ThermalThresholds& t, double celsius);
+bool at_power_ceiling(const config::ThermalThresholds& t, double watts);
+bool is_hot(const config::ThermalThresholds& t, double celsius);
 // A rise of at least climb_celsius.
-bool is_climbing(const ThermalThresholds& t, double rise_celsius);
-bool is_busy(const ThermalThresholds& t, double util_percent);
+bool is_climbing(const config::ThermalThresholds& t, double rise_celsius);
+bool is_busy(const config::ThermalThresholds& t, double util_percent);
 // SM clock below low_clock_ratio x `reference_mhz` (its max, or the clock of a calm period).
-bool is_low_clock(const ThermalThresholds& t, double clock_mhz, double reference_mhz);
+bool is_low_clock(const config::ThermalThresholds& t, double clock_mhz, double reference_mhz);
 // Power below low_power_ratio x `reference_watts` (the run's own earlier level under load).
-bool is_low_power(const ThermalThresholds& t, double watts, double reference_watts);
+bool is_low_power(const config::ThermalThresholds& t, double watts, double reference_watts);
 
 struct CapEvidence {
   bool power_at_ceiling = false;      // the power the caller judged held at the ceiling
@@ -39,6 +39,6 @@ struct CapVerdict {
   bool signature = false;  // the platform cap: at the ceiling, hot or climbing, not idle
 };
 
-CapVerdict platform_cap(const ThermalThresholds& t, const CapEvidence& e);
+CapVerdict platform_cap(const config::ThermalThresholds& t, const CapEvidence& e);
 
-}  // namespace sparkops
+}  // namespace sparkops::sampling

@@ -8,7 +8,7 @@
 #include "gpu/throttle_reasons.hpp"
 #include "sampling/thermal_rule.hpp"
 
-namespace sparkops {
+namespace sparkops::sampling {
 
 namespace {
 
@@ -23,18 +23,19 @@ double seconds(std::chrono::nanoseconds d) {
 struct CounterCause {
   ThrottleCause cause;
   std::uint64_t bit;
-  std::optional<std::chrono::nanoseconds> ThrottleCounters::*counter;  // nullptr: no counter
+  std::optional<std::chrono::nanoseconds> gpu::ThrottleCounters::*counter;  // nullptr: no counter
 };
 
 constexpr std::array<CounterCause, 5> kCounterCauses = {{
-    {ThrottleCause::sw_power_cap, kReasonSwPowerCap, &ThrottleCounters::sw_power_cap},
-    {ThrottleCause::hw_slowdown, kReasonHwSlowdown, nullptr},
-    {ThrottleCause::sw_thermal, kReasonSwThermal, &ThrottleCounters::sw_thermal},
-    {ThrottleCause::hw_thermal, kReasonHwThermal, &ThrottleCounters::hw_thermal},
-    {ThrottleCause::hw_power_brake, kReasonHwPowerBrake, &ThrottleCounters::hw_power_brake},
+    {ThrottleCause::sw_power_cap, gpu::kReasonSwPowerCap, &gpu::ThrottleCounters::sw_power_cap},
+    {ThrottleCause::hw_slowdown, gpu::kReasonHwSlowdown, nullptr},
+    {ThrottleCause::sw_thermal, gpu::kReasonSwThermal, &gpu::ThrottleCounters::sw_thermal},
+    {ThrottleCause::hw_thermal, gpu::kReasonHwThermal, &gpu::ThrottleCounters::hw_thermal},
+    {ThrottleCause::hw_power_brake, gpu::kReasonHwPowerBrake,
+     &gpu::ThrottleCounters::hw_power_brake},
 }};
 
-std::string context_evidence(const GpuSnapshot& s) {
+std::string context_evidence(const gpu::GpuSnapshot& s) {
   std::string out;
   if (s.temp_millicelsius) out += fmt::format(" temp_c={}", *s.temp_millicelsius / 1000);
   if (s.power_microwatts)
@@ -136,7 +137,7 @@ void ThrottleDetector::step(Episode& ep, ThrottleCause cause, std::optional<unsi
 
 void ThrottleDetector::feed_gpu(const Sample& sample, const GpuReading& gpu, GpuTrack& track,
                                 std::vector<ThrottleEvent>& out) {
-  const GpuSnapshot& s = gpu.snapshot;
+  const gpu::GpuSnapshot& s = gpu.snapshot;
   const std::uint64_t bits = s.clocks_event_reasons.value_or(0);
   // Evidence is kept only from an episode's first sample (step(): first_evidence), so it is
   // formatted only when that episode's on-streak is about to begin; the context once per tick at
@@ -150,7 +151,7 @@ void ThrottleDetector::feed_gpu(const Sample& sample, const GpuReading& gpu, Gpu
     return track.episodes[slot(cause)].on_streak == 0;
   };
   const SystemTime now = sample.wall_time;
-  bool any_flag = (bits & kThrottlingReasonsMask & ~kReasonSyncBoost) != 0;
+  bool any_flag = (bits & gpu::kThrottlingReasonsMask & ~gpu::kReasonSyncBoost) != 0;
 
   for (const auto& cc : kCounterCauses) {
     Observation obs;
@@ -257,7 +258,7 @@ std::vector<ThrottleEvent> ThrottleDetector::feed(const Sample& sample) {
   std::vector<ThrottleEvent> out;
   {
     Observation obs;
-    if (sample.gpu_state == GpuState::lost) {
+    if (sample.gpu_state == gpu::GpuState::lost) {
       obs.seen = true;
       obs.evidence = sample.gpu_detail.empty()
                          ? std::string("state=lost")
@@ -267,7 +268,7 @@ std::vector<ThrottleEvent> ThrottleDetector::feed(const Sample& sample) {
   }
   {
     Observation obs;
-    if (sample.gpu_state == GpuState::hung) {
+    if (sample.gpu_state == gpu::GpuState::hung) {
       obs.seen = true;
       obs.evidence = sample.gpu_detail.empty()
                          ? std::string("state=hung")
@@ -311,4 +312,4 @@ std::vector<ThrottleEvent> ThrottleDetector::finish(SystemTime time) {
   return out;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::sampling

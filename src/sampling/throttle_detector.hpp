@@ -36,11 +36,11 @@
 #include "config/thermal_thresholds.hpp"
 #include "sampling/sample.hpp"
 
-namespace sparkops {
+namespace sparkops::sampling {
 
 // The thresholds (ThermalThresholds: the thermal.* keys and their defaults) plus how the live
 // detector looks at the stream.
-struct DetectorConfig : ThermalThresholds {
+struct DetectorConfig : config::ThermalThresholds {
   std::chrono::nanoseconds min_counter_increase = std::chrono::milliseconds{1};
   std::size_t sustain_samples = 2;
   std::size_t window_samples = 4;         // history for "power flat" and "temperature climbs"
@@ -123,4 +123,4 @@ class ThrottleDetector {
   bool sensor_seen_ = false;
 };
 
-}  // namespace sparkops
+}  // namespace sparkops::sampling

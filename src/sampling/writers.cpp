@@ -10,7 +10,7 @@
 #include "base/time_format.hpp"
 #include "sampling/sample_columns.hpp"
 
-namespace sparkops {
+namespace sparkops::sampling {
 
 namespace {
 
@@ -192,4 +192,4 @@ Status check_existing_header(SampleFormat format, std::string_view head, std::st
   return {};
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::sampling

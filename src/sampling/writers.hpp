@@ -13,7 +13,7 @@
 #include "base/result.hpp"
 #include "sampling/sample.hpp"
 
-namespace sparkops {
+namespace sparkops::sampling {
 
 enum class SampleFormat { nvidia_smi, extended, jsonl };
 
@@ -48,4 +48,4 @@ std::vector<std::string> format_sample_rows(SampleFormat format, const Sample& s
 // in `format`. conflict naming the file's header when they differ: never mix formats in one file.
 Status check_existing_header(SampleFormat format, std::string_view head, std::string_view path);
 
-}  // namespace sparkops
+}  // namespace sparkops::sampling

@@ -22,12 +22,12 @@ std::uint64_t sub_floor(std::uint64_t a, std::uint64_t b) {
 // that set its cap, and its environment.
 struct ServerCommand {
   std::vector<std::string> argv;
-  EnvList env;
+  host::EnvList env;
 };
 
 ServerCommand server_command(const ServeArgs& a) {
   std::vector<std::string> argv;
-  EnvList env;
+  host::EnvList env;
   switch (a.engine) {
     case ServeEngine::vllm:
       argv = {"vllm", "serve", "MODEL"};
@@ -63,28 +63,30 @@ ServerCommand server_command(const ServeArgs& a) {
 // The kind procs gives that command line (workloads/classify.cpp), so a planned server and the
 // same server running carry one engine and one label. Every argv above is one the classifier
 // knows; the fallback only keeps a future engine from losing its job.
-Classification kind_of(const ServerCommand& c) {
-  if (auto kind = classify_process(c.argv.front(), c.argv)) return *kind;
-  return Classification{Engine::other, Role::server, c.argv.front()};
+workloads::Classification kind_of(const ServerCommand& c) {
+  if (auto kind = workloads::classify_process(c.argv.front(), c.argv)) return *kind;
+  return workloads::Classification{workloads::Engine::other, workloads::Role::server,
+                                   c.argv.front()};
 }
 
-std::string who(const Workload& w) {
+std::string who(const workloads::Workload& w) {
   return w.pid == 0 ? fmt::format("{} (planned)", w.kind.label)
                     : fmt::format("{} (PID {})", w.kind.label, w.pid);
 }
 
 // The largest fraction that leaves the new job its need beside everything else, two decimals.
-std::optional<CapAdvice> fraction_advice(const Workload& w, const WorkloadScan& scan,
-                                         std::uint64_t need, const CoexistenceSpace& space,
-                                         const ScanOptions& options,
+std::optional<CapAdvice> fraction_advice(const workloads::Workload& w,
+                                         const workloads::WorkloadScan& scan, std::uint64_t need,
+                                         const workloads::CoexistenceSpace& space,
+                                         const workloads::ScanOptions& options,
                                          const std::optional<ServingPlan>& serving) {
-  if (!(w.kind.engine == Engine::vllm || w.kind.engine == Engine::sglang) ||
+  if (!(w.kind.engine == workloads::Engine::vllm || w.kind.engine == workloads::Engine::sglang) ||
       options.device_total_bytes == 0) {
     return std::nullopt;
   }
   std::uint64_t others = 0;
   for (const auto& o : scan.workloads) {
-    if (&o != &w) others += reserved_in(o, space);
+    if (&o != &w) others += workloads::reserved_in(o, space);
   }
   const std::uint64_t total_budget = sub_floor(space.total_bytes, space.overhead_bytes);
   const std::uint64_t beside =
@@ -93,13 +95,14 @@ std::optional<CapAdvice> fraction_advice(const Workload& w, const WorkloadScan& 
       static_cast<double>(sub_floor(sub_floor(total_budget, others), need + beside));
   double f = std::floor(room / static_cast<double>(options.device_total_bytes) * 100.0) / 100.0;
   // Below near capacity, or the cap does not make it a small job.
-  const double near = std::floor(near_capacity_bytes(options) /
+  const double near = std::floor(workloads::near_capacity_bytes(options) /
                                      static_cast<double>(options.device_total_bytes) * 100.0 -
                                  1e-9) /
                       100.0;
   f = std::min(f, near);
-  const std::string_view flag =
-      w.kind.engine == Engine::vllm ? "--gpu-memory-utilization" : "--mem-fraction-static";
+  const std::string_view flag = w.kind.engine == workloads::Engine::vllm
+                                    ? "--gpu-memory-utilization"
+                                    : "--mem-fraction-static";
   CapAdvice a;
   a.label = who(w);
   if (serving) {
@@ -132,14 +135,14 @@ std::optional<CapAdvice> fraction_advice(const Workload& w, const WorkloadScan& 
 }  // namespace
 
 Result<PlannedJob> planned_job(std::string_view command, const std::optional<ServingPlan>& serving,
-                               const ScanOptions& options) {
+                               const workloads::ScanOptions& options) {
   auto cl = split_command_line(command, fmt::format("--beside {}", quote_for_message(command)));
   if (!cl) return tl::unexpected(cl.error());
   if (cl->argv.empty()) return fail(Errc::invalid_argument, "--beside: an empty command");
   const std::string& first = cl->argv.front();
   const auto slash = first.rfind('/');
   const std::string comm = slash == std::string::npos ? first : first.substr(slash + 1);
-  const auto kind = classify_process(comm, cl->argv);
+  const auto kind = workloads::classify_process(comm, cl->argv);
   if (!kind) {
     return fail(Errc::invalid_argument,
                 fmt::format("--beside {}: not a workload sparkops recognises (vllm serve, sglang, "
@@ -149,12 +152,12 @@ Result<PlannedJob> planned_job(std::string_view command, const std::optional<Ser
   }
   PlannedJob j;
   j.command = std::string(command);
-  Workload& w = j.workload;
+  workloads::Workload& w = j.workload;
   w.pid = 0;
   w.kind = *kind;
-  w.cap = parse_cap(*kind, cl->argv, cl->env, true);
-  w.claim_bytes = cap_claim_bytes(w.cap, options.device_total_bytes);
-  WorkloadProcess p;
+  w.cap = workloads::parse_cap(*kind, cl->argv, cl->env, true);
+  w.claim_bytes = workloads::cap_claim_bytes(w.cap, options.device_total_bytes);
+  workloads::WorkloadProcess p;
   p.kind = *kind;
   p.comm = comm;
   p.argv = cl->argv;
@@ -170,63 +173,68 @@ Result<PlannedJob> planned_job(std::string_view command, const std::optional<Ser
   } else {
     j.sizing = "unknown: its model was not sized";
   }
-  judge_workload(w, options);
-  if (!serving && !w.claim_bytes && w.cap.state == CapState::uncapped && !w.heavy) {
+  workloads::judge_workload(w, options);
+  if (!serving && !w.claim_bytes && w.cap.state == workloads::CapState::uncapped && !w.heavy) {
     w.heavy = true;
     w.heavy_reason = "uncapped, size unknown";
   }
   return j;
 }
 
-NewJob new_training_job(std::string label, std::uint64_t need_bytes, const ScanOptions& options) {
+NewJob new_training_job(std::string label, std::uint64_t need_bytes,
+                        const workloads::ScanOptions& options) {
   NewJob j;
   j.label = std::move(label);
   j.need_bytes = need_bytes;
-  j.workload.kind = Classification{Engine::trainer, Role::trainer, "training run"};
-  j.workload.cap = CapInfo{CapState::uncapped, "uncapped", {}, {}, {}};
+  j.workload.kind = workloads::Classification{workloads::Engine::trainer, workloads::Role::trainer,
+                                              "training run"};
+  j.workload.cap = workloads::CapInfo{workloads::CapState::uncapped, "uncapped", {}, {}, {}};
   j.workload.actual_bytes = need_bytes;
   if (options.sized_on_gpu) j.workload.gpu_bytes = need_bytes;
-  judge_workload(j.workload, options);
+  workloads::judge_workload(j.workload, options);
   return j;
 }
 
-NewJob new_serving_job(std::string label, const ServingPlan& plan, const ScanOptions& options) {
+NewJob new_serving_job(std::string label, const ServingPlan& plan,
+                       const workloads::ScanOptions& options) {
   NewJob j;
   j.label = std::move(label);
   j.need_bytes = plan.footprint_bytes;
-  Workload& w = j.workload;
+  workloads::Workload& w = j.workload;
   const ServerCommand command = server_command(plan.args);
   w.kind = kind_of(command);
   // The cap as workloads/caps.cpp reads the same flags.
-  w.cap = parse_cap(w.kind, command.argv, command.env, true);
+  w.cap = workloads::parse_cap(w.kind, command.argv, command.env, true);
   w.claim_bytes = plan.claim_bytes;
   w.actual_bytes = plan.footprint_bytes;
   if (options.sized_on_gpu) w.gpu_bytes = plan.footprint_bytes;
-  judge_workload(w, options);
+  workloads::judge_workload(w, options);
   return j;
 }
 
-BesideVerdict beside_verdict(const WorkloadScan* running, const std::vector<PlannedJob>& planned,
-                             const NewJob& job, const CoexistenceSpace& space,
-                             const ScanOptions& options, const CoexistenceOptions& coexistence) {
-  WorkloadScan scan;
+BesideVerdict beside_verdict(const workloads::WorkloadScan* running,
+                             const std::vector<PlannedJob>& planned, const NewJob& job,
+                             const workloads::CoexistenceSpace& space,
+                             const workloads::ScanOptions& options,
+                             const workloads::CoexistenceOptions& coexistence) {
+  workloads::WorkloadScan scan;
   if (running != nullptr) scan = *running;
   for (const auto& p : planned) scan.workloads.push_back(p.workload);
   BesideVerdict out;
-  out.verdict = coexistence_verdict(scan, job.need_bytes, space, coexistence);
+  out.verdict = workloads::coexistence_verdict(scan, job.need_bytes, space, coexistence);
   if (job.workload.heavy) {
     out.heavy.push_back(fmt::format("the new job ({}): {}", job.label, job.workload.heavy_reason));
   }
   for (std::size_t i = 0; i < scan.workloads.size(); ++i) {
-    const Workload& w = scan.workloads[i];
-    if (!w.heavy || !in_space(w, space)) continue;
+    const workloads::Workload& w = scan.workloads[i];
+    if (!w.heavy || !workloads::in_space(w, space)) continue;
     out.heavy.push_back(fmt::format("{}: {}", who(w), w.heavy_reason));
     const std::size_t first_planned = scan.workloads.size() - planned.size();
     const std::optional<ServingPlan> serving =
         i >= first_planned ? planned[i - first_planned].serving : std::nullopt;
     if (auto a = fraction_advice(w, scan, job.need_bytes, space, options, serving))
       out.cap_first.push_back(std::move(*a));
-    if (w.kind.engine == Engine::ollama && w.kind.role == Role::server) {
+    if (w.kind.engine == workloads::Engine::ollama && w.kind.role == workloads::Role::server) {
       out.cap_first.push_back(CapAdvice{
           who(w), "OLLAMA_MAX_LOADED_MODELS=1 OLLAMA_KEEP_ALIVE=0",
           "Ollama has no byte cap: one loaded model, unloaded when idle, bounds what it holds"});

@@ -25,7 +25,7 @@ namespace sparkops::serving {
 // A command line the user means to run beside the new job.
 struct PlannedJob {
   std::string command;                 // as given
-  Workload workload;                   // pid 0; classified, capped, judged
+  workloads::Workload workload;        // pid 0; classified, capped, judged
   std::optional<ServingPlan> serving;  // when the command is a server whose model resolved
   std::string sizing;                  // how its bytes were found ("serving plan", "its cap")
 };
@@ -37,16 +37,18 @@ struct PlannedJob {
 // empty command, an unterminated quote, or a program the classifier does not know is an Error
 // naming the command.
 Result<PlannedJob> planned_job(std::string_view command, const std::optional<ServingPlan>& serving,
-                               const ScanOptions& options);
+                               const workloads::ScanOptions& options);
 
 // The new job, judged as a workload too: which job is heavy is part of the answer.
 struct NewJob {
   std::string label;  // "plan: Llama-3.1-8B lora" / "plan: vLLM Qwen3-32B"
   std::uint64_t need_bytes = 0;
-  Workload workload;  // pid 0
+  workloads::Workload workload;  // pid 0
 };
-NewJob new_training_job(std::string label, std::uint64_t need_bytes, const ScanOptions& options);
-NewJob new_serving_job(std::string label, const ServingPlan& plan, const ScanOptions& options);
+NewJob new_training_job(std::string label, std::uint64_t need_bytes,
+                        const workloads::ScanOptions& options);
+NewJob new_serving_job(std::string label, const ServingPlan& plan,
+                       const workloads::ScanOptions& options);
 
 struct CapAdvice {
   std::string label;
@@ -55,7 +57,7 @@ struct CapAdvice {
 };
 
 struct BesideVerdict {
-  CoexistenceVerdict verdict;
+  workloads::CoexistenceVerdict verdict;
   std::vector<std::string> heavy;    // "vLLM (planned): uncapped: claims 107.7 GiB at default 0.9"
   std::vector<CapAdvice> cap_first;  // caps that would make the combination fit
   std::string summary;
@@ -65,9 +67,10 @@ struct BesideVerdict {
 // (claim at their cap, actual from their serving plan); the new job's need is checked against the
 // room they leave in `space`, under the one-heavy-job rule. `options` are the scan options for
 // that space (workloads/coexistence.hpp scan_options_in).
-BesideVerdict beside_verdict(const WorkloadScan* running, const std::vector<PlannedJob>& planned,
-                             const NewJob& job, const CoexistenceSpace& space,
-                             const ScanOptions& options,
-                             const CoexistenceOptions& coexistence = {});
+BesideVerdict beside_verdict(const workloads::WorkloadScan* running,
+                             const std::vector<PlannedJob>& planned, const NewJob& job,
+                             const workloads::CoexistenceSpace& space,
+                             const workloads::ScanOptions& options,
+                             const workloads::CoexistenceOptions& coexistence = {});
 
 }  // namespace sparkops::serving

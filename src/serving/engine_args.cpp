@@ -25,7 +25,7 @@ bool is_env_word(std::string_view w) {
   return true;
 }
 
-std::optional<std::string> env_value(const EnvList& env, std::string_view name) {
+std::optional<std::string> env_value(const host::EnvList& env, std::string_view name) {
   std::optional<std::string> v;
   for (const auto& [k, val] : env) {
     if (k == name) v = val;
@@ -36,7 +36,7 @@ std::optional<std::string> env_value(const EnvList& env, std::string_view name) 
 // Integers as the engines accept them: vLLM's human-readable "32k" (10^3) / "32K" (2^10) for
 // --max-model-len; plain integers elsewhere.
 Result<std::uint64_t> count_value(std::string_view flag, std::string_view raw) {
-  const auto v = parse_vllm_bytes(raw);
+  const auto v = workloads::parse_vllm_bytes(raw);
   if (!v || *v == 0) {
     return fail(Errc::invalid_argument,
                 fmt::format("{} {}: not a positive count", flag, quote_for_message(raw)));
@@ -55,7 +55,7 @@ Result<double> fraction_value(std::string_view flag, std::string_view raw) {
 
 // The first word after the program (and `serve`): vLLM's and trtllm-serve's positional MODEL.
 std::optional<std::string> positional_model(const std::vector<std::string>& argv) {
-  const Invocation inv = parse_invocation(argv);
+  const workloads::Invocation inv = workloads::parse_invocation(argv);
   std::size_t i = inv.first_arg;
   if (i < argv.size() && argv[i] == "serve") ++i;
   if (i < argv.size() && !argv[i].starts_with("-")) return argv[i];
@@ -66,7 +66,7 @@ using Names = std::vector<std::string_view>;
 
 Status read_count(const std::vector<std::string>& argv, const Names& names,
                   std::optional<std::uint64_t>& out) {
-  if (const auto raw = find_flag_value(argv, names)) {
+  if (const auto raw = workloads::find_flag_value(argv, names)) {
     auto v = count_value(names.front(), *raw);
     if (!v) return tl::unexpected(v.error());
     out = *v;
@@ -89,7 +89,7 @@ Status read_kv(ServeArgs& a, const std::optional<std::string>& raw, std::string_
 }
 
 Status vllm_args(ServeArgs& a, const std::vector<std::string>& argv, std::uint64_t device_total) {
-  a.model = find_flag_value(argv, {"--model"});
+  a.model = workloads::find_flag_value(argv, {"--model"});
   if (!a.model) a.model = positional_model(argv);
   if (auto s = read_count(argv, {"--max-model-len", "--max_model_len"}, a.max_context); !s)
     return s;
@@ -108,8 +108,8 @@ Status vllm_args(ServeArgs& a, const std::vector<std::string>& argv, std::uint64
   if (!seqs) a.defaults.push_back(fmt::format("max-num-seqs {} (vLLM default)", a.parallel));
   if (!batched)
     a.defaults.push_back(fmt::format("max-num-batched-tokens {} (vLLM default)", a.batch_tokens));
-  if (const auto raw =
-          find_flag_value(argv, {"--gpu-memory-utilization", "--gpu_memory_utilization"})) {
+  if (const auto raw = workloads::find_flag_value(
+          argv, {"--gpu-memory-utilization", "--gpu_memory_utilization"})) {
     auto f = fraction_value("--gpu-memory-utilization", *raw);
     if (!f) return tl::unexpected(f.error());
     a.fraction = *f;
@@ -118,9 +118,9 @@ Status vllm_args(ServeArgs& a, const std::vector<std::string>& argv, std::uint64
     a.fraction = 0.9;
     a.defaults.push_back("gpu-memory-utilization 0.9 (vLLM default)");
   }
-  if (const auto raw =
-          find_flag_value(argv, {"--kv-cache-memory-bytes", "--kv_cache_memory_bytes"})) {
-    const auto b = parse_vllm_bytes(*raw);
+  if (const auto raw = workloads::find_flag_value(
+          argv, {"--kv-cache-memory-bytes", "--kv_cache_memory_bytes"})) {
+    const auto b = workloads::parse_vllm_bytes(*raw);
     if (!b || *b == 0)
       return fail(Errc::invalid_argument,
                   fmt::format("--kv-cache-memory-bytes {}: not a size", quote_for_message(*raw)));
@@ -131,13 +131,13 @@ Status vllm_args(ServeArgs& a, const std::vector<std::string>& argv, std::uint64
       !s)
     return s;
   a.tensor_parallel = tp.value_or(1);
-  a.enforce_eager = has_flag(argv, {"--enforce-eager", "--enforce_eager"});
-  return read_kv(a, find_flag_value(argv, {"--kv-cache-dtype", "--kv_cache_dtype"}),
+  a.enforce_eager = workloads::has_flag(argv, {"--enforce-eager", "--enforce_eager"});
+  return read_kv(a, workloads::find_flag_value(argv, {"--kv-cache-dtype", "--kv_cache_dtype"}),
                  "--kv-cache-dtype");
 }
 
 Status sglang_args(ServeArgs& a, const std::vector<std::string>& argv) {
-  a.model = find_flag_value(argv, {"--model-path", "--model", "--model_path"});
+  a.model = workloads::find_flag_value(argv, {"--model-path", "--model", "--model_path"});
   if (!a.model) a.model = positional_model(argv);
   if (auto s = read_count(argv, {"--context-length", "--context_length"}, a.max_context); !s)
     return s;
@@ -154,7 +154,8 @@ Status sglang_args(ServeArgs& a, const std::vector<std::string>& argv) {
   std::optional<std::uint64_t> tp;
   if (auto s = read_count(argv, {"--tp-size", "--tp", "--tensor-parallel-size"}, tp); !s) return s;
   a.tensor_parallel = tp.value_or(1);
-  if (const auto raw = find_flag_value(argv, {"--mem-fraction-static", "--mem_fraction_static"})) {
+  if (const auto raw =
+          workloads::find_flag_value(argv, {"--mem-fraction-static", "--mem_fraction_static"})) {
     auto f = fraction_value("--mem-fraction-static", *raw);
     if (!f) return tl::unexpected(f.error());
     a.fraction = *f;
@@ -166,15 +167,15 @@ Status sglang_args(ServeArgs& a, const std::vector<std::string>& argv) {
     a.fraction = t >= 8 ? 0.83 : t >= 4 ? 0.85 : t >= 2 ? 0.87 : 0.88;
     a.defaults.push_back(fmt::format("mem-fraction-static {} (SGLang default)", *a.fraction));
   }
-  a.enforce_eager = has_flag(argv, {"--disable-cuda-graph"});
-  return read_kv(a, find_flag_value(argv, {"--kv-cache-dtype", "--kv_cache_dtype"}),
+  a.enforce_eager = workloads::has_flag(argv, {"--disable-cuda-graph"});
+  return read_kv(a, workloads::find_flag_value(argv, {"--kv-cache-dtype", "--kv_cache_dtype"}),
                  "--kv-cache-dtype");
 }
 
 Status llama_cpp_args(ServeArgs& a, const std::vector<std::string>& argv) {
-  a.model = find_flag_value(argv, {"-m", "--model", "-hf", "--hf-repo"});
+  a.model = workloads::find_flag_value(argv, {"-m", "--model", "-hf", "--hf-repo"});
   a.context_is_total = true;
-  if (const auto raw = find_flag_value(argv, {"-c", "--ctx-size"})) {
+  if (const auto raw = workloads::find_flag_value(argv, {"-c", "--ctx-size"})) {
     const auto v = parse_u64(*raw);
     if (!v)
       return fail(Errc::invalid_argument,
@@ -191,22 +192,28 @@ Status llama_cpp_args(ServeArgs& a, const std::vector<std::string>& argv) {
   std::optional<std::uint64_t> ub;
   if (auto s = read_count(argv, {"-ub", "--ubatch-size"}, ub); !s) return s;
   a.batch_tokens = ub.value_or(512);
-  if (const auto raw = find_flag_value(argv, {"-ngl", "--n-gpu-layers", "--gpu-layers"})) {
+  if (const auto raw =
+          workloads::find_flag_value(argv, {"-ngl", "--n-gpu-layers", "--gpu-layers"})) {
     const auto v = parse_i64(*raw);
     if (!v)
       return fail(Errc::invalid_argument,
                   fmt::format("-ngl {}: not a layer count", quote_for_message(*raw)));
     a.gpu_layers = *v;
   }
-  if (const auto fa = find_flag_value(argv, {"-fa", "--flash-attn"}); fa && !fa->starts_with("-")) {
+  if (const auto fa = workloads::find_flag_value(argv, {"-fa", "--flash-attn"});
+      fa && !fa->starts_with("-")) {
     a.flash_attention = !(*fa == "off" || *fa == "0" || *fa == "false");
   }
-  a.mmap = !has_flag(argv, {"--no-mmap"});
-  a.mlock = has_flag(argv, {"--mlock"});
-  if (auto s = read_kv(a, find_flag_value(argv, {"-ctk", "--cache-type-k"}), "--cache-type-k"); !s)
+  a.mmap = !workloads::has_flag(argv, {"--no-mmap"});
+  a.mlock = workloads::has_flag(argv, {"--mlock"});
+  if (auto s = read_kv(a, workloads::find_flag_value(argv, {"-ctk", "--cache-type-k"}),
+                       "--cache-type-k");
+      !s)
     return s;
   const KvDtype k = a.kv_dtype;
-  if (auto s = read_kv(a, find_flag_value(argv, {"-ctv", "--cache-type-v"}), "--cache-type-v"); !s)
+  if (auto s = read_kv(a, workloads::find_flag_value(argv, {"-ctv", "--cache-type-v"}),
+                       "--cache-type-v");
+      !s)
     return s;
   // K and V may differ: the cache holds one of each, so the mean is the per-value size.
   if (k.name != a.kv_dtype.name) {
@@ -217,7 +224,7 @@ Status llama_cpp_args(ServeArgs& a, const std::vector<std::string>& argv) {
   return {};
 }
 
-Status ollama_args(ServeArgs& a, const EnvList& env) {
+Status ollama_args(ServeArgs& a, const host::EnvList& env) {
   a.context_is_total = true;
   if (const auto raw = env_value(env, "OLLAMA_CONTEXT_LENGTH")) {
     auto v = count_value("OLLAMA_CONTEXT_LENGTH", *raw);
@@ -277,7 +284,7 @@ Status trtllm_args(ServeArgs& a, const std::vector<std::string>& argv) {
   std::optional<std::uint64_t> tp;
   if (auto s = read_count(argv, {"--tp_size", "--tp-size"}, tp); !s) return s;
   a.tensor_parallel = tp.value_or(1);
-  if (const auto raw = find_flag_value(
+  if (const auto raw = workloads::find_flag_value(
           argv, {"--kv_cache_free_gpu_memory_fraction", "--kv-cache-free-gpu-memory-fraction"})) {
     auto f = fraction_value("--kv_cache_free_gpu_memory_fraction", *raw);
     if (!f) return tl::unexpected(f.error());
@@ -414,7 +421,7 @@ std::optional<KvDtype> parse_kv_dtype(ServeEngine engine, std::string_view text)
 }
 
 Result<ServeArgs> parse_serve_args(ServeEngine engine, const std::vector<std::string>& argv,
-                                   const EnvList& env, std::uint64_t device_total_bytes) {
+                                   const host::EnvList& env, std::uint64_t device_total_bytes) {
   ServeArgs a;
   a.engine = engine;
   Status s;

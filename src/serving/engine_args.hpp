@@ -27,7 +27,7 @@ std::optional<ServeEngine> parse_serve_engine(std::string_view text);
 // ollama serve`) go to `env`. An unterminated quote is an Error naming `what`.
 struct CommandLine {
   std::vector<std::string> argv;
-  EnvList env;
+  host::EnvList env;
 };
 Result<CommandLine> split_command_line(std::string_view text, std::string_view what);
 
@@ -69,7 +69,7 @@ struct ServeArgs {
 // `device_total_bytes` picks vLLM's size-dependent defaults (>= 70 GiB: 8192 batched tokens and
 // 1024 sequences); 0 = unknown, the large-device defaults are assumed (GB10 reports 121.6 GiB).
 Result<ServeArgs> parse_serve_args(ServeEngine engine, const std::vector<std::string>& argv,
-                                   const EnvList& env, std::uint64_t device_total_bytes);
+                                   const host::EnvList& env, std::uint64_t device_total_bytes);
 
 // A KV dtype as the engine spells it: vLLM/SGLang auto|bfloat16|float16|fp8|fp8_e4m3|fp8_e5m2;
 // llama.cpp/Ollama f32|f16|bf16|q8_0|q4_0|q4_1|q5_0|q5_1|iq4_nl. nullopt when unknown.

@@ -8,8 +8,8 @@ namespace sparkops::serving {
 
 Result<std::uint64_t> planned_need(const ServingFlags& flags, const plan::PlanArgs& args,
                                    plan::PlanEnvironment env,
-                                   const std::optional<DeviceMemory>& device,
-                                   const HeavyRules& rules) {
+                                   const std::optional<host::DeviceMemory>& device,
+                                   const workloads::HeavyRules& rules) {
   if (!flags.serve.empty()) {
     if (args.budget == "auto") env.device_memory = device;
     auto server = plan_server(flags, args, env, rules);
@@ -28,7 +28,7 @@ Result<std::optional<Beside>> beside_if_asked(const ServingFlags& flags,
                                               const plan::PlanEnvironment& env,
                                               const ServingContext& sc, const NewJob& job,
                                               BesideNow now,
-                                              const CoexistenceOptions& coexistence,
+                                              const workloads::CoexistenceOptions& coexistence,
                                               std::vector<std::string>& notes) {
   if (flags.beside.empty() && !flags.beside_running) return std::optional<Beside>();
   auto b = beside_from_flags(flags, env, sc, job, now, coexistence, notes);
@@ -37,10 +37,11 @@ Result<std::optional<Beside>> beside_if_asked(const ServingFlags& flags,
 }
 
 Result<Beside> beside_scanned(const ServingFlags& flags, const plan::PlanArgs& args,
-                              plan::PlanEnvironment env, const ProcsAnswer& answer,
-                              std::uint64_t need, const std::optional<DeviceMemory>& device,
-                              const std::vector<GpuSnapshot>& snapshots, const HeavyRules& rules,
-                              const CoexistenceOptions& coexistence) {
+                              plan::PlanEnvironment env, const workloads::ProcsAnswer& answer,
+                              std::uint64_t need, const std::optional<host::DeviceMemory>& device,
+                              const std::vector<gpu::GpuSnapshot>& snapshots,
+                              const workloads::HeavyRules& rules,
+                              const workloads::CoexistenceOptions& coexistence) {
   env.pool = answer.report.pool;
   // The space procs judged in: on a discrete GPU its memory (the same card and reading).
   if (args.budget == "auto") env.device_memory = device;

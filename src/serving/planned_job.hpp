@@ -23,15 +23,15 @@ namespace sparkops::serving {
 // the device peak, held against the card's memory). `device` is the card procs read, if any.
 Result<std::uint64_t> planned_need(const ServingFlags& flags, const plan::PlanArgs& args,
                                    plan::PlanEnvironment env,
-                                   const std::optional<DeviceMemory>& device,
-                                   const HeavyRules& rules);
+                                   const std::optional<host::DeviceMemory>& device,
+                                   const workloads::HeavyRules& rules);
 
 // beside_from_flags when --beside or --beside-running was given; nullopt when neither was.
 Result<std::optional<Beside>> beside_if_asked(const ServingFlags& flags,
                                               const plan::PlanEnvironment& env,
                                               const ServingContext& sc, const NewJob& job,
                                               BesideNow now,
-                                              const CoexistenceOptions& coexistence,
+                                              const workloads::CoexistenceOptions& coexistence,
                                               std::vector<std::string>& notes);
 
 // `procs --plan ... --beside CMD`: the planned job (the server with --serve, else a run needing
@@ -39,9 +39,10 @@ Result<std::optional<Beside>> beside_if_asked(const ServingFlags& flags,
 // the verdict `plan --beside-running` gives, in the space procs judged in (the card `device` with
 // --budget auto, read in `snapshots`). Errors name the flag.
 Result<Beside> beside_scanned(const ServingFlags& flags, const plan::PlanArgs& args,
-                              plan::PlanEnvironment env, const ProcsAnswer& answer,
-                              std::uint64_t need, const std::optional<DeviceMemory>& device,
-                              const std::vector<GpuSnapshot>& snapshots, const HeavyRules& rules,
-                              const CoexistenceOptions& coexistence);
+                              plan::PlanEnvironment env, const workloads::ProcsAnswer& answer,
+                              std::uint64_t need, const std::optional<host::DeviceMemory>& device,
+                              const std::vector<gpu::GpuSnapshot>& snapshots,
+                              const workloads::HeavyRules& rules,
+                              const workloads::CoexistenceOptions& coexistence);
 
 }  // namespace sparkops::serving

@@ -13,18 +13,19 @@ namespace sparkops::serving {
 namespace {
 
 // Which engine a --beside command runs, from the same classifier procs uses.
-std::optional<ServeEngine> serve_engine_of(const Workload& w) {
-  if (w.kind.role != Role::server && w.kind.role != Role::engine) return std::nullopt;
+std::optional<ServeEngine> serve_engine_of(const workloads::Workload& w) {
+  if (w.kind.role != workloads::Role::server && w.kind.role != workloads::Role::engine)
+    return std::nullopt;
   switch (w.kind.engine) {
-    case Engine::vllm:
+    case workloads::Engine::vllm:
       return ServeEngine::vllm;
-    case Engine::sglang:
+    case workloads::Engine::sglang:
       return ServeEngine::sglang;
-    case Engine::ollama:
+    case workloads::Engine::ollama:
       return ServeEngine::ollama;
-    case Engine::llama_cpp:
+    case workloads::Engine::llama_cpp:
       return ServeEngine::llama_cpp;
-    case Engine::tensorrt_llm:
+    case workloads::Engine::tensorrt_llm:
       return ServeEngine::trtllm;
     default:
       return std::nullopt;
@@ -49,7 +50,8 @@ Result<ServingPlan> plan_for(const models::ResolvedModel& model, const ServeArgs
 }  // namespace
 
 Result<ServingContext> serving_context(const ServingFlags& flags, const plan::PlanArgs& budget,
-                                       const plan::PlanEnvironment& env, const HeavyRules& rules) {
+                                       const plan::PlanEnvironment& env,
+                                       const workloads::HeavyRules& rules) {
   ServingContext sc;
   if (budget.budget != "auto") {
     auto b = parse_bytes(budget.budget, DefaultUnit::gib);
@@ -57,7 +59,7 @@ Result<ServingContext> serving_context(const ServingFlags& flags, const plan::Pl
     sc.budget_bytes = *b;
     sc.budget_given = true;
   }
-  PoolOptions options = env.pool_options;
+  host::PoolOptions options = env.pool_options;
   if (!budget.overhead.empty()) {
     auto o = parse_bytes(budget.overhead, DefaultUnit::gib);
     if (!o) return fail(Errc::invalid_argument, fmt::format("--overhead: {}", o.error().detail));
@@ -66,7 +68,7 @@ Result<ServingContext> serving_context(const ServingFlags& flags, const plan::Pl
   if (env.pool) {
     sc.pool = env.pool;
   } else {
-    auto pool = read_pool(env.root, options);
+    auto pool = host::read_pool(env.root, options);
     if (!pool && budget.budget == "auto") return tl::unexpected(pool.error());
     if (pool) sc.pool = *pool;
   }
@@ -86,15 +88,15 @@ Result<ServingContext> serving_context(const ServingFlags& flags, const plan::Pl
     sc.device_total_bytes = sc.pool->total_bytes;
   }
   sc.scan.device_total_bytes = sc.device_total_bytes;
-  if (sc.pool) sc.scan.pool_bytes = pool_total_budget(*sc.pool);
+  if (sc.pool) sc.scan.pool_bytes = host::pool_total_budget(*sc.pool);
   sc.scan.rules = rules;
-  sc.scan.ticks_per_second = clock_ticks_per_second(env.root);
-  if (sc.device) sc.scan = scan_options_in(sc.scan, gpu_space(*sc.device));
+  sc.scan.ticks_per_second = host::clock_ticks_per_second(env.root);
+  if (sc.device) sc.scan = workloads::scan_options_in(sc.scan, workloads::gpu_space(*sc.device));
   return sc;
 }
 
-std::optional<CoexistenceSpace> beside_space(const ServingContext& sc) {
-  return coexistence_space(sc.pool, sc.device, sc.gpu_snapshots);
+std::optional<workloads::CoexistenceSpace> beside_space(const ServingContext& sc) {
+  return workloads::coexistence_space(sc.pool, sc.device, sc.gpu_snapshots);
 }
 
 Result<CommandLine> engine_words(const ServingFlags& flags) {
@@ -132,7 +134,8 @@ Result<ServingPlan> serving_plan_from_flags(const ServingFlags& flags,
 }
 
 Result<PlannedServer> plan_server(const ServingFlags& flags, const plan::PlanArgs& args,
-                                  const plan::PlanEnvironment& env, const HeavyRules& rules) {
+                                  const plan::PlanEnvironment& env,
+                                  const workloads::HeavyRules& rules) {
   auto sc = serving_context(flags, args, env, rules);
   if (!sc) return tl::unexpected(sc.error());
   auto sp = serving_plan_from_flags(flags, plan::plan_input(args), env, *sc);
@@ -152,7 +155,8 @@ Result<std::vector<PlannedJob>> beside_jobs(const ServingFlags& flags,
     if (engine) {
       const auto& argv = job->workload.processes.front().argv;
       auto cl = split_command_line(command, "--beside");
-      auto args = parse_serve_args(*engine, argv, cl ? cl->env : EnvList{}, sc.device_total_bytes);
+      auto args =
+          parse_serve_args(*engine, argv, cl ? cl->env : host::EnvList{}, sc.device_total_bytes);
       if (!args) {
         return fail(
             Errc::invalid_argument,
@@ -185,16 +189,17 @@ Result<std::vector<PlannedJob>> beside_jobs(const ServingFlags& flags,
 
 Result<Beside> beside_from_flags(const ServingFlags& flags, const plan::PlanEnvironment& env,
                                  const ServingContext& sc, const NewJob& job, BesideNow now,
-                                 const CoexistenceOptions& coexistence,
+                                 const workloads::CoexistenceOptions& coexistence,
                                  std::vector<std::string>& notes) {
   const auto space = beside_space(sc);
   if (!space) return fail(Errc::invalid_argument, "--beside: needs the live pool (--budget auto)");
   auto jobs = beside_jobs(flags, env, sc, notes);
   if (!jobs) return tl::unexpected(jobs.error());
-  std::optional<WorkloadScan> scanned;
-  const WorkloadScan* running = now.scanned;
+  std::optional<workloads::WorkloadScan> scanned;
+  const workloads::WorkloadScan* running = now.scanned;
   if (running == nullptr && now.scan_host) {
-    auto scan = scan_workloads(env.root, gpu_processes_of(sc.gpu_snapshots), sc.scan);
+    auto scan =
+        workloads::scan_workloads(env.root, workloads::gpu_processes_of(sc.gpu_snapshots), sc.scan);
     if (!scan) return fail(scan.error().code, fmt::format("--beside: {}", scan.error().detail));
     scanned = std::move(*scan);
     running = &*scanned;

@@ -35,14 +35,15 @@ struct ServingContext {
   std::uint64_t device_total_bytes = 0;
   std::uint64_t budget_bytes = 0;
   bool budget_given = false;
-  std::optional<PoolView> pool;
+  std::optional<host::PoolView> pool;
   // A discrete GPU's memory (env.device_memory: NVML reports it, --budget auto): the jobs live
   // there, not in the pool.
-  std::optional<DeviceMemory> device;
+  std::optional<host::DeviceMemory> device;
   // The GPU reading `device` came from: the card's per-process memory, for the running workloads
   // a --beside verdict scans (empty: none read; they then count by their claims only).
-  std::vector<GpuSnapshot> gpu_snapshots;
-  ScanOptions scan;  // device total, pool, USER_HZ and the heavy rules, as procs uses them
+  std::vector<gpu::GpuSnapshot> gpu_snapshots;
+  workloads::ScanOptions
+      scan;  // device total, pool, USER_HZ and the heavy rules, as procs uses them
 };
 
 // The pool, budget, device total and heavy rules for the serving flags (--device-total) and the
@@ -51,7 +52,8 @@ struct ServingContext {
 // --budget auto is its free memory, and the scan options size workloads on the card
 // (workloads/coexistence.hpp scan_options_in).
 Result<ServingContext> serving_context(const ServingFlags& flags, const plan::PlanArgs& budget,
-                                       const plan::PlanEnvironment& env, const HeavyRules& rules);
+                                       const plan::PlanEnvironment& env,
+                                       const workloads::HeavyRules& rules);
 
 // The engine words: --serve-args split as a shell would, then the words after `--`.
 Result<CommandLine> engine_words(const ServingFlags& flags);
@@ -70,7 +72,8 @@ struct PlannedServer {
   ServingPlan plan;
 };
 Result<PlannedServer> plan_server(const ServingFlags& flags, const plan::PlanArgs& args,
-                                  const plan::PlanEnvironment& env, const HeavyRules& rules);
+                                  const plan::PlanEnvironment& env,
+                                  const workloads::HeavyRules& rules);
 
 // Every --beside command as a planned job; a server command whose model resolves is sized by its
 // own serving plan (a model that does not resolve leaves it sized by its cap, with a note).
@@ -81,7 +84,8 @@ Result<std::vector<PlannedJob>> beside_jobs(const ServingFlags& flags,
 
 // What runs now, for a --beside verdict.
 struct BesideNow {
-  const WorkloadScan* scanned = nullptr;  // the caller's own scan (procs: GPU processes joined)
+  const workloads::WorkloadScan* scanned =
+      nullptr;             // the caller's own scan (procs: GPU processes joined)
   bool scan_host = false;  // no scan given: scan the host's workloads here (--beside-running,
                            // watch's pre-flight); false and none given: nothing counts as running
 };
@@ -93,7 +97,7 @@ struct Beside {
 
 // The space a --beside verdict is judged in (workloads/coexistence.hpp): sc.device's memory, else
 // the live pool; nullopt when neither was read.
-std::optional<CoexistenceSpace> beside_space(const ServingContext& sc);
+std::optional<workloads::CoexistenceSpace> beside_space(const ServingContext& sc);
 
 // The one --beside question, asked the same way by `plan`, `procs --plan` and watch's pre-flight:
 // every --beside command planned (beside_jobs), next to what runs now, and the verdict for `job`
@@ -101,7 +105,7 @@ std::optional<CoexistenceSpace> beside_space(const ServingContext& sc);
 // name the flag.
 Result<Beside> beside_from_flags(const ServingFlags& flags, const plan::PlanEnvironment& env,
                                  const ServingContext& sc, const NewJob& job, BesideNow now,
-                                 const CoexistenceOptions& coexistence,
+                                 const workloads::CoexistenceOptions& coexistence,
                                  std::vector<std::string>& notes);
 
 }  // namespace sparkops::serving

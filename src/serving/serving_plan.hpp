@@ -59,7 +59,7 @@ struct ServingPlan {
   std::string claim_text;                    // one line: how this engine claims memory
   std::uint64_t device_total_bytes = 0;
   std::uint64_t budget_bytes = 0;
-  std::optional<PoolView> pool;
+  std::optional<host::PoolView> pool;
   // Sized in a discrete GPU's memory (ServingInput::on_card), not in the unified pool: the text
   // says where the footprint lives.
   bool on_card = false;
@@ -79,7 +79,7 @@ struct ServingInput {
   std::uint64_t device_total_bytes = 0;  // what CUDA reports (GB10: MemTotal)
   std::uint64_t budget_bytes = 0;
   bool budget_given = false;  // --budget N: the verdict ignores what is free now
-  std::optional<PoolView> pool;
+  std::optional<host::PoolView> pool;
   bool on_card = false;  // the device total and budget are a discrete GPU's (no pool is given)
 };
 

@@ -149,9 +149,9 @@ std::string render_beside_text(const serving::BesideVerdict& v,
 nlohmann::json beside_to_json(const serving::BesideVerdict& v,
                               const std::vector<serving::PlannedJob>& jobs) {
   nlohmann::json j;
-  j["verdict"] = std::string(verdict_kind_name(v.verdict.kind));
+  j["verdict"] = std::string(workloads::verdict_kind_name(v.verdict.kind));
   // The space judged, as procs and status give it: the unified pool or a discrete GPU's memory.
-  j["source"] = std::string(budget_source_name(v.verdict.source));
+  j["source"] = std::string(host::budget_source_name(v.verdict.source));
   j["gpu_index"] = v.verdict.gpu_index ? nlohmann::json(*v.verdict.gpu_index) : nlohmann::json();
   j["summary"] = v.summary;
   j["need_bytes"] = v.verdict.need_bytes;
@@ -161,9 +161,9 @@ nlohmann::json beside_to_json(const serving::BesideVerdict& v,
   nlohmann::json planned = nlohmann::json::array();
   for (const auto& p : jobs) {
     planned.push_back({{"command", p.command},
-                       {"engine", std::string(engine_name(p.workload.kind.engine))},
+                       {"engine", std::string(workloads::engine_name(p.workload.kind.engine))},
                        {"cap", p.workload.cap.text},
-                       {"cap_state", std::string(cap_state_name(p.workload.cap.state))},
+                       {"cap_state", std::string(workloads::cap_state_name(p.workload.cap.state))},
                        {"reserved_bytes", p.workload.reserved_bytes()},
                        {"heavy", p.workload.heavy},
                        {"sized_by", p.sizing}});

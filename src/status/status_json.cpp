@@ -5,7 +5,7 @@
 #include "gpu/throttle_reasons.hpp"
 #include "status/status_render.hpp"
 
-namespace sparkops {
+namespace sparkops::status {
 
 namespace {
 
@@ -25,7 +25,7 @@ Json opt_seconds(const std::optional<std::chrono::nanoseconds>& ns) {
 
 Json pool_json(const StatusReport& r) {
   if (!r.pool) return nullptr;
-  const PoolView& p = *r.pool;
+  const host::PoolView& p = *r.pool;
   Json j;
   j["total_bytes"] = p.total_bytes;
   j["free_now_bytes"] = p.free_now_bytes;
@@ -42,7 +42,7 @@ Json pool_json(const StatusReport& r) {
   return j;
 }
 
-Json cgroup_json(const std::optional<CgroupMemory>& cg) {
+Json cgroup_json(const std::optional<host::CgroupMemory>& cg) {
   if (!cg) return nullptr;
   return Json{{"path", cg->path},
               {"max_bytes", json_or_null<Json>(cg->max_bytes)},
@@ -50,18 +50,18 @@ Json cgroup_json(const std::optional<CgroupMemory>& cg) {
               {"current_bytes", json_or_null<Json>(cg->current_bytes)}};
 }
 
-Json psi_line_json(const PsiLine& l) {
+Json psi_line_json(const host::PsiLine& l) {
   return Json{
       {"avg10", l.avg10}, {"avg60", l.avg60}, {"avg300", l.avg300}, {"total_us", l.total_us}};
 }
 
-Json pressure_json(const std::optional<Psi>& psi) {
+Json pressure_json(const std::optional<host::Psi>& psi) {
   if (!psi) return nullptr;
   return Json{{"some", psi_line_json(psi->some)},
               {"full", psi->full ? psi_line_json(*psi->full) : Json(nullptr)}};
 }
 
-Json counters_json(const ThrottleCounters& c) {
+Json counters_json(const gpu::ThrottleCounters& c) {
   return Json{{"sw_power_cap_seconds", opt_seconds(c.sw_power_cap)},
               {"sync_boost_seconds", opt_seconds(c.sync_boost)},
               {"sw_thermal_seconds", opt_seconds(c.sw_thermal)},
@@ -69,7 +69,7 @@ Json counters_json(const ThrottleCounters& c) {
               {"hw_power_brake_seconds", opt_seconds(c.hw_power_brake)}};
 }
 
-Json device_json(const GpuDevice& d, const GpuSnapshot* s) {
+Json device_json(const gpu::GpuDevice& d, const gpu::GpuSnapshot* s) {
   Json j{{"index", d.index}, {"name", d.name}, {"uuid", d.uuid}, {"pci_bus_id", d.pci_bus_id}};
   if (s == nullptr) return j;
   j["temperature_celsius"] = opt_celsius(s->temp_millicelsius);
@@ -88,7 +88,7 @@ Json device_json(const GpuDevice& d, const GpuSnapshot* s) {
   j["pstate"] = s->pstate ? Json("P" + std::to_string(*s->pstate)) : Json(nullptr);
   if (s->clocks_event_reasons) {
     j["clocks_event_reasons"] = *s->clocks_event_reasons;
-    j["clocks_event_reason_names"] = reason_names(*s->clocks_event_reasons);
+    j["clocks_event_reason_names"] = gpu::reason_names(*s->clocks_event_reasons);
   } else {
     j["clocks_event_reasons"] = nullptr;
     j["clocks_event_reason_names"] = nullptr;
@@ -117,13 +117,13 @@ Json device_json(const GpuDevice& d, const GpuSnapshot* s) {
 
 Json gpu_json(const GpuStatus& g) {
   Json j{{"backend", g.backend},
-         {"state", std::string(gpu_state_name(g.state))},
+         {"state", std::string(gpu::gpu_state_name(g.state))},
          {"detail", g.detail},
          {"driver_version", json_or_null<Json>(g.driver_version)},
          {"process_memory_bytes", json_or_null<Json>(g.process_memory_bytes)}};
   Json devices = Json::array();
   for (std::size_t i = 0; i < g.devices.size(); ++i) {
-    const GpuSnapshot* snap = nullptr;
+    const gpu::GpuSnapshot* snap = nullptr;
     for (const auto& s : g.snapshots) {
       if (s.index == g.devices[i].index) snap = &s;
     }
@@ -148,12 +148,12 @@ Json workloads_json(const StatusReport& r) {
 }
 
 // The verdict as fields beside the sentence: a script reads these, never the sentence.
-Json coexistence_json(const std::optional<CoexistenceVerdict>& v) {
+Json coexistence_json(const std::optional<workloads::CoexistenceVerdict>& v) {
   if (!v) return nullptr;
   Json stop = Json::array();
   for (const auto& s : v->stop) stop.push_back(s.pid);
-  return Json{{"verdict", verdict_kind_name(v->kind)},
-              {"source", budget_source_name(v->source)},
+  return Json{{"verdict", workloads::verdict_kind_name(v->kind)},
+              {"source", host::budget_source_name(v->source)},
               {"gpu_index", json_or_null<Json>(v->gpu_index)},
               {"heavy_count", v->heavy_count},
               {"room_bytes", v->room_bytes},
@@ -179,7 +179,7 @@ nlohmann::ordered_json status_to_json(const StatusReport& r) {
     const auto& b = *r.training_budget;
     j["training_budget"] = Json{
         {"bytes", b.bytes},
-        {"source", budget_source_name(b.source)},
+        {"source", host::budget_source_name(b.source)},
         {"gpu_index", b.device ? Json(b.device->index) : Json(nullptr)},
     };
   } else {
@@ -211,4 +211,4 @@ nlohmann::ordered_json status_to_json(const StatusReport& r) {
   return j;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::status

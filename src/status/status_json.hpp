@@ -6,8 +6,8 @@
 
 #include "status/status_report.hpp"
 
-namespace sparkops {
+namespace sparkops::status {
 
 nlohmann::ordered_json status_to_json(const StatusReport& report);
 
-}  // namespace sparkops
+}  // namespace sparkops::status

@@ -9,7 +9,7 @@
 #include "base/units.hpp"
 #include "gpu/throttle_reasons.hpp"
 
-namespace sparkops {
+namespace sparkops::status {
 
 namespace {
 
@@ -57,14 +57,15 @@ void render_header(const StatusReport& r, std::string& out) {
 }
 
 void render_pool(const StatusReport& r, std::string& out) {
-  const bool discrete = r.training_budget && r.training_budget->source == BudgetSource::gpu_memory;
+  const bool discrete =
+      r.training_budget && r.training_budget->source == host::BudgetSource::gpu_memory;
   out += discrete ? "\nPOOL  host memory, from /proc/meminfo (the GPU has its own: see GPU)\n"
                   : "\nPOOL  unified memory, from /proc/meminfo\n";
   if (!r.pool) {
     out += "  unavailable: /proc/meminfo could not be read (see notes)\n";
     return;
   }
-  const PoolView& p = *r.pool;
+  const host::PoolView& p = *r.pool;
   const auto row = [&](std::string_view label, std::uint64_t bytes, std::string_view why) {
     out += fmt::format("  {:<13}{:>11}   {}\n", label, format_bytes(bytes), why);
   };
@@ -86,7 +87,7 @@ void render_pool(const StatusReport& r, std::string& out) {
   if (const auto w = flush_warning(r); !w.empty()) out += fmt::format("  ! {}\n", w);
 }
 
-void render_gpu_device(const GpuDevice& d, const GpuSnapshot& s, std::string& out) {
+void render_gpu_device(const gpu::GpuDevice& d, const gpu::GpuSnapshot& s, std::string& out) {
   std::vector<std::string> line;
   if (s.temp_millicelsius) {
     std::string t = celsius(*s.temp_millicelsius);
@@ -109,14 +110,14 @@ void render_gpu_device(const GpuDevice& d, const GpuSnapshot& s, std::string& ou
                        s.sm_clock_max_mhz ? fmt::format(" of {} max", *s.sm_clock_max_mhz) : "");
   }
   if (s.clocks_event_reasons) {
-    const std::uint64_t throttling = *s.clocks_event_reasons & kThrottlingReasonsMask;
+    const std::uint64_t throttling = *s.clocks_event_reasons & gpu::kThrottlingReasonsMask;
     out += fmt::format("  throttle now: {}\n",
-                       throttling ? reason_words_joined(throttling, ", ") : "none");
+                       throttling ? gpu::reason_words_joined(throttling, ", ") : "none");
   }
   std::vector<std::string> totals;
   const auto add = [&](std::string_view name, const std::optional<std::chrono::nanoseconds>& v) {
     if (v && v->count() > 0) {
-      totals.push_back(fmt::format("{} {}", reason_words(name), format_duration(*v)));
+      totals.push_back(fmt::format("{} {}", gpu::reason_words(name), format_duration(*v)));
     }
   };
   add("sw_power_cap", s.counters.sw_power_cap);
@@ -150,17 +151,17 @@ void render_gpu(const StatusReport& r, std::string& out) {
   const GpuStatus& g = r.gpu;
   if (g.devices.empty()) {
     out += fmt::format("GPU   none: {}\n",
-                       g.detail.empty() ? std::string(gpu_state_name(g.state)) : g.detail);
+                       g.detail.empty() ? std::string(gpu::gpu_state_name(g.state)) : g.detail);
     return;
   }
   for (const auto& d : g.devices) {
-    const GpuSnapshot* snap = nullptr;
+    const gpu::GpuSnapshot* snap = nullptr;
     for (const auto& s : g.snapshots) {
       if (s.index == d.index) snap = &s;
     }
     if (snap == nullptr) {
       out += fmt::format("GPU {}  {}\n  no reading: {}\n", d.index, d.name,
-                         g.detail.empty() ? std::string(gpu_state_name(g.state)) : g.detail);
+                         g.detail.empty() ? std::string(gpu::gpu_state_name(g.state)) : g.detail);
       continue;
     }
     render_gpu_device(d, *snap, out);
@@ -197,7 +198,7 @@ void render_thermals_and_pressure(const StatusReport& r, std::string& out) {
   }
   if (const auto w = prochot_warning(r); !w.empty()) out += fmt::format("  ! {}\n", w);
   if (r.memory_pressure) {
-    const Psi& p = *r.memory_pressure;
+    const host::Psi& p = *r.memory_pressure;
     out += fmt::format("PRESSURE  memory some {:.2f}% (10s) {:.2f}% (60s)", p.some.avg10,
                        p.some.avg60);
     if (p.full) out += fmt::format(", full {:.2f}% (10s)", p.full->avg10);
@@ -251,4 +252,4 @@ std::string render_status(const StatusReport& r, std::optional<std::size_t> widt
   return out;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::status

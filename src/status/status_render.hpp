@@ -8,7 +8,7 @@
 
 #include "status/status_report.hpp"
 
-namespace sparkops {
+namespace sparkops::status {
 
 // width: the terminal's columns (the workloads table fits it; term/terminal.hpp decides), nullopt
 // for natural widths.
@@ -19,4 +19,4 @@ std::vector<std::string> status_warnings(const StatusReport& report);
 std::string render_status(const StatusReport& report,
                           std::optional<std::size_t> width = std::nullopt);
 
-}  // namespace sparkops
+}  // namespace sparkops::status

@@ -7,11 +7,11 @@
 #include "workloads/coexistence.hpp"
 #include "workloads/scan.hpp"
 
-namespace sparkops {
+namespace sparkops::status {
 
 namespace {
 
-void collect_gpu(GpuSource& gpu, StatusReport& report) {
+void collect_gpu(gpu::GpuSource& gpu, StatusReport& report) {
   GpuStatus& g = report.gpu;
   g.backend = std::string(gpu.backend());
   g.driver_version = gpu.driver_version();
@@ -35,14 +35,14 @@ void collect_gpu(GpuSource& gpu, StatusReport& report) {
 // The verdict in one sentence: an oversubscribed pool first (the claims exceed it whether or not a
 // job is heavy), then who must stop before a trainer starts (the one-heavy-job rule), else how much
 // room a new run has beside what is running (docs/domain.md; src/workloads/coexistence.hpp).
-std::string coexistence_line(const CoexistenceVerdict& v) {
+std::string coexistence_line(const workloads::CoexistenceVerdict& v) {
   const auto pids = [&] {
     std::vector<std::string> parts;
     for (const auto& s : v.stop)
       parts.push_back(fmt::format("PID {} ({}, {})", s.pid, s.label, s.reason));
     return fmt::format("{}", fmt::join(parts, ", then "));
   };
-  const bool gpu = v.source == BudgetSource::gpu_memory;
+  const bool gpu = v.source == host::BudgetSource::gpu_memory;
   const std::string gpu_memory = fmt::format("GPU {}'s memory", v.gpu_index.value_or(0));
   if (v.oversubscribed_bytes > 0) {
     return fmt::format(
@@ -64,18 +64,19 @@ std::string coexistence_line(const CoexistenceVerdict& v) {
 
 }  // namespace
 
-std::optional<DeviceMemory> discrete_device_memory(const std::vector<GpuSnapshot>& snapshots) {
+std::optional<host::DeviceMemory> discrete_device_memory(
+    const std::vector<gpu::GpuSnapshot>& snapshots) {
   for (const auto& s : snapshots) {
     if (s.memory && s.memory->total_bytes > 0) {
-      return DeviceMemory{s.index, s.memory->total_bytes, s.memory->free_bytes};
+      return host::DeviceMemory{s.index, s.memory->total_bytes, s.memory->free_bytes};
     }
   }
   return std::nullopt;
 }
 
-GpuMemoryReading read_gpu_memory(GpuSource& gpu) {
+GpuMemoryReading read_gpu_memory(gpu::GpuSource& gpu) {
   GpuMemoryReading r;
-  if (gpu.state() != GpuState::ok) return r;
+  if (gpu.state() != gpu::GpuState::ok) return r;
   auto snaps = gpu.snapshot();
   if (!snaps) return r;
   r.snapshots = std::move(*snaps);
@@ -85,8 +86,9 @@ GpuMemoryReading read_gpu_memory(GpuSource& gpu) {
 
 namespace {
 
-void collect_workloads(const HostRoot& root, const StatusOptions& options, StatusReport& report) {
-  ScanOptions scan_options;
+void collect_workloads(const host::HostRoot& root, const StatusOptions& options,
+                       StatusReport& report) {
+  workloads::ScanOptions scan_options;
   scan_options.ticks_per_second = options.ticks_per_second;
   for (const auto& snap : report.gpu.snapshots) {
     if (snap.memory && scan_options.device_total_bytes == 0) {
@@ -98,14 +100,15 @@ void collect_workloads(const HostRoot& root, const StatusOptions& options, Statu
   if (scan_options.device_total_bytes == 0 && report.pool) {
     scan_options.device_total_bytes = report.pool->total_bytes;
   }
-  if (report.pool) scan_options.pool_bytes = pool_total_budget(*report.pool);
+  if (report.pool) scan_options.pool_bytes = host::pool_total_budget(*report.pool);
   // The space a new run competes for: a discrete GPU's memory where the training budget is it
   // (its workloads are sized by what they hold on the card), else the pool.
-  const std::optional<DeviceMemory> device =
+  const std::optional<host::DeviceMemory> device =
       report.training_budget ? report.training_budget->device : std::nullopt;
-  const auto space = coexistence_space(report.pool, device, report.gpu.snapshots);
-  if (space) scan_options = scan_options_in(scan_options, *space);
-  auto scan = scan_workloads(root, gpu_processes_of(report.gpu.snapshots), scan_options);
+  const auto space = workloads::coexistence_space(report.pool, device, report.gpu.snapshots);
+  if (space) scan_options = workloads::scan_options_in(scan_options, *space);
+  auto scan = workloads::scan_workloads(root, workloads::gpu_processes_of(report.gpu.snapshots),
+                                        scan_options);
   if (!scan) {
     report.notes.push_back(fmt::format("workloads: {}", scan.error().detail));
     return;
@@ -114,12 +117,12 @@ void collect_workloads(const HostRoot& root, const StatusOptions& options, Statu
   for (const auto& w : scan->workloads) {
     WorkloadLine line;
     line.pid = w.pid;
-    line.kind = std::string(engine_name(w.kind.engine));
+    line.kind = std::string(workloads::engine_name(w.kind.engine));
     line.name = w.processes.empty() ? std::string() : w.processes.front().comm;
     line.claim_bytes = w.claim_bytes;
     line.actual_bytes = w.actual_bytes;
     line.heavy = w.heavy;
-    line.cap = std::string(cap_state_name(w.cap.state));
+    line.cap = std::string(workloads::cap_state_name(w.cap.state));
     line.cap_text = w.cap.text;
     line.rss_bytes = w.rss_bytes;
     line.pss_bytes = w.pss_bytes;
@@ -127,7 +130,7 @@ void collect_workloads(const HostRoot& root, const StatusOptions& options, Statu
     line.orphan = w.orphan;
     line.heavy_reason = w.heavy_reason;
     if (!w.processes.empty()) {
-      const WorkloadProcess& root_process = w.processes.front();
+      const workloads::WorkloadProcess& root_process = w.processes.front();
       line.age = root_process.age;
       line.uid = root_process.uid;
       line.start_ticks = root_process.start_ticks;
@@ -136,7 +139,7 @@ void collect_workloads(const HostRoot& root, const StatusOptions& options, Statu
   }
   report.workloads = std::move(lines);
   if (report.pool && space) {
-    const CoexistenceVerdict verdict = coexistence_verdict(*scan, 0, *space);
+    const workloads::CoexistenceVerdict verdict = workloads::coexistence_verdict(*scan, 0, *space);
     report.coexistence = coexistence_line(verdict);
     report.coexistence_stop_first = !verdict.stop.empty();
     report.coexistence_verdict = verdict;
@@ -145,13 +148,13 @@ void collect_workloads(const HostRoot& root, const StatusOptions& options, Statu
 
 }  // namespace
 
-StatusReport collect_status(const HostRoot& root, GpuSource& gpu, const Clock& clock,
+StatusReport collect_status(const host::HostRoot& root, gpu::GpuSource& gpu, const Clock& clock,
                             const StatusOptions& options) {
   StatusReport report;
   report.taken_at = clock.system_now();
   report.sparkops_version = std::string(kVersion);
 
-  HostSnapshot host = read_host_snapshot(root);
+  host::HostSnapshot host = host::read_host_snapshot(root);
   report.system = std::move(host.system);
   report.meminfo = host.meminfo;
   report.cgroup = host.cgroup;
@@ -163,7 +166,7 @@ StatusReport collect_status(const HostRoot& root, GpuSource& gpu, const Clock& c
   report.notes = std::move(host.notes);
 
   if (host.meminfo) {
-    if (auto pool = compute_pool(*host.meminfo, host.cgroup, options.pool)) {
+    if (auto pool = host::compute_pool(*host.meminfo, host.cgroup, options.pool)) {
       report.pool = *pool;
     } else {
       report.notes.push_back(pool.error().detail);
@@ -175,9 +178,9 @@ StatusReport collect_status(const HostRoot& root, GpuSource& gpu, const Clock& c
 
   collect_gpu(gpu, report);
   report.training_budget =
-      training_budget(report.pool, discrete_device_memory(report.gpu.snapshots));
+      host::training_budget(report.pool, discrete_device_memory(report.gpu.snapshots));
   if (options.scan_workloads) collect_workloads(root, options, report);
   return report;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::status

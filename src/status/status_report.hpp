@@ -16,15 +16,15 @@
 #include "host/pool.hpp"
 #include "workloads/coexistence.hpp"
 
-namespace sparkops {
+namespace sparkops::status {
 
 struct GpuStatus {
   std::string backend;  // "nvml", "nvidia-smi", "none"
-  GpuState state = GpuState::no_library;
+  gpu::GpuState state = gpu::GpuState::no_library;
   std::string detail;
   std::optional<std::string> driver_version;
-  std::vector<GpuDevice> devices;
-  std::vector<GpuSnapshot> snapshots;  // one per device, same order
+  std::vector<gpu::GpuDevice> devices;
+  std::vector<gpu::GpuSnapshot> snapshots;  // one per device, same order
   // Sum of per-process GPU-resident memory over every device; absent when no source reports it.
   std::optional<std::uint64_t> process_memory_bytes;
 };
@@ -53,44 +53,45 @@ struct WorkloadLine {
 struct StatusReport {
   SystemTime taken_at{};
   std::string sparkops_version;
-  SystemInfo system;
-  std::optional<Meminfo> meminfo;
-  std::optional<PoolView> pool;  // absent only when /proc/meminfo is unreadable or incomplete
+  host::SystemInfo system;
+  std::optional<host::Meminfo> meminfo;
+  std::optional<host::PoolView> pool;  // absent only when /proc/meminfo is unreadable or incomplete
   // What a training run may plan against (host/pool.hpp training_budget): the discrete GPU's free
   // memory when NVML reports it, else the pool's budget; absent when neither was read.
-  std::optional<TrainingBudget> training_budget;
-  std::optional<CgroupMemory> cgroup;
-  std::optional<Psi> memory_pressure;
-  std::optional<Vmstat> vmstat;
-  std::optional<SensorReading> hottest_sensor;
-  std::vector<PowerRail> spbm_rails;
-  std::optional<SpbmStatus> spbm;
+  std::optional<host::TrainingBudget> training_budget;
+  std::optional<host::CgroupMemory> cgroup;
+  std::optional<host::Psi> memory_pressure;
+  std::optional<host::Vmstat> vmstat;
+  std::optional<host::SensorReading> hottest_sensor;
+  std::vector<host::PowerRail> spbm_rails;
+  std::optional<host::SpbmStatus> spbm;
   GpuStatus gpu;
   std::optional<std::vector<WorkloadLine>> workloads;  // absent when the scan did not run
   std::string coexistence;              // the verdict in one sentence; empty when not computed
   bool coexistence_stop_first = false;  // the verdict names a PID to stop before a trainer starts
   // The same verdict as fields (status --json `coexistence_verdict`, the exporter's
   // sparkops_pool_oversubscribed_bytes); absent when the scan or the pool is.
-  std::optional<CoexistenceVerdict> coexistence_verdict;
+  std::optional<workloads::CoexistenceVerdict> coexistence_verdict;
   std::vector<std::string>
       notes;  // permission-denied files, fallbacks, anything the user should know
 };
 
 // The memory of the first device NVML reports memory for: a discrete GPU. nullopt where every
 // device's memory is unified / not supported (GB10, Thor) or no GPU was read.
-std::optional<DeviceMemory> discrete_device_memory(const std::vector<GpuSnapshot>& snapshots);
+std::optional<host::DeviceMemory> discrete_device_memory(
+    const std::vector<gpu::GpuSnapshot>& snapshots);
 
 // One reading of a GPU source for the training budget and the space a run competes for: the
 // snapshots (each card's memory and processes; empty when the source is not ok or the reading
 // failed) and the discrete card's memory among them.
 struct GpuMemoryReading {
-  std::vector<GpuSnapshot> snapshots;
-  std::optional<DeviceMemory> device;
+  std::vector<gpu::GpuSnapshot> snapshots;
+  std::optional<host::DeviceMemory> device;
 };
-GpuMemoryReading read_gpu_memory(GpuSource& gpu);
+GpuMemoryReading read_gpu_memory(gpu::GpuSource& gpu);
 
 struct StatusOptions {
-  PoolOptions pool;
+  host::PoolOptions pool;
   bool scan_workloads = true;
   std::uint64_t ticks_per_second =
       100;  // USER_HZ for process ages; the CLI passes sysconf(_SC_CLK_TCK)
@@ -98,7 +99,7 @@ struct StatusOptions {
 
 // Reads the machine once through `root` and `gpu`. Never fails: what cannot be read becomes absent
 // with a note.
-StatusReport collect_status(const HostRoot& root, GpuSource& gpu, const Clock& clock,
+StatusReport collect_status(const host::HostRoot& root, gpu::GpuSource& gpu, const Clock& clock,
                             const StatusOptions& options);
 
-}  // namespace sparkops
+}  // namespace sparkops::status

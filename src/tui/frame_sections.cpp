@@ -70,7 +70,7 @@ Style temperature_style(const Ctx& c, double temp_c) {
 }  // namespace
 
 void header(const Ctx& c, Frame& out) {
-  const StatusReport& r = c.model.report;
+  const status::StatusReport& r = c.model.report;
   Line line;
   line.add("sparkops top", Style::title);
   line.add("  " + printable(r.system.hostname.value_or("?")));
@@ -86,13 +86,13 @@ void header(const Ctx& c, Frame& out) {
 }
 
 void pool(const Ctx& c, Frame& out) {
-  const StatusReport& r = c.model.report;
+  const status::StatusReport& r = c.model.report;
   if (!r.pool) {
     out.push_back(
         Line().add("POOL", Style::heading).add("  unreadable: /proc/meminfo", Style::bad));
     return;
   }
-  const PoolView& p = *r.pool;
+  const host::PoolView& p = *r.pool;
   const Thresholds& t = c.model.thresholds;
   const Style budget_style = p.budget_bytes == 0                     ? Style::bad
                              : p.budget_bytes < t.tight_margin_bytes ? Style::warn
@@ -152,7 +152,7 @@ void pool(const Ctx& c, Frame& out) {
 
 std::size_t gpu_lines(const Ctx& c, bool compact) {
   const auto& g = c.model.report.gpu;
-  if (g.state != GpuState::ok || g.snapshots.empty()) return 1;
+  if (g.state != gpu::GpuState::ok || g.snapshots.empty()) return 1;
   return g.snapshots.size() * (compact ? 2 : 4);
 }
 
@@ -183,7 +183,7 @@ bool advanced(const std::optional<std::chrono::nanoseconds>& d) {
   return d && d->count() > 0;
 }
 
-void gpu_block(const Ctx& c, const GpuSnapshot& s, bool compact, Frame& out) {
+void gpu_block(const Ctx& c, const gpu::GpuSnapshot& s, bool compact, Frame& out) {
   const Thresholds& t = c.model.thresholds;
   const GpuActivity* a = activity_of(c, s.index);
   Line l1;
@@ -220,13 +220,13 @@ void gpu_block(const Ctx& c, const GpuSnapshot& s, bool compact, Frame& out) {
   // miss most throttling, the counters do not.
   Line l2;
   const std::uint64_t bits = s.clocks_event_reasons.value_or(0);
-  const bool throttling_bits = (bits & kThrottlingReasonsMask) != 0;
+  const bool throttling_bits = (bits & gpu::kThrottlingReasonsMask) != 0;
   l2.add("  reasons ", Style::dim)
-      .add(s.clocks_event_reasons ? reason_names_joined(bits, ",") : std::string("-"),
+      .add(s.clocks_event_reasons ? gpu::reason_names_joined(bits, ",") : std::string("-"),
            throttling_bits ? Style::bad : Style::plain);
   bool hidden = false;
   if (a && a->interval.count() > 0) {
-    const ThrottleCounters& d = a->counter_deltas;
+    const gpu::ThrottleCounters& d = a->counter_deltas;
     hidden = !throttling_bits && (advanced(d.sw_power_cap) || advanced(d.sw_thermal) ||
                                   advanced(d.hw_thermal) || advanced(d.hw_power_brake));
     l2.add("  counters", Style::dim);
@@ -254,8 +254,8 @@ void gpu_block(const Ctx& c, const GpuSnapshot& s, bool compact, Frame& out) {
     std::string names;
     for (const auto cause : a->open_causes) {
       if (!names.empty()) names += ",";
-      names += throttle_cause_name(cause);
-      platform = platform || cause == ThrottleCause::platform_cap;
+      names += sampling::throttle_cause_name(cause);
+      platform = platform || cause == sampling::ThrottleCause::platform_cap;
     }
     l3.add(names, Style::bad);
     if (hidden) {
@@ -294,12 +294,12 @@ void gpu_block(const Ctx& c, const GpuSnapshot& s, bool compact, Frame& out) {
 }  // namespace
 
 void gpus(const Ctx& c, bool compact, Frame& out) {
-  const GpuStatus& g = c.model.report.gpu;
-  if (g.state != GpuState::ok || g.snapshots.empty()) {
+  const status::GpuStatus& g = c.model.report.gpu;
+  if (g.state != gpu::GpuState::ok || g.snapshots.empty()) {
     Line l;
     l.add("GPU", Style::heading)
-        .add(fmt::format("  {} ({})", gpu_state_name(g.state), g.backend),
-             g.state == GpuState::lost ? Style::bad : Style::dim);
+        .add(fmt::format("  {} ({})", gpu::gpu_state_name(g.state), g.backend),
+             g.state == gpu::GpuState::lost ? Style::bad : Style::dim);
     if (!g.detail.empty()) l.add("  " + printable(g.detail), Style::dim);
     out.push_back(std::move(l));
     return;
@@ -308,7 +308,7 @@ void gpus(const Ctx& c, bool compact, Frame& out) {
 }
 
 void host(const Ctx& c, Frame& out) {
-  const StatusReport& r = c.model.report;
+  const status::StatusReport& r = c.model.report;
   Line l;
   l.add("HOST", Style::heading).add("  ");
   if (r.hottest_sensor) {
@@ -334,7 +334,7 @@ void host(const Ctx& c, Frame& out) {
 }
 
 void pressure(const Ctx& c, Frame& out) {
-  const StatusReport& r = c.model.report;
+  const status::StatusReport& r = c.model.report;
   const Thresholds& t = c.model.thresholds;
   const SinceStart& s = c.model.since_start;
   Line l;

@@ -27,7 +27,7 @@ std::string opt_gib(const std::optional<std::uint64_t>& b) {
   return b ? gib(*b) : "-";
 }
 
-std::string state_text(const WorkloadLine& w) {
+std::string state_text(const status::WorkloadLine& w) {
   if (w.orphan) return "orphan";
   return w.heavy ? "heavy" : "-";
 }
@@ -40,7 +40,7 @@ std::size_t workload_row_count(const Ctx& c) {
 }
 
 void workloads(const Ctx& c, std::size_t rows, Frame& out) {
-  const StatusReport& r = c.model.report;
+  const status::StatusReport& r = c.model.report;
   const Columns col = columns_for(c);
   Line head;
   head.add("WORKLOADS", Style::heading)
@@ -63,7 +63,7 @@ void workloads(const Ctx& c, std::size_t rows, Frame& out) {
     const std::size_t shown = std::max<std::size_t>(rows, 1);
     const std::size_t first = selected >= shown ? selected - shown + 1 : 0;
     for (std::size_t i = first; i < sorted.size() && i < first + shown; ++i) {
-      const WorkloadLine& w = *sorted[i];
+      const status::WorkloadLine& w = *sorted[i];
       const std::string cap =
           c.wide() && !w.cap_text.empty() ? fmt::format("{} ({})", w.cap, w.cap_text) : w.cap;
       const std::string text = fmt::format(

@@ -15,9 +15,9 @@ namespace {
 
 class SystemSignaller final : public ProcessSignaller {
  public:
-  explicit SystemSignaller(HostRoot root) : root_(std::move(root)) {}
+  explicit SystemSignaller(host::HostRoot root) : root_(std::move(root)) {}
 
-  std::string refusal(const WorkloadLine& w) const override {
+  std::string refusal(const status::WorkloadLine& w) const override {
     if (!root_.is_live()) {
       return fmt::format("not sent: PID {} is in a captured tree (--root), not on this machine",
                          w.pid);
@@ -32,9 +32,9 @@ class SystemSignaller final : public ProcessSignaller {
     return {};
   }
 
-  std::string terminate(const WorkloadLine& w) override {
+  std::string terminate(const status::WorkloadLine& w) override {
     if (auto why = refusal(w); !why.empty()) return why;
-    auto stat = read_proc_stat(root_, w.pid);
+    auto stat = host::read_proc_stat(root_, w.pid);
     if (!stat) return fmt::format("not sent: PID {} has exited", w.pid);
     if (stat->start_ticks != w.start_ticks) {
       return fmt::format("not sent: PID {} is now another process", w.pid);
@@ -47,12 +47,12 @@ class SystemSignaller final : public ProcessSignaller {
   }
 
  private:
-  HostRoot root_;
+  host::HostRoot root_;
 };
 
 }  // namespace
 
-std::unique_ptr<ProcessSignaller> make_system_signaller(HostRoot root) {
+std::unique_ptr<ProcessSignaller> make_system_signaller(host::HostRoot root) {
   return std::make_unique<SystemSignaller>(std::move(root));
 }
 

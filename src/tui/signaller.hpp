@@ -18,11 +18,11 @@ class ProcessSignaller {
  public:
   virtual ~ProcessSignaller() = default;
   // Empty when `w` may be signalled; else one line for the user.
-  virtual std::string refusal(const WorkloadLine& w) const = 0;
+  virtual std::string refusal(const status::WorkloadLine& w) const = 0;
   // Sends SIGTERM to w.pid (re-checking everything refusal checks); returns the line to show.
-  virtual std::string terminate(const WorkloadLine& w) = 0;
+  virtual std::string terminate(const status::WorkloadLine& w) = 0;
 };
 
-std::unique_ptr<ProcessSignaller> make_system_signaller(HostRoot root);
+std::unique_ptr<ProcessSignaller> make_system_signaller(host::HostRoot root);
 
 }  // namespace sparkops::tui

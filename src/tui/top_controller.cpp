@@ -77,7 +77,7 @@ Command TopController::on_character(char ch, const TopModel& model) {
         view_.message = "no workload to signal";
         return Command::redraw;
       }
-      const WorkloadLine& w = *rows[std::min(view_.selected, rows.size() - 1)];
+      const status::WorkloadLine& w = *rows[std::min(view_.selected, rows.size() - 1)];
       if (auto why = signaller_.refusal(w); !why.empty()) {
         view_.message = std::move(why);
         return Command::redraw;

@@ -46,7 +46,7 @@ class TopController {
 
   ViewState view_;
   ProcessSignaller& signaller_;
-  std::optional<WorkloadLine> target_;  // the workload `k` chose, kept across refreshes
+  std::optional<status::WorkloadLine> target_;  // the workload `k` chose, kept across refreshes
 };
 
 }  // namespace sparkops::tui

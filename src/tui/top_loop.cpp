@@ -17,7 +17,7 @@ Status run_top(const TopLoopOptions& options, const CollectFn& collect, ProcessS
   TopController controller(options.initial, signaller);
   SteadyTime last_collect{};
   auto refresh = [&] {
-    StatusReport report = collect();
+    status::StatusReport report = collect();
     last_collect = clock.steady_now();
     tracker.observe(std::move(report), last_collect);
   };

@@ -15,7 +15,7 @@
 
 namespace sparkops::tui {
 
-using CollectFn = std::function<StatusReport()>;
+using CollectFn = std::function<status::StatusReport()>;
 
 struct TopLoopOptions {
   ViewState initial;  // interval from --interval

@@ -18,7 +18,7 @@ std::string_view sort_key_name(SortKey key) {
 
 namespace {
 
-int cap_rank(const WorkloadLine& w) {
+int cap_rank(const status::WorkloadLine& w) {
   if (w.cap == "capped") return 0;
   if (w.cap == "fixed") return 1;
   return 2;
@@ -26,11 +26,12 @@ int cap_rank(const WorkloadLine& w) {
 
 }  // namespace
 
-std::vector<const WorkloadLine*> sorted_workloads(const StatusReport& report, SortKey key) {
-  std::vector<const WorkloadLine*> rows;
+std::vector<const status::WorkloadLine*> sorted_workloads(const status::StatusReport& report,
+                                                          SortKey key) {
+  std::vector<const status::WorkloadLine*> rows;
   if (!report.workloads) return rows;
   for (const auto& w : *report.workloads) rows.push_back(&w);
-  auto by = [key](const WorkloadLine* a, const WorkloadLine* b) {
+  auto by = [key](const status::WorkloadLine* a, const status::WorkloadLine* b) {
     switch (key) {
       case SortKey::memory:
         if (a->actual_bytes.value_or(0) != b->actual_bytes.value_or(0))

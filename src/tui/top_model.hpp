@@ -27,10 +27,10 @@ struct GpuActivity {
   unsigned index = 0;
   // Time each clocks-event counter advanced during the last interval (absent on the first
   // refresh or when the driver does not report that counter).
-  ThrottleCounters counter_deltas;
+  gpu::ThrottleCounters counter_deltas;
   std::chrono::nanoseconds interval{};  // the interval the deltas cover; 0 on the first refresh
   // Episodes the ThrottleDetector has open now (its names: "sw_thermal", "platform_cap", ...).
-  std::vector<ThrottleCause> open_causes;
+  std::vector<sampling::ThrottleCause> open_causes;
   Series temperature_celsius;
   Series power_watts;
 };
@@ -54,14 +54,15 @@ struct SinceStart {
 
 // Thresholds that colour figures; each comes from the rule that owns it (no separate tuning).
 struct Thresholds {
-  DetectorConfig detector;        // ceiling_watts, ceiling_band_watts, hot_celsius
-  ContentionThresholds pressure;  // psi_some_percent, psi_full_percent, refaults_per_second
+  sampling::DetectorConfig detector;  // ceiling_watts, ceiling_band_watts, hot_celsius
+  workloads::ContentionThresholds
+      pressure;  // psi_some_percent, psi_full_percent, refaults_per_second
   // A budget below this is "tight" (the coexistence rule's margin, workloads/coexistence.hpp).
   std::uint64_t tight_margin_bytes = 8ULL << 30;
 };
 
 struct TopModel {
-  StatusReport report;
+  status::StatusReport report;
   std::uint64_t refreshes = 0;  // reports observed
   Series pool_available_bytes;
   Series pool_free_bytes;
@@ -87,6 +88,7 @@ struct ViewState {
 
 // The workload table in display order: `memory` by actual bytes (largest first), `cap` capped
 // first then fixed then uncapped (each by claim, largest first), `age` oldest first. Ties by PID.
-std::vector<const WorkloadLine*> sorted_workloads(const StatusReport& report, SortKey key);
+std::vector<const status::WorkloadLine*> sorted_workloads(const status::StatusReport& report,
+                                                          SortKey key);
 
 }  // namespace sparkops::tui

@@ -26,28 +26,29 @@ std::optional<std::uint64_t> since(const std::optional<std::uint64_t>& now,
   return *now - *base;
 }
 
-bool is_heuristic_slowdown(ThrottleCause c) {
-  return c == ThrottleCause::unflagged_low_clock || c == ThrottleCause::unflagged_low_power;
+bool is_heuristic_slowdown(sampling::ThrottleCause c) {
+  return c == sampling::ThrottleCause::unflagged_low_clock ||
+         c == sampling::ThrottleCause::unflagged_low_power;
 }
 
-EventSeverity throttle_severity(const ThrottleEvent& e) {
-  if (e.edge == EpisodeEdge::end) return EventSeverity::info;
+EventSeverity throttle_severity(const sampling::ThrottleEvent& e) {
+  if (e.edge == sampling::EpisodeEdge::end) return EventSeverity::info;
   return is_heuristic_slowdown(e.cause) ? EventSeverity::warning : EventSeverity::alert;
 }
 
-std::string throttle_text(const ThrottleEvent& e) {
-  std::string text = fmt::format("{} {}", e.edge == EpisodeEdge::start ? "start" : "end",
-                                 throttle_cause_name(e.cause));
+std::string throttle_text(const sampling::ThrottleEvent& e) {
+  std::string text = fmt::format("{} {}", e.edge == sampling::EpisodeEdge::start ? "start" : "end",
+                                 sampling::throttle_cause_name(e.cause));
   if (e.gpu_index) text += fmt::format(" gpu={}", *e.gpu_index);
   if (!e.evidence.empty()) text += " " + e.evidence;
   return text;
 }
 
-EventSeverity contention_severity(ContentionKind k) {
+EventSeverity contention_severity(workloads::ContentionKind k) {
   switch (k) {
-    case ContentionKind::oom_kill:
-    case ContentionKind::evicted:
-    case ContentionKind::psi_full:
+    case workloads::ContentionKind::oom_kill:
+    case workloads::ContentionKind::evicted:
+    case workloads::ContentionKind::psi_full:
       return EventSeverity::alert;
     default:
       return EventSeverity::warning;
@@ -68,15 +69,15 @@ void TopTracker::push_event(SystemTime time, EventSeverity severity, std::string
   while (model_.events.size() > options_.event_capacity) model_.events.pop_front();
 }
 
-void TopTracker::observe(StatusReport report, SteadyTime steady) {
-  Sample sample = sample_from_report(report, model_.refreshes, steady);
-  compute_deltas(previous_ ? &*previous_ : nullptr, sample);
+void TopTracker::observe(status::StatusReport report, SteadyTime steady) {
+  sampling::Sample sample = exporter::sample_from_report(report, model_.refreshes, steady);
+  sampling::compute_deltas(previous_ ? &*previous_ : nullptr, sample);
   if (!first_steady_) first_steady_ = steady;
 
   track_gpus(sample, detector_.feed(sample));
   track_since_start(report, sample);
-  for (const auto& e : contention_.feed(contention_reading_from_report(report, steady))) {
-    std::string text = std::string(contention_kind_name(e.kind));
+  for (const auto& e : contention_.feed(exporter::contention_reading_from_report(report, steady))) {
+    std::string text = std::string(workloads::contention_kind_name(e.kind));
     if (e.pid) text += fmt::format(" pid={}", *e.pid);
     if (!e.evidence.empty()) text += ": " + e.evidence;
     push_event(report.taken_at, contention_severity(e.kind), printable(text));
@@ -100,7 +101,8 @@ void TopTracker::observe(StatusReport report, SteadyTime steady) {
   previous_ = std::move(sample);
 }
 
-void TopTracker::track_gpus(const Sample& sample, const std::vector<ThrottleEvent>& events) {
+void TopTracker::track_gpus(const sampling::Sample& sample,
+                            const std::vector<sampling::ThrottleEvent>& events) {
   for (const auto& e : events) {
     push_event(e.time, throttle_severity(e), printable(throttle_text(e)));
   }
@@ -119,8 +121,8 @@ void TopTracker::track_gpus(const Sample& sample, const std::vector<ThrottleEven
       if (!e.gpu_index || *e.gpu_index != index) continue;
       auto& open = activity.open_causes;
       const auto it = std::find(open.begin(), open.end(), e.cause);
-      if (e.edge == EpisodeEdge::start && it == open.end()) open.push_back(e.cause);
-      if (e.edge == EpisodeEdge::end && it != open.end()) open.erase(it);
+      if (e.edge == sampling::EpisodeEdge::start && it == open.end()) open.push_back(e.cause);
+      if (e.edge == sampling::EpisodeEdge::end && it != open.end()) open.erase(it);
     }
     const auto& snap = reading.snapshot;
     push_bounded(activity.temperature_celsius,
@@ -138,11 +140,12 @@ void TopTracker::track_gpus(const Sample& sample, const std::vector<ThrottleEven
   model_.gpus = std::move(next);
 }
 
-void TopTracker::track_since_start(const StatusReport& report, const Sample& sample) {
+void TopTracker::track_since_start(const status::StatusReport& report,
+                                   const sampling::Sample& sample) {
   SinceStart& s = model_.since_start;
   if (first_steady_) s.elapsed = sample.steady_time - *first_steady_;
   if (!report.vmstat) return;
-  const Vmstat& v = *report.vmstat;
+  const host::Vmstat& v = *report.vmstat;
   if (!baseline_) baseline_ = v;
   s.refaults = since(v.workingset_refault_total(), baseline_->workingset_refault_total());
   s.major_faults = since(v.pgmajfault, baseline_->pgmajfault);
@@ -156,7 +159,7 @@ void TopTracker::track_since_start(const StatusReport& report, const Sample& sam
   previous_refaults_ = refaults_now;
 }
 
-void TopTracker::track_workloads(const StatusReport& report) {
+void TopTracker::track_workloads(const status::StatusReport& report) {
   if (!report.workloads) return;
   std::set<std::uint32_t> now;
   std::size_t heavy = 0;

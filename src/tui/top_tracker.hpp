@@ -27,21 +27,22 @@ class TopTracker {
  public:
   explicit TopTracker(TrackerOptions options = {});
   // `steady` is when the report was collected (steady clock), for rates and the detector.
-  void observe(StatusReport report, SteadyTime steady);
+  void observe(status::StatusReport report, SteadyTime steady);
   const TopModel& model() const { return model_; }
 
  private:
   void push_event(SystemTime time, EventSeverity severity, std::string text);
-  void track_gpus(const Sample& sample, const std::vector<ThrottleEvent>& events);
-  void track_since_start(const StatusReport& report, const Sample& sample);
-  void track_workloads(const StatusReport& report);
+  void track_gpus(const sampling::Sample& sample,
+                  const std::vector<sampling::ThrottleEvent>& events);
+  void track_since_start(const status::StatusReport& report, const sampling::Sample& sample);
+  void track_workloads(const status::StatusReport& report);
 
   TrackerOptions options_;
   TopModel model_;
-  ThrottleDetector detector_;
-  ContentionTracker contention_;
-  std::optional<Sample> previous_;
-  std::optional<Vmstat> baseline_;
+  sampling::ThrottleDetector detector_;
+  workloads::ContentionTracker contention_;
+  std::optional<sampling::Sample> previous_;
+  std::optional<host::Vmstat> baseline_;
   std::optional<std::uint64_t> previous_refaults_;
   std::optional<SteadyTime> first_steady_;
   std::set<std::uint32_t> workload_pids_;

@@ -9,7 +9,7 @@
 
 namespace sparkops::watch {
 
-std::string thermal_evidence(const Sample* sample) {
+std::string thermal_evidence(const sampling::Sample* sample) {
   if (sample == nullptr) return {};
   std::string out;
   const auto add = [&out](std::string_view text) {
@@ -17,7 +17,7 @@ std::string thermal_evidence(const Sample* sample) {
     out += text;
   };
   if (!sample->gpus.empty()) {
-    const GpuSnapshot& g = sample->gpus.front().snapshot;
+    const gpu::GpuSnapshot& g = sample->gpus.front().snapshot;
     if (g.temp_millicelsius)
       add(fmt::format("gpu_temp_c={}", static_cast<double>(*g.temp_millicelsius) / 1000.0));
     if (g.power_microwatts)
@@ -36,7 +36,7 @@ std::string thermal_evidence(const Sample* sample) {
 }
 
 std::string format_slowdown_event(const diagnose::LiveSlowdownEvent& e, SystemTime now,
-                                  const Sample* latest) {
+                                  const sampling::Sample* latest) {
   if (e.edge == diagnose::SlowdownEdge::stall) {
     // A short slow stretch that ended: its own event kind, with the time it cost.
     return fmt::format(
@@ -56,8 +56,8 @@ std::string format_slowdown_event(const diagnose::LiveSlowdownEvent& e, SystemTi
   return line;
 }
 
-std::optional<std::string> PressureTracker::feed(const Sample& sample) {
-  const HostReading& h = sample.host;
+std::optional<std::string> PressureTracker::feed(const sampling::Sample& sample) {
+  const host::HostReading& h = sample.host;
   std::optional<double> psi_share;
   const auto interval_us =
       std::chrono::duration_cast<std::chrono::microseconds>(sample.interval).count();

@@ -61,8 +61,8 @@ std::optional<diagnose::Diagnosis> diagnose_run(const diagnose::DiagnoseOptions&
   return diagnose::diagnose(*series, thermal && !thermal->samples.empty() ? &*thermal : nullptr, d);
 }
 
-std::optional<LadderContext> ladder_context(const FinishInput& in) {
-  LadderContext c;
+std::optional<ladder::LadderContext> ladder_context(const FinishInput& in) {
+  ladder::LadderContext c;
   if (in.plan != nullptr) {
     c.method = in.plan->run.method;
     c.batch = in.plan->run.batch;
@@ -70,14 +70,14 @@ std::optional<LadderContext> ladder_context(const FinishInput& in) {
   return c;
 }
 
-std::optional<PlannedRun> planned_run(const FinishInput& in) {
+std::optional<ladder::PlannedRun> planned_run(const FinishInput& in) {
   if (in.plan == nullptr) return std::nullopt;
-  return planned_run_of(*in.plan, in.model_arg);
+  return ladder::planned_run_of(*in.plan, in.model_arg);
 }
 
 }  // namespace
 
-std::vector<std::string> preflight_warnings(const StatusReport& report) {
+std::vector<std::string> preflight_warnings(const status::StatusReport& report) {
   std::vector<std::string> out;
   if (report.pool && report.pool->flush_suggested) {
     out.push_back(fmt::format(
@@ -102,31 +102,33 @@ std::vector<std::string> preflight_warnings(const StatusReport& report) {
   return out;
 }
 
-std::optional<OomReport> oom_verdict(const WatchOutcome& outcome, const HostRoot& root) {
-  std::optional<OomReport> report;
+std::optional<ladder::OomReport> oom_verdict(const WatchOutcome& outcome,
+                                             const host::HostRoot& root) {
+  std::optional<ladder::OomReport> report;
   if (!outcome.tail.empty()) {
-    OomClassifier classifier;
+    ladder::OomClassifier classifier;
     classifier.feed(outcome.tail);
-    if (auto r = classifier.finish(); r && r->kind != OomKind::not_oom) report = *r;
+    if (auto r = classifier.finish(); r && r->kind != ladder::OomKind::not_oom) report = *r;
   }
   const bool sigkill = outcome.term_signal == SIGKILL && !outcome.killed_by_watch;
   if (report || !sigkill) return report;
-  OomReport inferred;
-  inferred.kind = OomKind::host_oom_killer;
-  inferred.evidence = Evidence::inferred;
+  ladder::OomReport inferred;
+  inferred.kind = ladder::OomKind::host_oom_killer;
+  inferred.evidence = ladder::Evidence::inferred;
   inferred.evidence_text = "exit 137 (SIGKILL), no OOM message in the output";
   inferred.process_pid = static_cast<std::uint32_t>(outcome.pid);
-  if (auto log = read_kernel_log(root, 1 << 20); log && *log) {
+  if (auto log = host::read_kernel_log(root, 1 << 20); log && *log) {
     std::string text;
     for (const auto& r : (*log)->records) {
       text += r.message;
       text += '\n';
     }
-    OomClassifier kernel;
+    ladder::OomClassifier kernel;
     kernel.feed(text);
-    if (auto r = kernel.finish();
-        r && r->process_pid && *r->process_pid == static_cast<std::uint32_t>(outcome.pid) &&
-        (r->kind == OomKind::host_oom_killer || r->kind == OomKind::cgroup_oom_killer)) {
+    if (auto r = kernel.finish(); r && r->process_pid &&
+                                  *r->process_pid == static_cast<std::uint32_t>(outcome.pid) &&
+                                  (r->kind == ladder::OomKind::host_oom_killer ||
+                                   r->kind == ladder::OomKind::cgroup_oom_killer)) {
       return *r;
     }
   }
@@ -153,7 +155,7 @@ std::optional<plan::Anchor> measured_anchor(const plan::PlanResult& plan,
   return a;
 }
 
-void finish_watch(const Console& io, const HostRoot& root, const FinishInput& in) {
+void finish_watch(const Console& io, const host::HostRoot& root, const FinishInput& in) {
   const WatchOutcome& out = *in.outcome;
   WatchSummaryView view;
   view.command = in.options->command;
@@ -170,25 +172,25 @@ void finish_watch(const Console& io, const HostRoot& root, const FinishInput& in
 
   std::optional<std::string> advice_text;
   if (view.oom) {
-    OomView ov;
+    ladder::OomView ov;
     ov.report = view.oom;
     ov.state_path = in.ladder_state;
-    if (auto loaded = load_ladder_state(in.ladder_state)) {
+    if (auto loaded = ladder::load_ladder_state(in.ladder_state)) {
       ov.state = std::move(*loaded);
       ov.state_saved = true;
     } else {
       ov.state.created = out.ended;
     }
     ov.ctx = *ladder_context(in);
-    AdviceInput ai;
+    ladder::AdviceInput ai;
     ai.report = ov.report;
     ai.state = ov.state;
     ai.ctx = ov.ctx;
     ai.planned = planned_run(in);
-    if (auto pool = read_pool(root, in.pool)) ai.pool = *pool;
-    ov.advice = advise_oom(ai);
+    if (auto pool = host::read_pool(root, in.pool)) ai.pool = *pool;
+    ov.advice = ladder::advise_oom(ai);
     view.next_step = ov.advice.next;
-    advice_text = render_oom_text(ov);
+    advice_text = ladder::render_oom_text(ov);
   }
 
   if (in.plan != nullptr && !view.oom) {

@@ -11,30 +11,30 @@
 
 namespace sparkops::watch {
 
-Result<WatchOptions> watch_options(const WatchArgs& args, const Config& config, OutputTrust trust,
-                                   SystemTime now) {
+Result<WatchOptions> watch_options(const WatchArgs& args, const config::Config& config,
+                                   OutputTrust trust, SystemTime now) {
   WatchOptions o;
   o.command = args.command;
   o.pty = !args.no_pty;
   if (o.command.empty())
     return fail(Errc::invalid_argument, "no command given: sparkops watch [options] -- CMD ...");
-  auto interval = sample_interval(args.interval, config.get_duration("sample.interval"));
+  auto interval = sampling::sample_interval(args.interval, config.get_duration("sample.interval"));
   if (!interval) return tl::unexpected(interval.error());
   o.interval = *interval;
-  auto format = parse_sample_format(args.format);
+  auto format = sampling::parse_sample_format(args.format);
   if (!format) return tl::unexpected(format.error());
   o.format = *format;
   o.dir = args.dir.empty()
               ? std::filesystem::path(fmt::format("sparkops-run-{}", format_compact_utc(now)))
               : std::filesystem::path(args.dir);
   o.log = args.log.empty() ? o.dir / "train.log" : std::filesystem::path(args.log);
-  o.detector = detector_from_config(config);
+  o.detector = sampling::detector_from_config(config);
   auto appender = options::appender_options_from_config(config, trust);
   if (!appender) return tl::unexpected(appender.error());
   o.appender = std::move(*appender);
   o.max_log_bytes = config.get_bytes("watch.max_log_bytes");
   o.kill_orphans = args.kill_orphans;
-  o.slowdown.slowdown = slowdown_thresholds(config);
+  o.slowdown.slowdown = config::slowdown_thresholds(config);
   return o;
 }
 

@@ -27,7 +27,7 @@ struct WatchArgs {
 };
 
 // `now` names the default run folder. Errors name the flag or the config key.
-Result<WatchOptions> watch_options(const WatchArgs& args, const Config& config, OutputTrust trust,
-                                   SystemTime now);
+Result<WatchOptions> watch_options(const WatchArgs& args, const config::Config& config,
+                                   OutputTrust trust, SystemTime now);
 
 }  // namespace sparkops::watch

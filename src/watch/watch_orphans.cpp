@@ -22,13 +22,13 @@ namespace sparkops::watch {
 namespace {
 
 // Orphans are real processes: always the machine's own /proc, whatever --root says.
-const HostRoot& real_proc() {
-  static const HostRoot root("/");
+const host::HostRoot& real_proc() {
+  static const host::HostRoot root("/");
   return root;
 }
 
-std::optional<ProcStat> stat_of(pid_t pid) {
-  auto st = read_proc_stat(real_proc(), static_cast<std::uint32_t>(pid));
+std::optional<host::ProcStat> stat_of(pid_t pid) {
+  auto st = host::read_proc_stat(real_proc(), static_cast<std::uint32_t>(pid));
   if (!st) return std::nullopt;
   return *st;
 }
@@ -63,11 +63,11 @@ Status become_child_subreaper() {
 
 std::vector<Orphan> find_orphans(pid_t self, pid_t own_pgrp, pid_t keep) {
   std::vector<Orphan> out;
-  auto pids = list_pids(real_proc());
+  auto pids = host::list_pids(real_proc());
   if (!pids) return out;
-  std::map<std::uint32_t, ProcStat> stats;
+  std::map<std::uint32_t, host::ProcStat> stats;
   for (const auto pid : *pids) {
-    if (auto st = read_proc_stat(real_proc(), pid)) stats.emplace(pid, std::move(*st));
+    if (auto st = host::read_proc_stat(real_proc(), pid)) stats.emplace(pid, std::move(*st));
   }
   const auto below_self = [&](std::uint32_t pid) {
     // A parent chain is at most as long as the process table; 4096 bounds a torn read's loop.

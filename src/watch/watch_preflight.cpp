@@ -19,7 +19,7 @@ namespace {
 // discrete GPU's memory, with the running workloads sized on the card from `snapshots`, the
 // status reading), as `plan --beside --beside-running` judges it.
 bool beside_preflight(const Console& io, const PreflightInput& in,
-                      const std::vector<GpuSnapshot>& snapshots) {
+                      const std::vector<gpu::GpuSnapshot>& snapshots) {
   const plan::PlanEnvironment& env = *in.env;
   auto sc = serving::serving_context(*in.serving, *in.budget, env, in.heavy);
   if (!sc) {
@@ -38,7 +38,8 @@ bool beside_preflight(const Console& io, const PreflightInput& in,
   }
   fmt::print(io.err, "{}", terminal_text(serving::render_beside_text(b->verdict, b->jobs)));
   const auto& v = b->verdict;
-  if (v.verdict.kind == VerdictKind::stop_first || v.verdict.kind == VerdictKind::does_not_fit) {
+  if (v.verdict.kind == workloads::VerdictKind::stop_first ||
+      v.verdict.kind == workloads::VerdictKind::does_not_fit) {
     if (!in.force) {
       print_error(io,
                   "beside the other jobs this run must wait (see above); not launching "
@@ -55,13 +56,13 @@ bool beside_preflight(const Console& io, const PreflightInput& in,
 
 }  // namespace
 
-bool run_preflight(const Console& io, const PreflightInput& in, GpuSource& gpu, Clock& clock) {
-  const StatusReport report = collect_status(in.root, gpu, clock, in.status);
-  fmt::print(io.err, "{}", terminal_text(render_status(report)));
+bool run_preflight(const Console& io, const PreflightInput& in, gpu::GpuSource& gpu, Clock& clock) {
+  const status::StatusReport report = status::collect_status(in.root, gpu, clock, in.status);
+  fmt::print(io.err, "{}", terminal_text(status::render_status(report)));
   if (in.warnings != nullptr) {
     // What the status table shows as notes and "!" lines (status --json's `notes`).
     for (const auto& n : report.notes) in.warnings->push_back(n);
-    for (auto& w : status_warnings(report)) in.warnings->push_back(std::move(w));
+    for (auto& w : status::status_warnings(report)) in.warnings->push_back(std::move(w));
   }
   for (const auto& line : preflight_warnings(report)) {
     print_error(io, line);

@@ -19,14 +19,14 @@
 namespace sparkops::watch {
 
 struct PreflightInput {
-  HostRoot root;
-  StatusOptions status;
+  host::HostRoot root;
+  status::StatusOptions status;
   const plan::PlanResult* plan = nullptr;          // null: no plan flags
   const plan::PlanEnvironment* env = nullptr;      // the plan's environment (with `plan`)
   const serving::ServingFlags* serving = nullptr;  // --beside commands (with `plan`)
   const plan::PlanArgs* budget = nullptr;          // their --budget and --overhead (with serving)
-  HeavyRules heavy;                                // config procs.*
-  CoexistenceOptions coexistence;                  // config procs.tight_margin
+  workloads::HeavyRules heavy;                     // config procs.*
+  workloads::CoexistenceOptions coexistence;       // config procs.tight_margin
   bool force = false;                              // --force: launch what would be refused
   // Set: every warning the pre-flight prints (the status notes and warnings, the heavy workloads,
   // a launch forced past a refusal) is appended here, for the summary's `notes`.
@@ -36,6 +36,6 @@ struct PreflightInput {
 // Prints the pre-flight on io.err. Returns false when the launch is refused (the plan says
 // wont_fit, or beside the other jobs this one must wait, without --force; or the --beside
 // commands cannot be judged).
-bool run_preflight(const Console& io, const PreflightInput& in, GpuSource& gpu, Clock& clock);
+bool run_preflight(const Console& io, const PreflightInput& in, gpu::GpuSource& gpu, Clock& clock);
 
 }  // namespace sparkops::watch

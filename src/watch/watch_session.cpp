@@ -34,13 +34,13 @@ namespace {
 constexpr std::size_t kReadChunk = 64 * 1024;
 constexpr auto kMaxPollWait = std::chrono::milliseconds{100};
 
-std::optional<std::uint64_t> used_bytes(const HostReading& h) {
+std::optional<std::uint64_t> used_bytes(const host::HostReading& h) {
   if (!h.mem_total_bytes || !h.mem_available_bytes) return std::nullopt;
   return *h.mem_total_bytes > *h.mem_available_bytes ? *h.mem_total_bytes - *h.mem_available_bytes
                                                      : 0;
 }
 
-std::optional<std::uint64_t> gpu_process_bytes(const Sample& s) {
+std::optional<std::uint64_t> gpu_process_bytes(const sampling::Sample& s) {
   std::optional<std::uint64_t> total;
   for (const auto& g : s.gpus) {
     if (const auto b = g.process_memory_bytes()) total = total.value_or(0) + *b;
@@ -55,9 +55,9 @@ void keep_max(std::optional<std::uint64_t>& peak, std::optional<std::uint64_t> v
 // Everything one run holds while the loop turns.
 class Session {
  public:
-  Session(const Console& io, const HostRoot& root, const WatchOptions& options, GpuSource* gpu,
-          Clock& clock, WatchSignalFlags& flags, OutputSink sink, DurableAppender thermal,
-          DurableAppender events)
+  Session(const Console& io, const host::HostRoot& root, const WatchOptions& options,
+          gpu::GpuSource* gpu, Clock& clock, WatchSignalFlags& flags, OutputSink sink,
+          sampling::DurableAppender thermal, sampling::DurableAppender events)
       : io_(io),
         options_(options),
         clock_(clock),
@@ -77,7 +77,7 @@ class Session {
  private:
   void pump(int stream, int& fd, bool& got_data);
   void on_record(std::string_view record, std::uint64_t offset, SystemTime arrival);
-  void sample_tick(const Tick& t);
+  void sample_tick(const sampling::Tick& t);
   void emit_event(const std::string& line);
   void warn(const std::string& message);  // on stderr and into the outcome's warnings
   void report_file_failures();
@@ -89,18 +89,18 @@ class Session {
   const WatchOptions& options_;
   Clock& clock_;
   WatchSignalFlags& flags_;
-  HostRoot root_;
+  host::HostRoot root_;
   OutputSink sink_;
-  DurableAppender thermal_;
-  DurableAppender events_;
-  Collector collector_;
-  Sampler sampler_;
+  sampling::DurableAppender thermal_;
+  sampling::DurableAppender events_;
+  sampling::Collector collector_;
+  sampling::Sampler sampler_;
   trainlog::LiveTracker tracker_;
   diagnose::LiveSlowdownDetector slowdown_;
   PressureTracker pressure_;
   std::array<RecordSplitter, 2> splitters_{RecordSplitter(), RecordSplitter()};
   std::vector<trainlog::LiveStep> steps_;
-  std::optional<Sample> latest_;
+  std::optional<sampling::Sample> latest_;
   std::vector<char> buffer_ = std::vector<char>(kReadChunk);
   WatchOutcome out_;
   int handled_signals_ = 0;
@@ -115,7 +115,7 @@ void Session::warn(const std::string& message) {
 void Session::emit_event(const std::string& line) {
   fmt::print(io_.err, "sparkops: event {}", line);
   std::fflush(io_.err);
-  const AppendReport r = events_.append(line);
+  const sampling::AppendReport r = events_.append(line);
   if (r.failed_now && !side_failure_said_) {
     side_failure_said_ = true;
     warn(fmt::format("{}; events stay on stderr and are kept in memory", r.failed_now->detail));
@@ -164,10 +164,10 @@ void Session::pump(int stream, int& fd, bool& got_data) {
   }
 }
 
-void Session::sample_tick(const Tick& t) {
-  TickResult result = sampler_.tick(t);
+void Session::sample_tick(const sampling::Tick& t) {
+  sampling::TickResult result = sampler_.tick(t);
   for (auto& row : result.rows) {
-    const AppendReport r = thermal_.append(std::move(row));
+    const sampling::AppendReport r = thermal_.append(std::move(row));
     if (r.failed_now && !side_failure_said_) {
       side_failure_said_ = true;
       warn(fmt::format("{}; the job keeps running, samples are kept in memory and retried",
@@ -176,8 +176,8 @@ void Session::sample_tick(const Tick& t) {
   }
   ++out_.samples;
   for (const auto& e : result.events) {
-    emit_event(format_event_line(e));
-    if (e.edge == EpisodeEdge::start) ++out_.throttle_episodes;
+    emit_event(sampling::format_event_line(e));
+    if (e.edge == sampling::EpisodeEdge::start) ++out_.throttle_episodes;
   }
   if (auto line = pressure_.feed(result.sample)) {
     emit_event(*line);
@@ -233,7 +233,7 @@ void Session::handle_signals(const ChildProcess& child) {
 }
 
 Result<WatchOutcome> Session::run() {
-  const HostReading launch = read_host_reading(root_);
+  const host::HostReading launch = host::read_host_reading(root_);
   out_.launch_used_bytes = used_bytes(launch);
   out_.started = clock_.system_now();
   const pid_t self = ::getpid();
@@ -254,7 +254,7 @@ Result<WatchOutcome> Session::run() {
   int fds[2] = {child->out_fd, child->err_fd};
 
   const SteadyTime t0 = clock_.steady_now();
-  const TickSchedule schedule(t0, options_.interval);
+  const sampling::TickSchedule schedule(t0, options_.interval);
   std::uint64_t next_tick = 0, skipped = 0;
   bool exited = false;
   int status = 0;
@@ -275,7 +275,7 @@ Result<WatchOutcome> Session::run() {
       }
     }
     if (!exited && now >= schedule.due(next_tick)) {
-      Tick t{next_tick, schedule.due(next_tick), now, clock_.system_now(), skipped};
+      sampling::Tick t{next_tick, schedule.due(next_tick), now, clock_.system_now(), skipped};
       sample_tick(t);
       if (next_tick == 0) {
         out_.launch_gpu_process_bytes = out_.peak_gpu_process_bytes;
@@ -320,7 +320,7 @@ Result<WatchOutcome> Session::run() {
   }
   handle_orphans(self, own_pgrp, child->pid);
   out_.ended = clock_.system_now();
-  for (const auto& e : sampler_.finish(out_.ended)) emit_event(format_event_line(e));
+  for (const auto& e : sampler_.finish(out_.ended)) emit_event(sampling::format_event_line(e));
   if (auto line = pressure_.finish(out_.ended)) emit_event(*line);
   sink_.sync();
   report_file_failures();
@@ -342,22 +342,22 @@ Result<WatchOutcome> Session::run() {
 
 }  // namespace
 
-Result<WatchOutcome> run_watch_session(const Console& io, const HostRoot& root,
-                                       const WatchOptions& options, GpuSource* gpu, Clock& clock,
-                                       WatchSignalFlags& flags) {
+Result<WatchOutcome> run_watch_session(const Console& io, const host::HostRoot& root,
+                                       const WatchOptions& options, gpu::GpuSource* gpu,
+                                       Clock& clock, WatchSignalFlags& flags) {
   std::filesystem::path sidecar = options.log;
   sidecar += ".times";
   auto sink = OutputSink::open(options.log, sidecar, options.appender.trust);
   if (!sink) return tl::unexpected(sink.error());
   sink->set_max_bytes(options.max_log_bytes);
-  SampleOptions sample;
+  sampling::SampleOptions sample;
   sample.out = (options.dir / "thermal.log").string();
   sample.format = options.format;
   sample.appender = options.appender;
-  const FileMeta meta = make_file_meta(root, gpu, std::string(kVersion));
-  auto thermal = open_sample_file(sample, meta, nullptr);
+  const sampling::FileMeta meta = sampling::make_file_meta(root, gpu, std::string(kVersion));
+  auto thermal = sampling::open_sample_file(sample, meta, nullptr);
   if (!thermal) return tl::unexpected(thermal.error());
-  auto events = open_events_file((options.dir / "events.log").string(), sample, nullptr);
+  auto events = sampling::open_events_file((options.dir / "events.log").string(), sample, nullptr);
   if (!events) return tl::unexpected(events.error());
   Session session(io, root, options, gpu, clock, flags, std::move(*sink), std::move(*thermal),
                   std::move(*events));

@@ -44,9 +44,9 @@ struct WatchOptions {
   std::filesystem::path dir;  // run folder: thermal.log, events.log
   std::filesystem::path log;  // the job's output (sidecar: <log>.times)
   std::chrono::nanoseconds interval{std::chrono::seconds{30}};
-  SampleFormat format = SampleFormat::nvidia_smi;
-  DetectorConfig detector;
-  AppenderOptions appender;  // also .trust for the log, its sidecar and summary.json
+  sampling::SampleFormat format = sampling::SampleFormat::nvidia_smi;
+  sampling::DetectorConfig detector;
+  sampling::AppenderOptions appender;  // also .trust for the log, its sidecar and summary.json
   diagnose::LiveSlowdownOptions slowdown;
   double pressure_psi_share = 0.10;           // PSI memory "some" over the interval that counts
   double pressure_available_share = 0.05;     // MemAvailable below this share of MemTotal counts
@@ -95,8 +95,8 @@ struct WatchOutcome {
 
 // Errors: the run folder's files cannot be opened, or CMD cannot be started (not_found /
 // permission_denied when exec failed).
-Result<WatchOutcome> run_watch_session(const Console& io, const HostRoot& root,
-                                       const WatchOptions& options, GpuSource* gpu, Clock& clock,
-                                       WatchSignalFlags& flags);
+Result<WatchOutcome> run_watch_session(const Console& io, const host::HostRoot& root,
+                                       const WatchOptions& options, gpu::GpuSource* gpu,
+                                       Clock& clock, WatchSignalFlags& flags);
 
 }  // namespace sparkops::watch

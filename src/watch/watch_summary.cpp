@@ -91,12 +91,13 @@ std::string render_watch_summary_text(const WatchSummaryView& v) {
   if (v.anchor_file) row("anchor", fmt::format("measured peak appended to {}", *v.anchor_file));
   if (v.oom) {
     row("oom",
-        fmt::format("{} ({}, {}){}", oom_kind_name(v.oom->kind), oom_phase_name(v.oom->phase),
-                    v.oom->evidence == Evidence::stated ? "stated" : "inferred",
+        fmt::format("{} ({}, {}){}", ladder::oom_kind_name(v.oom->kind),
+                    ladder::oom_phase_name(v.oom->phase),
+                    v.oom->evidence == ladder::Evidence::stated ? "stated" : "inferred",
                     v.oom->evidence_text.empty() ? std::string() : ": " + v.oom->evidence_text));
     if (v.next_step) {
-      row("next step", fmt::format("{} {}: {}", step_id(v.next_step->step),
-                                   step_title(v.next_step->step), v.next_step->action));
+      row("next step", fmt::format("{} {}: {}", ladder::step_id(v.next_step->step),
+                                   ladder::step_title(v.next_step->step), v.next_step->action));
     }
   }
   return s;
@@ -163,15 +164,16 @@ nlohmann::ordered_json watch_summary_json(const WatchSummaryView& v) {
     j["orphans_ended"] = nullptr;
   }
   if (v.oom) {
-    j["oom"] = {{"kind", oom_kind_name(v.oom->kind)},
-                {"phase", oom_phase_name(v.oom->phase)},
-                {"evidence", v.oom->evidence == Evidence::stated ? "stated" : "inferred"},
+    j["oom"] = {{"kind", ladder::oom_kind_name(v.oom->kind)},
+                {"phase", ladder::oom_phase_name(v.oom->phase)},
+                {"evidence", v.oom->evidence == ladder::Evidence::stated ? "stated" : "inferred"},
                 {"evidence_text", v.oom->evidence_text}};
-    j["next_step"] = v.next_step ? nlohmann::ordered_json({{"id", step_id(v.next_step->step)},
-                                                           {"name", step_name(v.next_step->step)},
-                                                           {"action", v.next_step->action},
-                                                           {"commands", v.next_step->commands}})
-                                 : nlohmann::ordered_json(nullptr);
+    j["next_step"] = v.next_step
+                         ? nlohmann::ordered_json({{"id", ladder::step_id(v.next_step->step)},
+                                                   {"name", ladder::step_name(v.next_step->step)},
+                                                   {"action", v.next_step->action},
+                                                   {"commands", v.next_step->commands}})
+                         : nlohmann::ordered_json(nullptr);
   } else {
     j["oom"] = nullptr;
     j["next_step"] = nullptr;

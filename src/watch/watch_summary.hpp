@@ -25,8 +25,8 @@ struct WatchSummaryView {
   std::optional<diagnose::Diagnosis> diagnosis;
   std::optional<std::uint64_t> plan_peak_bytes;  // the plan's pool peak, when plan flags were given
   std::optional<std::string> anchor_file;        // where the measured anchor was appended
-  std::optional<OomReport> oom;                  // set when the job died of an OOM
-  std::optional<StepAdvice> next_step;           // the ladder's next step for that OOM
+  std::optional<ladder::OomReport> oom;          // set when the job died of an OOM
+  std::optional<ladder::StepAdvice> next_step;   // the ladder's next step for that OOM
   // Every warning watch printed: the pre-flight's, the session's, the finish's (docs/json.md).
   std::vector<std::string> notes;
 };

@@ -8,11 +8,11 @@
 #include "base/text.hpp"
 #include "base/units.hpp"
 
-namespace sparkops {
+namespace sparkops::workloads {
 
 namespace {
 
-std::optional<std::string> env_value(const EnvList& env, std::string_view name) {
+std::optional<std::string> env_value(const host::EnvList& env, std::string_view name) {
   std::optional<std::string> v;
   for (const auto& [k, val] : env) {
     if (k == name) v = val;  // the last definition wins, as getenv sees it
@@ -79,7 +79,7 @@ CapInfo vllm_cap(const Classification& kind, const std::vector<std::string>& arg
   return cap;
 }
 
-CapInfo llama_cpp_cap(const std::vector<std::string>& argv, const EnvList& env) {
+CapInfo llama_cpp_cap(const std::vector<std::string>& argv, const host::EnvList& env) {
   CapInfo cap;
   cap.state = CapState::fixed_at_load;
   std::vector<std::string> parts;
@@ -113,7 +113,7 @@ CapInfo llama_cpp_cap(const std::vector<std::string>& argv, const EnvList& env) 
 }
 
 CapInfo ollama_cap(const Classification& kind, const std::vector<std::string>& argv,
-                   const EnvList& env, bool env_readable) {
+                   const host::EnvList& env, bool env_readable) {
   CapInfo cap;
   if (kind.role == Role::runner) {
     cap.state = CapState::fixed_at_load;
@@ -147,7 +147,7 @@ CapInfo ollama_cap(const Classification& kind, const std::vector<std::string>& a
   return cap;
 }
 
-CapInfo trainer_cap(const EnvList& env, bool env_readable) {
+CapInfo trainer_cap(const host::EnvList& env, bool env_readable) {
   CapInfo cap;
   cap.state = CapState::uncapped;
   cap.text = "uncapped";
@@ -231,7 +231,7 @@ std::optional<std::uint64_t> parse_vllm_bytes(std::string_view text) {
 }
 
 CapInfo parse_cap(const Classification& kind, const std::vector<std::string>& argv,
-                  const EnvList& env, bool env_readable) {
+                  const host::EnvList& env, bool env_readable) {
   switch (kind.engine) {
     case Engine::vllm:
       return vllm_cap(kind, argv);
@@ -282,4 +282,4 @@ const std::vector<std::string_view>& cap_env_prefixes() {
   return prefixes;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::workloads

@@ -24,7 +24,7 @@
 #include "host/proc_pid.hpp"
 #include "workloads/classify.hpp"
 
-namespace sparkops {
+namespace sparkops::workloads {
 
 enum class CapState {
   capped,         // an explicit limit the process honours (approximately, on unified memory)
@@ -53,7 +53,7 @@ std::optional<std::uint64_t> parse_vllm_bytes(std::string_view text);
 // Reads the cap of a workload's root process. `env` holds the variables read from
 // /proc/PID/environ (empty when unreadable; `env_readable` says which).
 CapInfo parse_cap(const Classification& kind, const std::vector<std::string>& argv,
-                  const EnvList& env, bool env_readable);
+                  const host::EnvList& env, bool env_readable);
 
 // Bytes of the pool the cap lets the workload claim, given the device total (GB10: MemTotal).
 // vLLM with --kv-cache-memory-bytes claims the KV bytes (weights come on top and show as actual).
@@ -63,4 +63,4 @@ std::optional<std::uint64_t> cap_claim_bytes(const CapInfo& cap, std::uint64_t d
 // Environment variable prefixes the scanner reads from /proc/PID/environ for caps and notes.
 const std::vector<std::string_view>& cap_env_prefixes();
 
-}  // namespace sparkops
+}  // namespace sparkops::workloads

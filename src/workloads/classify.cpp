@@ -2,7 +2,7 @@
 
 #include "base/text.hpp"
 
-namespace sparkops {
+namespace sparkops::workloads {
 
 namespace {
 
@@ -277,4 +277,4 @@ std::optional<Classification> classify_launcher_child(const Classification& pare
               fw.empty() ? label + " worker" : fw + " (" + label + " worker)");
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::workloads

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-namespace sparkops {
+namespace sparkops::workloads {
 
 // `other`: a process no rule names that holds GPU memory (a custom script, a notebook server...).
 enum class Engine { vllm, sglang, ollama, llama_cpp, tgi, tensorrt_llm, trainer, jupyter, other };
@@ -55,4 +55,4 @@ std::optional<Classification> classify_process(std::string_view comm,
 std::optional<Classification> classify_launcher_child(const Classification& parent,
                                                       const std::vector<std::string>& argv);
 
-}  // namespace sparkops
+}  // namespace sparkops::workloads

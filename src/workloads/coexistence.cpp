@@ -7,12 +7,12 @@
 #include "base/console.hpp"
 #include "base/units.hpp"
 
-namespace sparkops {
+namespace sparkops::workloads {
 
 namespace {
 
 bool on_gpu(const CoexistenceSpace& space) {
-  return space.source == BudgetSource::gpu_memory;
+  return space.source == host::BudgetSource::gpu_memory;
 }
 
 }  // namespace
@@ -78,18 +78,19 @@ std::string space_words(const CoexistenceSpace& space) {
 
 }  // namespace
 
-CoexistenceSpace pool_space(const PoolView& pool) {
+CoexistenceSpace pool_space(const host::PoolView& pool) {
   CoexistenceSpace s;
-  s.source = BudgetSource::unified_pool;
+  s.source = host::BudgetSource::unified_pool;
   s.total_bytes = pool.total_bytes;
   s.overhead_bytes = pool.overhead_bytes;
   s.budget_now_bytes = pool.budget_bytes;
   return s;
 }
 
-CoexistenceSpace gpu_space(const DeviceMemory& device, const std::vector<GpuSnapshot>& snapshots) {
+CoexistenceSpace gpu_space(const host::DeviceMemory& device,
+                           const std::vector<gpu::GpuSnapshot>& snapshots) {
   CoexistenceSpace s;
-  s.source = BudgetSource::gpu_memory;
+  s.source = host::BudgetSource::gpu_memory;
   s.total_bytes = device.total_bytes;
   s.budget_now_bytes = device.free_bytes;
   s.gpu_index = device.index;
@@ -101,9 +102,9 @@ CoexistenceSpace gpu_space(const DeviceMemory& device, const std::vector<GpuSnap
   return s;
 }
 
-std::optional<CoexistenceSpace> coexistence_space(const std::optional<PoolView>& pool,
-                                                  const std::optional<DeviceMemory>& device,
-                                                  const std::vector<GpuSnapshot>& snapshots) {
+std::optional<CoexistenceSpace> coexistence_space(const std::optional<host::PoolView>& pool,
+                                                  const std::optional<host::DeviceMemory>& device,
+                                                  const std::vector<gpu::GpuSnapshot>& snapshots) {
   if (device) return gpu_space(*device, snapshots);
   if (pool) return pool_space(*pool);
   return std::nullopt;
@@ -272,8 +273,9 @@ CoexistenceVerdict coexistence_verdict(const WorkloadScan& scan, std::uint64_t n
 }
 
 CoexistenceVerdict coexistence_verdict(const WorkloadScan& scan, std::uint64_t need_bytes,
-                                       const PoolView& pool, const CoexistenceOptions& options) {
+                                       const host::PoolView& pool,
+                                       const CoexistenceOptions& options) {
   return coexistence_verdict(scan, need_bytes, pool_space(pool), options);
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::workloads

@@ -43,7 +43,7 @@
 #include "host/pool.hpp"
 #include "workloads/scan.hpp"
 
-namespace sparkops {
+namespace sparkops::workloads {
 
 enum class VerdictKind { coexists, tight, stop_first, does_not_fit };
 std::string_view verdict_kind_name(
@@ -61,7 +61,7 @@ struct CoexistenceOptions {
 };
 
 struct CoexistenceSpace {
-  BudgetSource source = BudgetSource::unified_pool;
+  host::BudgetSource source = host::BudgetSource::unified_pool;
   std::uint64_t total_bytes = 0;
   std::uint64_t overhead_bytes = 0;    // kept back from the total (the pool's OS/driver overhead)
   std::uint64_t budget_now_bytes = 0;  // what a run can take now
@@ -71,17 +71,17 @@ struct CoexistenceSpace {
 };
 
 // The pool's space: total, overhead and budget from the PoolView.
-CoexistenceSpace pool_space(const PoolView& pool);
+CoexistenceSpace pool_space(const host::PoolView& pool);
 // A discrete GPU's space: its total, NVML's free now, no overhead; `snapshots` (the reading
 // `device` came from) give the card's per-process memory when they list it.
-CoexistenceSpace gpu_space(const DeviceMemory& device,
-                           const std::vector<GpuSnapshot>& snapshots = {});
+CoexistenceSpace gpu_space(const host::DeviceMemory& device,
+                           const std::vector<gpu::GpuSnapshot>& snapshots = {});
 // The space a training run competes for: the discrete GPU's memory when `device` is set (the same
 // device training_budget takes its budget from), else the pool's; nullopt when neither was read.
 // status, procs and every --beside verdict take their space from here.
-std::optional<CoexistenceSpace> coexistence_space(const std::optional<PoolView>& pool,
-                                                  const std::optional<DeviceMemory>& device,
-                                                  const std::vector<GpuSnapshot>& snapshots = {});
+std::optional<CoexistenceSpace> coexistence_space(
+    const std::optional<host::PoolView>& pool, const std::optional<host::DeviceMemory>& device,
+    const std::vector<gpu::GpuSnapshot>& snapshots = {});
 
 // The scan options for judging workloads in `space`: on a GPU, sized by their GPU bytes
 // (ScanOptions::sized_on_gpu), fractions of the card's total, near capacity a share of it.
@@ -98,7 +98,8 @@ bool in_space(const Workload& w, const CoexistenceSpace& space);
 
 struct CoexistenceVerdict {
   VerdictKind kind = VerdictKind::coexists;
-  BudgetSource source = BudgetSource::unified_pool;  // the space judged: pool or a GPU's memory
+  host::BudgetSource source =
+      host::BudgetSource::unified_pool;              // the space judged: pool or a GPU's memory
   std::optional<unsigned> gpu_index;                 // set when source is gpu_memory
   std::uint64_t need_bytes = 0;
   std::uint64_t room_bytes = 0;            // min of the two below
@@ -118,7 +119,7 @@ CoexistenceVerdict coexistence_verdict(const WorkloadScan& scan, std::uint64_t n
                                        const CoexistenceOptions& options = {});
 // On the pool's space (pool_space).
 CoexistenceVerdict coexistence_verdict(const WorkloadScan& scan, std::uint64_t need_bytes,
-                                       const PoolView& pool,
+                                       const host::PoolView& pool,
                                        const CoexistenceOptions& options = {});
 
 // README "Exit codes", one rule for every command that gives this verdict (procs, plan --beside):
@@ -126,4 +127,4 @@ CoexistenceVerdict coexistence_verdict(const WorkloadScan& scan, std::uint64_t n
 // given), stop_first and does_not_fit are 1 and tight is 3 (as `plan`); 0 otherwise.
 int coexistence_exit_code(const CoexistenceVerdict& v, bool question);
 
-}  // namespace sparkops
+}  // namespace sparkops::workloads

@@ -8,7 +8,7 @@
 #include "base/text.hpp"
 #include "base/units.hpp"
 
-namespace sparkops {
+namespace sparkops::workloads {
 
 namespace {
 
@@ -184,4 +184,4 @@ std::vector<ContentionEvent> ContentionTracker::feed(const ContentionReading& r)
   return events;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::workloads

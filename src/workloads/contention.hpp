@@ -16,7 +16,7 @@
 
 #include "base/clock.hpp"
 
-namespace sparkops {
+namespace sparkops::workloads {
 
 struct WorkloadMemoryReading {
   std::uint32_t pid = 0;
@@ -91,4 +91,4 @@ class ContentionTracker {
       oom_victims_;  // PIDs named by OOM lines in this or the previous reading
 };
 
-}  // namespace sparkops
+}  // namespace sparkops::workloads

@@ -7,12 +7,12 @@
 #include "gpu/smi_parse.hpp"
 #include "host/clock_ticks.hpp"
 
-namespace sparkops {
+namespace sparkops::workloads {
 
 Result<GpuProcessList> gpu_processes_from_smi_file(const std::filesystem::path& path) {
   auto text = read_file(path);
   if (!text) return tl::unexpected(text.error());
-  auto apps = parse_smi_compute_apps(*text, kSmiQueryAppsFields);
+  auto apps = gpu::parse_smi_compute_apps(*text, gpu::kSmiQueryAppsFields);
   if (!apps)
     return fail(Errc::invalid_argument, fmt::format("{}: {}", path.string(), apps.error().detail));
   GpuProcessList out;
@@ -20,10 +20,10 @@ Result<GpuProcessList> gpu_processes_from_smi_file(const std::filesystem::path& 
   return out;
 }
 
-GpuProcessList gpu_processes_from(GpuSource& source) {
+GpuProcessList gpu_processes_from(gpu::GpuSource& source) {
   GpuProcessList out;
-  if (source.state() != GpuState::ok) {
-    out.note = fmt::format("{}: {}", gpu_state_name(source.state()), source.state_detail());
+  if (source.state() != gpu::GpuState::ok) {
+    out.note = fmt::format("{}: {}", gpu::gpu_state_name(source.state()), source.state_detail());
     return out;
   }
   auto snaps = source.snapshot();
@@ -40,19 +40,19 @@ GpuProcessList gpu_processes_from(GpuSource& source) {
   return out;
 }
 
-Result<ProcsAnswer> answer_procs(const HostRoot& root, const ProcsQuery& query) {
+Result<ProcsAnswer> answer_procs(const host::HostRoot& root, const ProcsQuery& query) {
   ProcsAnswer a;
   ProcsReport& report = a.report;
   report.pool = query.pool;
   report.gpu_note = query.gpu.note;
-  report.training_budget = training_budget(report.pool, query.device_memory);
+  report.training_budget = host::training_budget(report.pool, query.device_memory);
   ScanOptions& options = a.scan;
   // vLLM's fraction is of the device total; on a unified-memory machine that is the pool
   // (MemTotal).
   options.device_total_bytes =
       query.gpu.device_total_bytes.value_or(report.pool ? report.pool->total_bytes : 0);
-  if (report.pool) options.pool_bytes = pool_total_budget(*report.pool);
-  options.ticks_per_second = clock_ticks_per_second(root);
+  if (report.pool) options.pool_bytes = host::pool_total_budget(*report.pool);
+  options.ticks_per_second = host::clock_ticks_per_second(root);
   options.rules = query.rules;
   // The space the training budget comes from: a discrete GPU's memory (its workloads sized by
   // what they hold on the card), else the pool.
@@ -74,11 +74,12 @@ int procs_exit_code(const ProcsReport& report) {
   return report.verdict ? coexistence_exit_code(*report.verdict, report.need_given) : kExitOk;
 }
 
-std::optional<std::string> beside_what_runs_note(const HostRoot& root, const ProcsQuery& query) {
+std::optional<std::string> beside_what_runs_note(const host::HostRoot& root,
+                                                 const ProcsQuery& query) {
   auto a = answer_procs(root, query);
   if (!a || a->report.scan.workloads.empty() || !a->report.verdict) return std::nullopt;
   const auto& v = *a->report.verdict;
   return fmt::format("beside what runs ({}): {}", verdict_kind_name(v.kind), v.summary);
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::workloads

@@ -17,13 +17,13 @@
 #include "workloads/procs_render.hpp"
 #include "workloads/scan.hpp"
 
-namespace sparkops {
+namespace sparkops::workloads {
 
 struct GpuProcessList {
-  std::vector<GpuProcess> processes;
+  std::vector<gpu::GpuProcess> processes;
   std::optional<std::uint64_t> device_total_bytes;  // the first device's memory total, when known
   std::string note;  // why per-process GPU memory is missing or partial; empty when complete
-  std::vector<GpuSnapshot> snapshots;  // the reading they came from (empty: a file, or none)
+  std::vector<gpu::GpuSnapshot> snapshots;  // the reading they came from (empty: a file, or none)
 };
 
 // A captured `nvidia-smi --query-compute-apps=gpu_uuid,pid,process_name,used_memory
@@ -32,12 +32,13 @@ Result<GpuProcessList> gpu_processes_from_smi_file(const std::filesystem::path& 
 
 // The live GPU's processes. A source that is not ok, or a reading that fails, gives no processes
 // and says why in the note: procs still answers from /proc.
-GpuProcessList gpu_processes_from(GpuSource& source);
+GpuProcessList gpu_processes_from(gpu::GpuSource& source);
 
 struct ProcsQuery {
-  std::optional<PoolView> pool;  // absent: /proc/meminfo unreadable, no verdict
+  std::optional<host::PoolView> pool;  // absent: /proc/meminfo unreadable, no verdict
   GpuProcessList gpu;
-  std::optional<DeviceMemory> device_memory;  // a discrete GPU's memory: the training budget's
+  std::optional<host::DeviceMemory>
+      device_memory;                          // a discrete GPU's memory: the training budget's
   std::optional<std::uint64_t> need_bytes;    // --need / --plan: the verdict answers a question
   HeavyRules rules;
   CoexistenceOptions coexistence;
@@ -53,15 +54,16 @@ struct ProcsAnswer {
 // Scans the workloads (an unreadable /proc is the error) and, with a pool, gives the verdict for
 // the need (0 without one: the verdict then only reports what is held and oversubscribed) and the
 // training budget (host/pool.hpp training_budget).
-Result<ProcsAnswer> answer_procs(const HostRoot& root, const ProcsQuery& query);
+Result<ProcsAnswer> answer_procs(const host::HostRoot& root, const ProcsQuery& query);
 
 // `plan`'s note beside what runs ("beside what runs (KIND): SUMMARY"): the verdict `procs --plan`
 // gives for `query` (its pool and need), only when something runs; nullopt on a quiet pool or
 // when /proc cannot be scanned.
-std::optional<std::string> beside_what_runs_note(const HostRoot& root, const ProcsQuery& query);
+std::optional<std::string> beside_what_runs_note(const host::HostRoot& root,
+                                                 const ProcsQuery& query);
 
 // README "Exit codes": coexistence_exit_code (workloads/coexistence.hpp) of the verdict, with a
 // question when --need or --plan was given; 0 without a verdict.
 int procs_exit_code(const ProcsReport& report);
 
-}  // namespace sparkops
+}  // namespace sparkops::workloads

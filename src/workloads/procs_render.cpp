@@ -7,7 +7,7 @@
 #include "base/units.hpp"
 #include "base/utf8.hpp"
 
-namespace sparkops {
+namespace sparkops::workloads {
 
 namespace {
 
@@ -169,7 +169,7 @@ std::string render_procs_table(const ProcsReport& r, std::optional<std::size_t> 
   if (const auto line = scan_line(scan); !line.empty()) out += fmt::format("\n{}\n", line);
   // The claims are counted where the verdict judges a new run: the pool, or a discrete GPU's memory
   // (workloads/coexistence.hpp CoexistenceSpace).
-  const bool on_gpu = r.verdict && r.verdict->source == BudgetSource::gpu_memory;
+  const bool on_gpu = r.verdict && r.verdict->source == host::BudgetSource::gpu_memory;
   if (r.pool) {
     out += on_gpu ? fmt::format(
                         "\nHost memory: total {}, available {}, budget {} (overhead {})\n",
@@ -254,7 +254,7 @@ nlohmann::json procs_to_json(const ProcsReport& r) {
     const auto& b = *r.training_budget;
     doc["training_budget"] = {
         {"bytes", b.bytes},
-        {"source", budget_source_name(b.source)},
+        {"source", host::budget_source_name(b.source)},
         {"gpu_index", b.device ? nlohmann::json(b.device->index) : nlohmann::json(nullptr)}};
   } else {
     doc["training_budget"] = nullptr;
@@ -272,7 +272,7 @@ nlohmann::json procs_to_json(const ProcsReport& r) {
     doc["verdict"] = {
         {"kind", verdict_kind_name(v.kind)},
         {"question", r.need_given},
-        {"source", budget_source_name(v.source)},
+        {"source", host::budget_source_name(v.source)},
         {"gpu_index", v.gpu_index ? nlohmann::json(*v.gpu_index) : nlohmann::json(nullptr)},
         {"need_bytes", v.need_bytes},
         {"room_bytes", v.room_bytes},
@@ -292,4 +292,4 @@ nlohmann::json procs_to_json(const ProcsReport& r) {
   return doc;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::workloads

@@ -12,16 +12,16 @@
 #include "workloads/coexistence.hpp"
 #include "workloads/scan.hpp"
 
-namespace sparkops {
+namespace sparkops::workloads {
 
 struct ProcsReport {
   WorkloadScan scan;
-  std::optional<PoolView> pool;               // absent when /proc/meminfo is unreadable
+  std::optional<host::PoolView> pool;         // absent when /proc/meminfo is unreadable
   std::optional<CoexistenceVerdict> verdict;  // absent without a pool
   bool need_given = false;                    // --need / --plan: the verdict answers a question
   std::string gpu_note;                       // why GPU memory is missing, empty when joined
   // host/pool.hpp training_budget: a discrete GPU's free memory, else the pool's budget.
-  std::optional<TrainingBudget> training_budget;
+  std::optional<host::TrainingBudget> training_budget;
 };
 
 // width: the terminal's columns (the command line measures them); nullopt keeps natural widths.
@@ -31,4 +31,4 @@ std::string render_procs_table(const ProcsReport& report,
                                std::optional<std::size_t> width = std::nullopt);
 nlohmann::json procs_to_json(const ProcsReport& report);
 
-}  // namespace sparkops
+}  // namespace sparkops::workloads

@@ -9,7 +9,7 @@
 #include "host/proc_pid.hpp"
 #include "host/proc_times.hpp"
 
-namespace sparkops {
+namespace sparkops::workloads {
 
 namespace {
 
@@ -86,7 +86,7 @@ class Grouper {
   std::unordered_map<std::uint32_t, std::size_t> index_;
 };
 
-WorkloadProcess read_member(const ProcDir& proc, const Entry& e, const ScanOptions& options,
+WorkloadProcess read_member(const host::ProcDir& proc, const Entry& e, const ScanOptions& options,
                             const std::optional<std::chrono::milliseconds>& uptime,
                             const std::optional<std::int64_t>& btime, ScanStats& stats) {
   WorkloadProcess p;
@@ -95,20 +95,20 @@ WorkloadProcess read_member(const ProcDir& proc, const Entry& e, const ScanOptio
   p.kind = *e.kind;
   p.comm = e.comm;
   p.argv = e.argv;
-  if (auto st = read_proc_status(proc, e.pid)) {
+  if (auto st = host::read_proc_status(proc, e.pid)) {
     p.uid = st->real_uid;
     p.rss_bytes = st->vm_rss_bytes;
     p.swap_bytes = st->vm_swap_bytes;
   } else {
     ++stats.files_unreadable;
   }
-  if (auto sm = read_smaps_rollup(proc, e.pid)) {
+  if (auto sm = host::read_smaps_rollup(proc, e.pid)) {
     p.pss_bytes = sm->pss_bytes;
   } else {
     ++stats.files_unreadable;
   }
   p.start_ticks = e.start_ticks;
-  if (uptime) p.age = process_age(e.start_ticks, options.ticks_per_second, *uptime);
+  if (uptime) p.age = host::process_age(e.start_ticks, options.ticks_per_second, *uptime);
   if (btime && options.ticks_per_second > 0) {
     p.started_unix_seconds =
         *btime + static_cast<std::int64_t>(e.start_ticks / options.ticks_per_second);
@@ -165,24 +165,24 @@ std::uint64_t Workload::reserved_bytes() const {
   return std::max(claim_bytes.value_or(0), actual_bytes);
 }
 
-Result<WorkloadScan> scan_workloads(const HostRoot& root,
-                                    const std::vector<GpuProcess>& gpu_processes,
+Result<WorkloadScan> scan_workloads(const host::HostRoot& root,
+                                    const std::vector<gpu::GpuProcess>& gpu_processes,
                                     const ScanOptions& options) {
-  auto pids = list_pids(root);
+  auto pids = host::list_pids(root);
   if (!pids) return tl::unexpected(pids.error());
   // Every PID's files are read relative to one /proc descriptor (host/proc_pid.hpp, ProcDir).
-  auto proc = ProcDir::open(root);
+  auto proc = host::ProcDir::open(root);
   if (!proc) return tl::unexpected(proc.error());
   WorkloadScan scan;
   scan.device_total_bytes = options.device_total_bytes;
   scan.stats.pids_listed = pids->size();
-  if (auto nested = read_in_nested_pid_namespace(root)) scan.nested_pid_namespace = *nested;
-  if (auto up = read_proc_uptime(root)) scan.uptime = *up;
+  if (auto nested = host::read_in_nested_pid_namespace(root)) scan.nested_pid_namespace = *nested;
+  if (auto up = host::read_proc_uptime(root)) scan.uptime = *up;
   std::optional<std::int64_t> btime;
-  if (auto bt = read_proc_stat_btime(root)) btime = *bt;
+  if (auto bt = host::read_proc_stat_btime(root)) btime = *bt;
 
   std::unordered_map<std::uint32_t, std::uint64_t> gpu_by_pid;
-  std::unordered_map<std::uint32_t, const GpuProcess*> gpu_proc_by_pid;
+  std::unordered_map<std::uint32_t, const gpu::GpuProcess*> gpu_proc_by_pid;
   if (!scan.nested_pid_namespace) {
     for (const auto& g : gpu_processes) {
       gpu_proc_by_pid[g.pid] = &g;
@@ -193,15 +193,15 @@ Result<WorkloadScan> scan_workloads(const HostRoot& root,
   std::vector<Entry> entries;
   entries.reserve(pids->size());
   for (const auto pid : *pids) {
-    auto stat = read_proc_stat(*proc, pid);
+    auto stat = host::read_proc_stat(*proc, pid);
     if (!stat) {
       ++scan.stats.pids_vanished;
       continue;
     }
     // A kernel thread's cmdline is empty by definition: one file fewer for each of them.
-    auto argv = (stat->flags & kProcFlagKernelThread) != 0
+    auto argv = (stat->flags & host::kProcFlagKernelThread) != 0
                     ? Result<std::vector<std::string>>(std::vector<std::string>{})
-                    : read_proc_cmdline(*proc, pid);
+                    : host::read_proc_cmdline(*proc, pid);
     if (!argv) {
       ++scan.stats.pids_vanished;
       continue;
@@ -230,8 +230,8 @@ Result<WorkloadScan> scan_workloads(const HostRoot& root,
     w.pid = e.pid;
     w.kind = *e.kind;
     bool env_readable = false;
-    EnvList env;
-    if (auto got = read_proc_environ(*proc, e.pid, cap_env_prefixes())) {
+    host::EnvList env;
+    if (auto got = host::read_proc_environ(*proc, e.pid, cap_env_prefixes())) {
       env = std::move(*got);
       env_readable = true;
     } else {
@@ -278,13 +278,13 @@ bool trainer_running(const WorkloadScan& scan) {
                      [](const Workload& w) { return w.is_trainer(); });
 }
 
-std::vector<GpuProcess> gpu_processes_of(const std::vector<GpuSnapshot>& snapshots) {
-  std::vector<GpuProcess> out;
+std::vector<gpu::GpuProcess> gpu_processes_of(const std::vector<gpu::GpuSnapshot>& snapshots) {
+  std::vector<gpu::GpuProcess> out;
   for (const auto& snap : snapshots) {
     if (!snap.processes) continue;
     for (const auto& p : *snap.processes) {
-      auto it =
-          std::find_if(out.begin(), out.end(), [&](const GpuProcess& q) { return q.pid == p.pid; });
+      auto it = std::find_if(out.begin(), out.end(),
+                             [&](const gpu::GpuProcess& q) { return q.pid == p.pid; });
       if (it == out.end()) {
         out.push_back(p);
       } else if (p.used_bytes) {
@@ -296,4 +296,4 @@ std::vector<GpuProcess> gpu_processes_of(const std::vector<GpuSnapshot>& snapsho
   return out;
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::workloads

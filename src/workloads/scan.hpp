@@ -25,7 +25,7 @@
 #include "workloads/caps.hpp"
 #include "workloads/classify.hpp"
 
-namespace sparkops {
+namespace sparkops::workloads {
 
 struct HeavyRules {
   // Uncapped workloads holding at least this much are heavy (the skill's "< 4 GB LoRA" is small).
@@ -116,8 +116,8 @@ struct WorkloadScan {
   ScanStats stats;
 };
 
-Result<WorkloadScan> scan_workloads(const HostRoot& root,
-                                    const std::vector<GpuProcess>& gpu_processes,
+Result<WorkloadScan> scan_workloads(const host::HostRoot& root,
+                                    const std::vector<gpu::GpuProcess>& gpu_processes,
                                     const ScanOptions& options);
 
 // Decides `heavy`, `heavy_reason` and `orphan` from the workload's claim, its size (actual bytes;
@@ -134,6 +134,6 @@ double near_capacity_bytes(const ScanOptions& options);
 bool trainer_running(const WorkloadScan& scan);
 
 // Flattens GPU snapshots into one list, summing a PID that appears on several devices.
-std::vector<GpuProcess> gpu_processes_of(const std::vector<GpuSnapshot>& snapshots);
+std::vector<gpu::GpuProcess> gpu_processes_of(const std::vector<gpu::GpuSnapshot>& snapshots);
 
-}  // namespace sparkops
+}  // namespace sparkops::workloads

@@ -75,21 +75,22 @@ TEST(GpuHang, SampleKeepsEveryHostRowAndLogsTheHang) {
 }
 
 TEST(GpuHang, MetricsSayHungAndCountTheEpisode) {
-  StatusReport ok;
+  status::StatusReport ok;
   ok.gpu.backend = "nvml";
-  ok.gpu.state = GpuState::ok;
-  StatusReport hung = ok;
-  hung.gpu.state = GpuState::hung;
-  EventTracker tracker;
+  ok.gpu.state = gpu::GpuState::ok;
+  status::StatusReport hung = ok;
+  hung.gpu.state = gpu::GpuState::hung;
+  exporter::EventTracker tracker;
   tracker.observe(ok, SteadyTime{std::chrono::seconds{0}});
   tracker.observe(hung, SteadyTime{std::chrono::seconds{5}});
   tracker.observe(hung, SteadyTime{std::chrono::seconds{10}});
-  const auto text = render_metrics(hung, tracker.totals(), MetricsOptions{});
+  const auto text = exporter::render_metrics(hung, tracker.totals(), exporter::MetricsOptions{});
   EXPECT_NE(text.find("sparkops_gpu_hung{backend=\"nvml\"} 1\n"), std::string::npos) << text;
   EXPECT_NE(text.find("sparkops_gpu_source_info{backend=\"nvml\",state=\"hung\"} 1\n"),
             std::string::npos);
   EXPECT_NE(text.find("sparkops_gpu_hang_events_total 1\n"), std::string::npos);
-  const auto healthy = render_metrics(ok, EventTotals{}, MetricsOptions{});
+  const auto healthy =
+      exporter::render_metrics(ok, exporter::EventTotals{}, exporter::MetricsOptions{});
   EXPECT_NE(healthy.find("sparkops_gpu_hung{backend=\"nvml\"} 0\n"), std::string::npos);
 }
 

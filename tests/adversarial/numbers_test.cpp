@@ -78,17 +78,17 @@ TEST(Numbers, FairseqUpdateCountThatFitsNoIntegerIsNotAStep) {
 
 // /proc/uptime of a captured root with an absurd value: one error, no float-to-integer overflow.
 TEST(Numbers, UptimePastAnyIntegerIsMalformed) {
-  EXPECT_FALSE(parse_proc_uptime("1e300 5.0\n"));
-  EXPECT_TRUE(parse_proc_uptime("12345.67 5.0\n"));
+  EXPECT_FALSE(host::parse_proc_uptime("1e300 5.0\n"));
+  EXPECT_TRUE(host::parse_proc_uptime("12345.67 5.0\n"));
 }
 
 // A serving process's own command line (`--gpu-memory-utilization 1e300`) is anyone's text.
 TEST(Numbers, AbsurdCapFractionClaimsNothing) {
-  CapInfo cap;
+  workloads::CapInfo cap;
   cap.fraction = 1e300;
-  EXPECT_FALSE(cap_claim_bytes(cap, 128ULL << 30));
+  EXPECT_FALSE(workloads::cap_claim_bytes(cap, 128ULL << 30));
   cap.fraction = 0.5;
-  EXPECT_EQ(cap_claim_bytes(cap, 128ULL << 30), 64ULL << 30);
+  EXPECT_EQ(workloads::cap_claim_bytes(cap, 128ULL << 30), 64ULL << 30);
 }
 
 TEST(Numbers, DurationsThatAreNotNumbersAreRefused) {
@@ -164,14 +164,14 @@ TEST(Numbers, FlagThresholdsAreCheckedLikeFileOnes) {
 
 // A numeric key without a stated range would let the next absurd value through.
 TEST(Numbers, EveryNumericConfigKeyHasARange) {
-  for (const auto& key : config_keys()) {
+  for (const auto& key : config::config_keys()) {
     const bool numeric = key.kind == "bytes" || key.kind == "duration" || key.kind == "number" ||
                          key.kind == "integer";
     if (!numeric) continue;
-    const ConfigBounds* b = config_bounds(key.name);
+    const config::ConfigBounds* b = config::config_bounds(key.name);
     ASSERT_NE(b, nullptr) << key.name << " has no range in src/config/config_bounds.cpp";
     EXPECT_FALSE(b->why.empty()) << key.name;
-    Config defaults;
+    config::Config defaults;
     EXPECT_TRUE(defaults.set_from_flag(key.name, std::string(key.default_value)))
         << key.name << "'s default is outside its own range";
   }

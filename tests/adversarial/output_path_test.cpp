@@ -170,7 +170,7 @@ TEST(OutputPath, DropCachesSymlinkOrHardLinkUnderTheRootIsRefused) {
   for (const bool hard : {false, true}) {
     const test::TempDir tmp;
     test::write_text(tmp / "victim", "root-owned\n");
-    const HostRoot root(root_with_drop_caches(tmp, hard));
+    const host::HostRoot root(root_with_drop_caches(tmp, hard));
     const auto wrote = root.write("/proc/sys/vm/drop_caches", "3");
     ASSERT_FALSE(wrote) << (hard ? "hard link" : "symlink");
     EXPECT_EQ(wrote.error().code, Errc::conflict);

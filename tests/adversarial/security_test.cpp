@@ -95,7 +95,7 @@ TEST(Environ, OnlyTheHostReaderOpensEnvironAndItFiltersByPrefix) {
   for (const auto& h : hits) EXPECT_EQ(h.rfind("src/host/proc_pid.cpp:", 0), 0u) << h;
   const std::string text("CUDA_VISIBLE_DEVICES=0\0AWS_SECRET_ACCESS_KEY=hunter2\0HF_TOKEN=hf_x\0",
                          66);
-  const auto env = parse_proc_environ(text, {"CUDA_"});
+  const auto env = host::parse_proc_environ(text, {"CUDA_"});
   ASSERT_EQ(env.size(), 1u);
   EXPECT_EQ(env[0].first, "CUDA_VISIBLE_DEVICES");
 }

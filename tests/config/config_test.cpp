@@ -4,7 +4,7 @@
 
 #include "support/test_support.hpp"
 
-namespace sparkops {
+namespace sparkops::config {
 namespace {
 
 TEST(Config, DefaultsFollowTheSkill) {
@@ -89,4 +89,4 @@ TEST(Cli, HelpListsStatus) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::config

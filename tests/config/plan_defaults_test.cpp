@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-namespace sparkops {
+namespace sparkops::config {
 namespace {
 
 TEST(PlanDefaults, TheKeyTablesDefaults) {
@@ -44,4 +44,4 @@ TEST(PlanDefaults, AnUnknownPageCacheWordNamesTheKey) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::config

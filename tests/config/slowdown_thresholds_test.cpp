@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-namespace sparkops {
+namespace sparkops::config {
 namespace {
 
 TEST(SlowdownThresholds, TheKeyTablePrintsTheTypedDefaults) {
@@ -39,4 +39,4 @@ TEST(SlowdownThresholds, AFileOverridesThem) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::config

@@ -36,17 +36,17 @@ void PrintTo(const Scenario& s, std::ostream* os) {
   *os << s.name;
 }
 
-std::vector<Sample> make_samples(const Scenario& sc) {
-  std::vector<Sample> out;
+std::vector<sampling::Sample> make_samples(const Scenario& sc) {
+  std::vector<sampling::Sample> out;
   std::vector<Point> points = sc.baseline;
   points.insert(points.end(), sc.episode.begin(), sc.episode.end());
   for (std::size_t k = 0; k < points.size(); ++k) {
-    Sample s;
+    sampling::Sample s;
     s.tick = k;
     s.wall_time = kStart + seconds{30 * static_cast<std::int64_t>(k)};
     s.steady_time = SteadyTime{seconds{30 * static_cast<std::int64_t>(k)}};
-    s.gpu_state = GpuState::ok;
-    GpuReading g;
+    s.gpu_state = gpu::GpuState::ok;
+    sampling::GpuReading g;
     g.snapshot.index = 0;
     g.snapshot.power_microwatts = static_cast<std::uint64_t>(points[k].power_w * 1e6);
     g.snapshot.temp_millicelsius = static_cast<std::int64_t>(points[k].temp_c * 1000);
@@ -55,19 +55,20 @@ std::vector<Sample> make_samples(const Scenario& sc) {
     g.snapshot.sm_clock_max_mhz = 3003;
     g.snapshot.clocks_event_reasons = 0;
     s.gpus.push_back(g);
-    compute_deltas(out.empty() ? nullptr : &out.back(), s);
+    sampling::compute_deltas(out.empty() ? nullptr : &out.back(), s);
     out.push_back(s);
   }
   return out;
 }
 
 // Whether a platform_cap episode is open at any sample of the episode window.
-bool live_verdict(const Scenario& sc, const std::vector<Sample>& samples) {
-  ThrottleDetector detector;
+bool live_verdict(const Scenario& sc, const std::vector<sampling::Sample>& samples) {
+  sampling::ThrottleDetector detector;
   bool open = false, seen = false;
   for (std::size_t k = 0; k < samples.size(); ++k) {
-    for (const ThrottleEvent& e : detector.feed(samples[k])) {
-      if (e.cause == ThrottleCause::platform_cap) open = e.edge == EpisodeEdge::start;
+    for (const sampling::ThrottleEvent& e : detector.feed(samples[k])) {
+      if (e.cause == sampling::ThrottleCause::platform_cap)
+        open = e.edge == sampling::EpisodeEdge::start;
     }
     if (k >= sc.baseline.size() && open) seen = true;
   }
@@ -75,10 +76,12 @@ bool live_verdict(const Scenario& sc, const std::vector<Sample>& samples) {
 }
 
 // analyze's verdict on the same samples, through the extended CSV writer and reader.
-bool offline_verdict(const Scenario& sc, const std::vector<Sample>& samples) {
-  std::string csv = format_file_header(SampleFormat::extended, FileMeta{});
-  for (const Sample& s : samples) {
-    for (const std::string& row : format_sample_rows(SampleFormat::extended, s)) csv += row;
+bool offline_verdict(const Scenario& sc, const std::vector<sampling::Sample>& samples) {
+  std::string csv =
+      sampling::format_file_header(sampling::SampleFormat::extended, sampling::FileMeta{});
+  for (const sampling::Sample& s : samples) {
+    for (const std::string& row : sampling::format_sample_rows(sampling::SampleFormat::extended, s))
+      csv += row;
   }
   const auto log = parse_thermal_log(csv, ThermalReadOptions{});
   EXPECT_TRUE(log.has_value());

@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-namespace sparkops {
+namespace sparkops::exporter {
 namespace {
 
 const std::string kCarol = "$2y$10$qRTBuFoULoYNA7AQ/F3ck.trZBPyjV64.oA4ZsSBCIWvXuvQlQTuu";
@@ -78,4 +78,4 @@ TEST(BasicAuth, NoUsersMeansNoBasicAuth) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::exporter

@@ -14,7 +14,7 @@
 #include "status_fixture.hpp"
 #include "support/test_support.hpp"
 
-namespace sparkops {
+namespace sparkops::exporter {
 namespace {
 
 struct FixtureField {
@@ -36,7 +36,7 @@ std::map<std::string, FixtureField> dcgm_exporter_fields() {
   return out;
 }
 
-std::vector<MetricFamily> dcgm_of(const StatusReport& report) {
+std::vector<MetricFamily> dcgm_of(const status::StatusReport& report) {
   MetricsOptions options;
   options.dcgm_compat = DcgmCompat::on;
   std::vector<MetricFamily> out;
@@ -215,4 +215,4 @@ TEST(DcgmCompat, DocsListEveryDcgmFieldWithItsType) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::exporter

@@ -12,7 +12,7 @@
 #include "exporter/metric_catalogue.hpp"
 #include "support/test_support.hpp"
 
-namespace sparkops {
+namespace sparkops::exporter {
 namespace {
 
 const std::filesystem::path kSource(SPARKOPS_SOURCE_DIR);
@@ -78,4 +78,4 @@ TEST(PrometheusRules, EveryAlertHasSeverityAnnotationsAndATest) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::exporter

@@ -11,7 +11,7 @@
 #include "exporter/metric_catalogue.hpp"
 #include "support/test_support.hpp"
 
-namespace sparkops {
+namespace sparkops::exporter {
 namespace {
 
 std::filesystem::path deploy(std::string_view rel) {
@@ -213,4 +213,4 @@ TEST(PrometheusScrapeConfig, PromtoolAcceptsEveryConfig) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::exporter

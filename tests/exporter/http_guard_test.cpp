@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-namespace sparkops {
+namespace sparkops::exporter {
 namespace {
 
 using Verdict = ConnectionTable::Verdict;
@@ -112,4 +112,4 @@ TEST(HostCheck, WildcardServerAnswersItsMachineNames) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::exporter

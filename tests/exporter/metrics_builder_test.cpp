@@ -7,7 +7,7 @@
 #include "status_fixture.hpp"
 #include "support/test_support.hpp"
 
-namespace sparkops {
+namespace sparkops::exporter {
 namespace {
 
 std::set<std::string> family_names(const std::vector<MetricFamily>& families) {
@@ -151,4 +151,4 @@ TEST(MetricsBuilder, LabelNamesMatchTheCatalogue) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::exporter

@@ -12,7 +12,7 @@
 #include "status_fixture.hpp"
 #include "support/test_support.hpp"
 
-namespace sparkops {
+namespace sparkops::exporter {
 namespace {
 
 struct DocRow {
@@ -85,4 +85,4 @@ TEST(MetricsDocs, EveryEmittedNameIsDocumentedWithItsTypeAndLabels) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::exporter

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace sparkops {
+namespace sparkops::exporter {
 namespace {
 
 TEST(PromTextEscape, LabelValueEscapesBackslashQuoteAndNewline) {
@@ -59,4 +59,4 @@ TEST(PromTextRender, FamilyWithoutSamplesIsOmittedEntirely) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::exporter

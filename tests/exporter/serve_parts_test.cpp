@@ -10,7 +10,7 @@
 #include "gpu/throttle_reasons.hpp"
 #include "status_fixture.hpp"
 
-namespace sparkops {
+namespace sparkops::exporter {
 namespace {
 
 using namespace std::chrono_literals;
@@ -81,7 +81,8 @@ TEST(HistoryCapacity, IsOneHourOfIntervalsClamped) {
   EXPECT_EQ(history_capacity(std::chrono::hours{24 * 30}, 1s), 86400U);
 }
 
-StatusReport with_counters(std::chrono::seconds sw_thermal, std::uint64_t mask, SystemTime at) {
+status::StatusReport with_counters(std::chrono::seconds sw_thermal, std::uint64_t mask,
+                                   SystemTime at) {
   auto r = test::full_status_report();
   r.taken_at = at;
   r.gpu.snapshots[0].counters.sw_thermal = sw_thermal;
@@ -177,7 +178,7 @@ TEST(EventTracker, ContentionCountsEachStartOfTwoHeavyJobs) {
 TEST(EventTracker, MemoryPressureRisingBetweenReportsIsContention) {
   EventTracker tracker;
   auto calm = test::full_status_report();
-  calm.memory_pressure = Psi{};
+  calm.memory_pressure = host::Psi{};
   auto pressed = calm;
   pressed.memory_pressure->some.avg10 = 35.0;
   tracker.observe(calm, SteadyTime{});
@@ -209,4 +210,4 @@ TEST(DashboardPage, InlinesUplotAndLoadsNothingExternal) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::exporter

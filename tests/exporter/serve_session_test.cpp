@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-namespace sparkops {
+namespace sparkops::exporter {
 namespace {
 
 using namespace std::chrono_literals;
@@ -72,4 +72,4 @@ TEST(PlanServe, TokenFileHoldsOneToken) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::exporter

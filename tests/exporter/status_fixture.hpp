@@ -6,7 +6,7 @@
 
 namespace sparkops::test {
 
-StatusReport full_status_report();
-StatusReport bare_status_report();
+status::StatusReport full_status_report();
+status::StatusReport bare_status_report();
 
 }  // namespace sparkops::test

@@ -10,7 +10,7 @@
 
 #include "tls_fixture.hpp"
 
-namespace sparkops {
+namespace sparkops::exporter {
 namespace {
 
 TlsServerConfig config_of(const test::TlsFiles& f) {
@@ -118,4 +118,4 @@ TEST(TlsContext, TheDeployExampleLoads) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::exporter

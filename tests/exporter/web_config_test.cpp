@@ -7,7 +7,7 @@
 
 #include "support/test_support.hpp"
 
-namespace sparkops {
+namespace sparkops::exporter {
 namespace {
 
 const std::string kCarol = "$2y$10$qRTBuFoULoYNA7AQ/F3ck.trZBPyjV64.oA4ZsSBCIWvXuvQlQTuu";
@@ -150,4 +150,4 @@ TEST(WebConfigRead, NamesTheFileAndBoundsItsSize) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::exporter

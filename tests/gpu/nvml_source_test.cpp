@@ -6,7 +6,7 @@
 #include "gpu/throttle_reasons.hpp"
 #include "support/fake_nvml.hpp"
 
-namespace sparkops {
+namespace sparkops::gpu {
 namespace {
 
 using namespace std::chrono_literals;
@@ -235,4 +235,4 @@ TEST(NvmlSource, HeaderIdsAreReadWhenTheEarlySetIsDeclined) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::gpu

@@ -5,7 +5,7 @@
 #include "support/fake_nvml.hpp"
 #include "support/test_support.hpp"
 
-namespace sparkops {
+namespace sparkops::gpu {
 namespace {
 
 std::map<std::string, std::string> fake_env(std::string_view scenario) {
@@ -43,4 +43,4 @@ TEST(NvmlRawProbe, PrintsFieldAnswersForBothIdSets) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::gpu

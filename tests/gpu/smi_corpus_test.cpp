@@ -10,7 +10,7 @@
 #include "gpu/throttle_reasons.hpp"
 #include "support/test_support.hpp"
 
-namespace sparkops {
+namespace sparkops::gpu {
 namespace {
 
 using namespace std::chrono_literals;
@@ -223,9 +223,9 @@ TEST(SmiCorpus, QFbMemoryUsageNaIsAbsent) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::gpu
 
-namespace sparkops {
+namespace sparkops::gpu {
 namespace {
 
 // Every file of ../shared/corpus/nvidia-smi is either parsed above (copied into the fixtures) or
@@ -249,4 +249,4 @@ TEST(SmiCorpus, EveryCorpusFileIsCoveredOrListed) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::gpu

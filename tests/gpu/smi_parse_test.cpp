@@ -4,7 +4,7 @@
 
 #include "gpu/throttle_reasons.hpp"
 
-namespace sparkops {
+namespace sparkops::gpu {
 namespace {
 
 TEST(SmiCell, EveryMarkerIsUnavailable) {
@@ -171,4 +171,4 @@ TEST(SmiQ, UnrelatedTextIsMalformed) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::gpu

@@ -13,7 +13,7 @@
 #include "support/fake_nvml.hpp"
 #include "support/test_support.hpp"
 
-namespace sparkops {
+namespace sparkops::gpu {
 namespace {
 
 constexpr std::string_view kFakePath = FAKE_SMI_BIN_DIR ":/usr/bin:/bin";
@@ -280,4 +280,4 @@ TEST(GpuBackendChoice, ParsesNames) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::gpu

@@ -4,7 +4,7 @@
 
 #include "support/test_support.hpp"
 
-namespace sparkops {
+namespace sparkops::gpu {
 namespace {
 
 using namespace std::chrono_literals;
@@ -70,4 +70,4 @@ TEST(RunCaptured, MissingProgramIsAnError) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::gpu

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-namespace sparkops {
+namespace sparkops::gpu {
 namespace {
 
 TEST(ThrottleReasons, NamesInBitOrderWithUnknownBitsInHex) {
@@ -27,4 +27,4 @@ TEST(ThrottleReasons, WordsForEveryKnownReason) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::gpu

@@ -18,7 +18,7 @@
 #include "support/fake_nvml.hpp"
 #include "support/test_support.hpp"
 
-namespace sparkops {
+namespace sparkops::gpu {
 namespace {
 
 using namespace std::chrono_literals;
@@ -170,4 +170,4 @@ TEST(SmiSourceTimeout, KilledQueryIsHungNotInitFailed) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::gpu

@@ -4,7 +4,7 @@
 
 #include "support/test_support.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 TEST(CgroupParse, FindsTheV2LineAmongV1Lines) {
   // A hybrid host: v1 controllers plus the unified hierarchy.
@@ -115,4 +115,4 @@ TEST(CgroupRead, MalformedLimitIsAnError) {
   EXPECT_NE(cg.error().detail.find("memory.max"), std::string::npos);
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::host

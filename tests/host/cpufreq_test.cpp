@@ -4,7 +4,7 @@
 
 #include "support/test_support.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 TEST(Cpufreq, ParsesKhz) {
   EXPECT_EQ(parse_khz("3504000\n", "f").value(), 3504000u);
@@ -39,4 +39,4 @@ TEST(Cpufreq, CoresWithoutCpufreqAreSkippedAndMissingFieldsAbsent) {
   EXPECT_FALSE((*cores)[0].max_khz.has_value());
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::host

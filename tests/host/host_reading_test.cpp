@@ -10,7 +10,7 @@
 #include "host/host_reading.hpp"
 #include "support/test_support.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 namespace {
 
 TEST(HostReading, ReadsHostColumnsFromTheRoot) {
@@ -116,4 +116,4 @@ TEST(HostProbe, RailDeletedBetweenTicksIsDroppedAtTheNextTickAndFoundAgain) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::host

@@ -9,7 +9,7 @@
 #include "host/pool.hpp"
 #include "support/test_support.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 namespace {
 HostSnapshot snapshot(std::string_view root) {
@@ -184,4 +184,4 @@ TEST(HostSnapshotErrors, PermissionDeniedIsAbsentWithANote) {
   EXPECT_NE(s.notes[0].find("Permission denied"), std::string::npos);
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::host

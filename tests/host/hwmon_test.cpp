@@ -6,7 +6,7 @@
 
 #include "support/test_support.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 TEST(HwmonParse, BuildsChannelsSortedByIndexWithLabels) {
   // nvme hwmon on a 6.x kernel (temp2_max really reads 65261850 on many drives).
@@ -163,4 +163,4 @@ TEST(HwmonRead, ChipWithoutNameIsSkippedAndNoClassDirIsEmpty) {
   EXPECT_TRUE(read_hwmon_chips(HostRoot(dir.path()))->empty());
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::host

@@ -6,7 +6,7 @@
 
 #include "support/test_support.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 TEST(KmsgParse, SplitsHeaderAndSkipsDictionaryLines) {
   const auto records = parse_kmsg(
@@ -108,4 +108,4 @@ TEST(KernelLogRead, UnusableKmsgFallsBackWithANote) {
   EXPECT_NE((*log)->notes[0].find("dev/kmsg"), std::string::npos);
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::host

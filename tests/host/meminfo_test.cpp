@@ -4,7 +4,7 @@
 
 #include "support/test_support.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 // From ../shared/corpus/nvidia-smi/nvml-ctypes-memoryinfo-not-supported-plus-meminfo.txt (GB10).
 constexpr std::string_view kGb10 =
@@ -52,4 +52,4 @@ TEST(MeminfoRead, MissingFileIsNotFound) {
   EXPECT_EQ(m.error().code, Errc::not_found);
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::host

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace sparkops {
+namespace sparkops::host {
 
 namespace {
 Meminfo gb10_after_writing_60g_file() {
@@ -62,4 +62,4 @@ TEST(Pool, MissingMemAvailableIsError) {
   EXPECT_NE(p.error().detail.find("MemAvailable"), std::string::npos);
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::host

@@ -6,7 +6,7 @@
 
 #include "support/test_support.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 TEST(PsiParse, ReadsSomeAndFull) {
   // /proc/pressure/memory on a 6.8 kernel.
@@ -75,4 +75,4 @@ TEST(PsiRead, ReadsFixtureRoot) {
   EXPECT_DOUBLE_EQ((*psi)->some.avg10, 4.12);
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::host

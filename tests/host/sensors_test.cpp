@@ -4,7 +4,7 @@
 
 #include "support/test_support.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 namespace {
 HwmonChip chip(std::string name, std::vector<HwmonTemp> temps,
@@ -88,4 +88,4 @@ TEST(SpbmStatusRead, AbsentWithoutTheDriver) {
   EXPECT_FALSE(spbm_status(*chips).has_value());
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::host

@@ -4,7 +4,7 @@
 
 #include "support/test_support.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 TEST(OsRelease, PrettyNameUnquoted) {
   const auto name =
@@ -61,4 +61,4 @@ TEST(SystemInfoRead, X86RootHasNoGb10Evidence) {
   EXPECT_FALSE(info->board_model.has_value());
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::host

@@ -6,7 +6,7 @@
 
 #include "support/test_support.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 TEST(ThermalTemp, ParsesMillidegreesAndRejectsJunk) {
   EXPECT_EQ(parse_thermal_temp("36000\n", "temp").value(), 36000);
@@ -47,4 +47,4 @@ TEST(ThermalZonesRead, NoThermalClassIsEmpty) {
   EXPECT_TRUE(zones->empty());
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::host

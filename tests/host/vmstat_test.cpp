@@ -9,7 +9,7 @@
 #include "host/proc_text.hpp"
 #include "support/test_support.hpp"
 
-namespace sparkops {
+namespace sparkops::host {
 
 // Excerpt of /proc/vmstat on a 6.8 kernel.
 constexpr std::string_view kModern =
@@ -131,4 +131,4 @@ TEST(VmstatCounter, AgreesWithTheLineWalkOnRandomTexts) {
   }
 }
 
-}  // namespace sparkops
+}  // namespace sparkops::host

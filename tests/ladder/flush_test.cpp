@@ -9,7 +9,7 @@
 #include "support/meminfo_text.hpp"
 #include "support/test_support.hpp"
 
-namespace sparkops {
+namespace sparkops::ladder {
 namespace {
 
 using test::meminfo_text;
@@ -20,7 +20,7 @@ struct Root {
     test::write_text(dir / "proc/meminfo", meminfo_text(40ULL * 1024 * 1024, 60ULL * 1024 * 1024));
     test::write_text(dir / "proc/sys/vm/drop_caches", "0\n");
   }
-  HostRoot host() const { return HostRoot(dir.path()); }
+  host::HostRoot host() const { return host::HostRoot(dir.path()); }
   std::string drop_caches() const { return test::slurp(dir / "proc/sys/vm/drop_caches"); }
 };
 
@@ -89,11 +89,11 @@ TEST(Flush, DryRunNeedsNoRootAndOnlyReads) {
 }
 
 TEST(Flush, EstimateIsNeverNegative) {
-  Meminfo m;
+  host::Meminfo m;
   m.cached_bytes = kGiB;
   m.shmem_bytes = 2 * kGiB;
   EXPECT_EQ(flush_estimate_bytes(m), 0U);
-  EXPECT_FALSE(flush_estimate_bytes(Meminfo{}).has_value());
+  EXPECT_FALSE(flush_estimate_bytes(host::Meminfo{}).has_value());
 }
 
 TEST(Flush, MissingDropCachesIsAnError) {
@@ -101,8 +101,8 @@ TEST(Flush, MissingDropCachesIsAnError) {
   test::write_text(dir / "proc/meminfo", meminfo_text(1024, 1024));
   FlushOptions options;
   options.privilege = Privilege::root;
-  EXPECT_FALSE(flush_page_cache(HostRoot(dir.path()), options).has_value());
+  EXPECT_FALSE(flush_page_cache(host::HostRoot(dir.path()), options).has_value());
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::ladder

@@ -4,7 +4,7 @@
 
 #include "support/test_support.hpp"
 
-namespace sparkops {
+namespace sparkops::ladder {
 namespace {
 
 const SystemTime kAt{std::chrono::seconds{1762680372}};
@@ -63,4 +63,4 @@ TEST(LadderState, CorruptFileIsReportedNeverReset) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::ladder

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-namespace sparkops {
+namespace sparkops::ladder {
 namespace {
 
 const SystemTime kAt{std::chrono::seconds{1762680372}};
@@ -120,4 +120,4 @@ TEST(LadderSteps, IdsAndNamesParse) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::ladder

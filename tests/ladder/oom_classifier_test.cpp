@@ -7,7 +7,7 @@
 
 #include "base/units.hpp"
 
-namespace sparkops {
+namespace sparkops::ladder {
 namespace {
 
 OomReport classify(std::string_view text) {
@@ -271,4 +271,4 @@ TEST(OomBadInput, SignalSplitAcrossFeedsIsFound) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::ladder

@@ -12,7 +12,7 @@
 #include "ladder/oom_classifier.hpp"
 #include "support/test_support.hpp"
 
-namespace sparkops {
+namespace sparkops::ladder {
 namespace {
 
 struct Label {
@@ -205,4 +205,4 @@ TEST(OomExtract, NegativesNameTheirNearMiss) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::ladder

@@ -15,7 +15,7 @@
 #include "base/console.hpp"
 #include "support/test_support.hpp"
 
-namespace sparkops {
+namespace sparkops::ladder {
 namespace {
 
 constexpr std::string_view kOom =
@@ -161,4 +161,4 @@ TEST(OomSession, CorruptStateIsAnError) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::ladder

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace sparkops::oomtext {
+namespace sparkops::ladder::oomtext {
 namespace {
 
 TEST(DenseText, WhitespaceLineBreaksAndCommentPrefixesVanish) {
@@ -49,4 +49,4 @@ TEST(DenseToken, RestoresSpacesAndStopsAtStopChar) {
 }
 
 }  // namespace
-}  // namespace sparkops::oomtext
+}  // namespace sparkops::ladder::oomtext

@@ -8,7 +8,7 @@
 
 #include "support/test_support.hpp"
 
-namespace sparkops {
+namespace sparkops::ladder {
 namespace {
 
 using test::run_sparkops;
@@ -114,4 +114,4 @@ TEST(ServerLadder, TrainingTextsKeepTheTrainingLadder) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::ladder

@@ -161,7 +161,7 @@ TEST(ValidateRun, RejectsZeroAndContradictions) {
 }
 
 TEST(Verdict, ThresholdsAndFlush) {
-  PoolView pool;
+  host::PoolView pool;
   pool.free_now_bytes = 50;
   pool.overhead_bytes = 10;
   EXPECT_EQ(verdict_for(101, 100, std::nullopt), Verdict::wont_fit);

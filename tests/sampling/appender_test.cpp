@@ -8,7 +8,7 @@
 #include "sampling/writers.hpp"
 #include "support/test_support.hpp"
 
-namespace sparkops {
+namespace sparkops::sampling {
 namespace {
 
 constexpr std::string_view kHeader = "timestamp,temperature.gpu,power.draw\n";
@@ -199,4 +199,4 @@ TEST(DurableAppender, ExtendedAppendWritesARestartMarker) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::sampling

@@ -11,7 +11,7 @@
 #include "support/fake_nvml.hpp"
 #include "support/test_support.hpp"
 
-namespace sparkops {
+namespace sparkops::sampling {
 namespace {
 
 struct SamplerOutput {
@@ -24,8 +24,8 @@ SamplerOutput run_sampler(const std::string& root_name, const std::filesystem::p
   ::setenv("TZ", "UTC", 1);
   ::tzset();
   test::use_nvml_scenario_at(scenario);
-  const HostRoot root(test::fixture("roots/" + root_name));
-  auto gpu = make_nvml_gpu_source(FAKE_NVML_LIB);
+  const host::HostRoot root(test::fixture("roots/" + root_name));
+  auto gpu = gpu::make_nvml_gpu_source(FAKE_NVML_LIB);
   Collector collector(root, gpu.get());
   Sampler sampler(collector, format, DetectorConfig{});
   ManualClock clock;
@@ -82,7 +82,7 @@ TEST(SampleGolden, NotSupportedFieldsAreAbsentNeverZero) {
 TEST(SampleGolden, HostOnlyMachineWritesHostColumnsAndNoGpu) {
   ::setenv("TZ", "UTC", 1);
   ::tzset();
-  const HostRoot root(test::fixture("roots/x86-bare"));
+  const host::HostRoot root(test::fixture("roots/x86-bare"));
   Collector collector(root, nullptr);
   Sampler sampler(collector, SampleFormat::extended, DetectorConfig{});
   ManualClock clock;
@@ -97,4 +97,4 @@ TEST(SampleGolden, HostOnlyMachineWritesHostColumnsAndNoGpu) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::sampling

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-namespace sparkops {
+namespace sparkops::sampling {
 namespace {
 
 using std::chrono::milliseconds;
@@ -130,4 +130,4 @@ TEST(RunSchedule, AStopFromAnotherThreadWakesTheSleepBetweenTicks) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::sampling

@@ -4,7 +4,7 @@
 
 #include "gpu/throttle_reasons.hpp"
 
-namespace sparkops {
+namespace sparkops::sampling {
 namespace {
 
 using std::chrono::milliseconds;
@@ -14,7 +14,7 @@ const SystemTime kStart{seconds{1762680372}};
 
 struct Gen {
   std::uint64_t k = 0;
-  ThrottleCounters counters{seconds{0}, seconds{0}, seconds{0}, seconds{0}, seconds{0}};
+  gpu::ThrottleCounters counters{seconds{0}, seconds{0}, seconds{0}, seconds{0}, seconds{0}};
   std::optional<Sample> previous;
 
   Sample make(double power_w, double temp_c, unsigned util, unsigned clock = 2400,
@@ -24,7 +24,7 @@ struct Gen {
     s.tick = k;
     s.wall_time = kStart + seconds{30 * static_cast<std::int64_t>(k)};
     s.steady_time = SteadyTime{seconds{30 * static_cast<std::int64_t>(k)}};
-    s.gpu_state = GpuState::ok;
+    s.gpu_state = gpu::GpuState::ok;
     s.host.hottest_sensor = "acpitz/temp1";
     s.host.hottest_millicelsius = 50000;
     GpuReading g;
@@ -79,7 +79,7 @@ TEST(ThrottleDetector, ReasonBitAloneStartsAndEndsAnEpisode) {
   Gen g;
   ThrottleDetector d;
   const auto ev =
-      run(d, {g.make(60, 70, 90, 2400, kReasonSwPowerCap), g.make(60, 70, 90, 2400, 0)});
+      run(d, {g.make(60, 70, 90, 2400, gpu::kReasonSwPowerCap), g.make(60, 70, 90, 2400, 0)});
   ASSERT_EQ(ev.size(), 2U);
   EXPECT_EQ(ev[0].cause, ThrottleCause::sw_power_cap);
   EXPECT_NE(ev[0].evidence.find("bit=set"), std::string::npos);
@@ -172,7 +172,7 @@ TEST(ThrottleDetector, GpuLostIsAnEpisodeUntilItAnswersAgain) {
   Sample ok = g.make(50, 60, 50);
   Sample lost = ok;
   lost.gpus.clear();
-  lost.gpu_state = GpuState::lost;
+  lost.gpu_state = gpu::GpuState::lost;
   lost.gpu_detail = "GPU is lost";
   lost.wall_time += seconds{30};
   Sample back = ok;
@@ -199,7 +199,7 @@ TEST(ThrottleDetector, VanishedHostSensorIsLogged) {
 TEST(ThrottleDetector, FinishClosesOpenEpisodes) {
   Gen g;
   ThrottleDetector d;
-  run(d, {g.make(60, 70, 90, 2400, kReasonHwThermal)});
+  run(d, {g.make(60, 70, 90, 2400, gpu::kReasonHwThermal)});
   const auto ev = d.finish(kStart + seconds{99});
   ASSERT_EQ(ev.size(), 1U);
   EXPECT_EQ(ev[0].cause, ThrottleCause::hw_thermal);
@@ -215,4 +215,4 @@ TEST(ThrottleEventLine, IsOneLineWithIsoTimeKindCauseAndEvidence) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::sampling

@@ -9,7 +9,7 @@
 #include "base/text.hpp"
 #include "support/test_support.hpp"
 
-namespace sparkops {
+namespace sparkops::sampling {
 namespace {
 
 using std::chrono::milliseconds;
@@ -29,7 +29,7 @@ const SystemTime kWall{seconds{1762680372} + milliseconds{345}};
 Sample gb10_sample() {
   Sample s;
   s.wall_time = kWall;
-  s.gpu_state = GpuState::ok;
+  s.gpu_state = gpu::GpuState::ok;
   s.devices.push_back({0, "NVIDIA GB10", "", ""});
   GpuReading g;
   g.snapshot.index = 0;
@@ -54,7 +54,7 @@ TEST_F(Writers, NvidiaSmiPrintsBracketedNotAvailableForAbsentFields) {
   EXPECT_EQ(format_sample_rows(SampleFormat::nvidia_smi, s)[0],
             "2025/11/09 09:26:12.345, 45, [N/A]\n");
   s.gpus.clear();
-  s.gpu_state = GpuState::lost;
+  s.gpu_state = gpu::GpuState::lost;
   EXPECT_EQ(format_sample_rows(SampleFormat::nvidia_smi, s)[0],
             "2025/11/09 09:26:12.345, [N/A], [N/A]\n");
 }
@@ -150,4 +150,4 @@ TEST(SampleFormatParse, UnknownFormatIsInvalidArgument) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::sampling

@@ -9,8 +9,8 @@
 namespace sparkops::serving {
 namespace {
 
-PoolView gb10_pool() {
-  PoolView p;
+host::PoolView gb10_pool() {
+  host::PoolView p;
   p.total_bytes = 130663738490ULL;  // what CUDA reports on GB10 (121.69 GiB)
   p.available_bytes = 116ULL << 30;
   p.effective_available_bytes = p.available_bytes;
@@ -20,8 +20,8 @@ PoolView gb10_pool() {
   return p;
 }
 
-ScanOptions options() {
-  ScanOptions o;
+workloads::ScanOptions options() {
+  workloads::ScanOptions o;
   o.device_total_bytes = gb10_pool().total_bytes;
   return o;
 }
@@ -42,11 +42,12 @@ TEST(Beside, SmallLoraCoexistsWithVllmAtHalf) {
                           options());
   ASSERT_TRUE(vllm.has_value()) << vllm.error().detail;
   EXPECT_FALSE(vllm->workload.heavy);
-  EXPECT_EQ(vllm->workload.cap.state, CapState::capped);
+  EXPECT_EQ(vllm->workload.cap.state, workloads::CapState::capped);
   const auto job = new_training_job("8B LoRA", 3500ULL << 20, options());  // < 4 GB
   EXPECT_FALSE(job.workload.heavy);
-  const auto v = beside_verdict(nullptr, {*vllm}, job, pool_space(gb10_pool()), options());
-  EXPECT_EQ(v.verdict.kind, VerdictKind::coexists) << v.summary;
+  const auto v =
+      beside_verdict(nullptr, {*vllm}, job, workloads::pool_space(gb10_pool()), options());
+  EXPECT_EQ(v.verdict.kind, workloads::VerdictKind::coexists) << v.summary;
   EXPECT_TRUE(v.heavy.empty());
 }
 
@@ -58,8 +59,9 @@ TEST(Beside, UncappedVllmAndA70bQloraDoNot) {
   EXPECT_GT(need, 30ULL << 30);
   const auto job = new_training_job("Llama-3.1-70B qlora", need, options());
   EXPECT_TRUE(job.workload.heavy);
-  const auto v = beside_verdict(nullptr, {*vllm}, job, pool_space(gb10_pool()), options());
-  EXPECT_EQ(v.verdict.kind, VerdictKind::stop_first) << v.summary;
+  const auto v =
+      beside_verdict(nullptr, {*vllm}, job, workloads::pool_space(gb10_pool()), options());
+  EXPECT_EQ(v.verdict.kind, workloads::VerdictKind::stop_first) << v.summary;
   ASSERT_EQ(v.heavy.size(), 2u);  // the new job and vLLM: one heavy job at a time
   ASSERT_FALSE(v.cap_first.empty());
   // The cap that would make it fit: below near capacity and leaving the need beside it.
@@ -72,9 +74,10 @@ TEST(Beside, UncappedVllmAndA70bQloraDoNot) {
   // Capped there, the same combination coexists (or is tight).
   auto capped = planned_job("vllm serve Qwen/Qwen3-32B " + flag, std::nullopt, options());
   ASSERT_TRUE(capped.has_value());
-  const auto again = beside_verdict(nullptr, {*capped}, job, pool_space(gb10_pool()), options());
-  EXPECT_TRUE(again.verdict.kind == VerdictKind::coexists ||
-              again.verdict.kind == VerdictKind::tight)
+  const auto again =
+      beside_verdict(nullptr, {*capped}, job, workloads::pool_space(gb10_pool()), options());
+  EXPECT_TRUE(again.verdict.kind == workloads::VerdictKind::coexists ||
+              again.verdict.kind == workloads::VerdictKind::tight)
       << again.summary;
 }
 
@@ -82,9 +85,9 @@ TEST(Beside, UncappedVllmAndA70bQloraDoNot) {
 // it: the planned jobs are sized on the card, fractions are of its total, no overhead is kept
 // back, and the cap proposed leaves the need beside the server on the card.
 TEST(Beside, OnADiscreteGpuTheCombinationIsJudgedOnTheCard) {
-  const DeviceMemory card{0, 150754820096ULL, 140ULL << 30};  // an H200: 140.4 GiB
-  const CoexistenceSpace space = gpu_space(card);
-  const ScanOptions on_card = scan_options_in(options(), space);
+  const host::DeviceMemory card{0, 150754820096ULL, 140ULL << 30};  // an H200: 140.4 GiB
+  const workloads::CoexistenceSpace space = workloads::gpu_space(card);
+  const workloads::ScanOptions on_card = workloads::scan_options_in(options(), space);
   auto vllm = planned_job("vllm serve Qwen/Qwen3-32B", std::nullopt, on_card);
   ASSERT_TRUE(vllm.has_value());
   ASSERT_TRUE(vllm->workload.claim_bytes.has_value());
@@ -94,10 +97,10 @@ TEST(Beside, OnADiscreteGpuTheCombinationIsJudgedOnTheCard) {
   const auto job = new_training_job("Llama-3.1-70B qlora", need, on_card);
   EXPECT_EQ(job.workload.gpu_bytes, need);
   const auto v = beside_verdict(nullptr, {*vllm}, job, space, on_card);
-  EXPECT_EQ(v.verdict.source, BudgetSource::gpu_memory);
+  EXPECT_EQ(v.verdict.source, host::BudgetSource::gpu_memory);
   EXPECT_EQ(v.verdict.gpu_index, 0u);
   EXPECT_EQ(v.verdict.budget_now_bytes, 140ULL << 30);
-  EXPECT_EQ(v.verdict.kind, VerdictKind::stop_first) << v.summary;
+  EXPECT_EQ(v.verdict.kind, workloads::VerdictKind::stop_first) << v.summary;
   ASSERT_FALSE(v.cap_first.empty());
   const auto& flag = v.cap_first.front().flag;
   ASSERT_FALSE(flag.empty()) << v.cap_first.front().why;
@@ -109,8 +112,8 @@ TEST(Beside, OnADiscreteGpuTheCombinationIsJudgedOnTheCard) {
   auto capped = planned_job("vllm serve Qwen/Qwen3-32B " + flag, std::nullopt, on_card);
   ASSERT_TRUE(capped.has_value());
   const auto again = beside_verdict(nullptr, {*capped}, job, space, on_card);
-  EXPECT_TRUE(again.verdict.kind == VerdictKind::coexists ||
-              again.verdict.kind == VerdictKind::tight)
+  EXPECT_TRUE(again.verdict.kind == workloads::VerdictKind::coexists ||
+              again.verdict.kind == workloads::VerdictKind::tight)
       << again.summary;
 }
 
@@ -122,7 +125,7 @@ TEST(Beside, CommandsGoThroughTheProcsClassifier) {
   ASSERT_FALSE(empty.has_value());
   auto ollama = planned_job("OLLAMA_MAX_LOADED_MODELS=1 ollama serve", std::nullopt, options());
   ASSERT_TRUE(ollama.has_value());
-  EXPECT_EQ(ollama->workload.kind.engine, Engine::ollama);
+  EXPECT_EQ(ollama->workload.kind.engine, workloads::Engine::ollama);
   EXPECT_TRUE(ollama->workload.heavy);  // no byte cap and no size: heavy until sized
 }
 
@@ -144,7 +147,7 @@ TEST(Beside, APlannedServerCarriesTheKindProcsGivesItRunning) {
     const auto running = planned_job(command, std::nullopt, options());
     ASSERT_TRUE(running.has_value()) << command;
     EXPECT_EQ(planned.workload.kind.engine, running->workload.kind.engine) << command;
-    EXPECT_EQ(planned.workload.kind.role, Role::server) << command;
+    EXPECT_EQ(planned.workload.kind.role, workloads::Role::server) << command;
     EXPECT_EQ(planned.workload.kind.label, running->workload.kind.label) << command;
   }
 }

@@ -22,7 +22,7 @@ models::ResolvedModel catalogue_model(std::string_view name) {
 }
 
 ServingPlan plan_of(std::string_view model, ServeEngine engine, std::vector<std::string> argv,
-                    EnvList env = {}, std::uint64_t budget = 100ULL << 30) {
+                    host::EnvList env = {}, std::uint64_t budget = 100ULL << 30) {
   auto args = parse_serve_args(engine, argv, env, kGb10CudaTotal);
   EXPECT_TRUE(args.has_value());
   ServingInput in;

@@ -7,11 +7,11 @@ namespace {
 constexpr std::uint64_t kGiB = 1ULL << 30;
 const SystemTime kAt{std::chrono::seconds{1762680372}};  // 2025-11-09T09:26:12Z
 
-StatusReport base_report() {
-  StatusReport r;
+status::StatusReport base_report() {
+  status::StatusReport r;
   r.taken_at = kAt;
   r.system.hostname = "spark-7f3a";
-  PoolView p;
+  host::PoolView p;
   p.total_bytes = 119 * kGiB + kGiB / 2;
   p.free_now_bytes = 6 * kGiB;
   p.available_bytes = 31 * kGiB;
@@ -21,13 +21,13 @@ StatusReport base_report() {
   p.budget_bytes = 27 * kGiB;
   p.flush_suggested = true;
   r.pool = p;
-  Psi psi;
-  psi.some = PsiLine{12.5, 6.0, 2.0, 123456};
-  psi.full = PsiLine{1.0, 0.5, 0.1, 2345};
+  host::Psi psi;
+  psi.some = host::PsiLine{12.5, 6.0, 2.0, 123456};
+  psi.full = host::PsiLine{1.0, 0.5, 0.1, 2345};
   r.memory_pressure = psi;
-  r.hottest_sensor = SensorReading{"spbm/soc", 84'300};
+  r.hottest_sensor = host::SensorReading{"spbm/soc", 84'300};
   r.spbm_rails = {{"sys_total", 131'200'000}, {"soc_pkg", 104'000'000}, {"gpu", 97'600'000}};
-  SpbmStatus spbm;
+  host::SpbmStatus spbm;
   spbm.prochot = 0;
   r.spbm = spbm;
   return r;
@@ -38,11 +38,11 @@ StatusReport base_report() {
 TopModel busy_gb10_model() {
   TopModel m;
   m.report = base_report();
-  StatusReport& r = m.report;
+  status::StatusReport& r = m.report;
   r.gpu.backend = "nvml";
-  r.gpu.state = GpuState::ok;
-  r.gpu.devices = {GpuDevice{0, "NVIDIA GB10", "GPU-2dee1e25", "0000000F:01:00.0"}};
-  GpuSnapshot s;
+  r.gpu.state = gpu::GpuState::ok;
+  r.gpu.devices = {gpu::GpuDevice{0, "NVIDIA GB10", "GPU-2dee1e25", "0000000F:01:00.0"}};
+  gpu::GpuSnapshot s;
   s.index = 0;
   s.temp_millicelsius = 83'000;
   s.power_microwatts = 97'400'000;
@@ -53,7 +53,7 @@ TopModel busy_gb10_model() {
   s.clocks_event_reasons = 0;
   r.gpu.snapshots = {s};
 
-  WorkloadLine trainer;
+  status::WorkloadLine trainer;
   trainer.pid = 114687;
   trainer.kind = "trainer";
   trainer.name = "python3";
@@ -65,7 +65,7 @@ TopModel busy_gb10_model() {
   trainer.cap = "uncapped";
   trainer.cap_text = "PYTORCH_CUDA_ALLOC_CONF caps nothing";
   trainer.age = std::chrono::milliseconds{3 * 3600 * 1000 + 12 * 60 * 1000};
-  WorkloadLine vllm;
+  status::WorkloadLine vllm;
   vllm.pid = 4174;
   vllm.kind = "vllm";
   vllm.name = "python3";
@@ -78,7 +78,7 @@ TopModel busy_gb10_model() {
   vllm.cap = "capped";
   vllm.cap_text = "gpu-memory-utilization 0.5";
   vllm.age = std::chrono::milliseconds{26 * 3600 * 1000};
-  WorkloadLine orphan;
+  status::WorkloadLine orphan;
   orphan.pid = 6100;
   orphan.kind = "vllm";
   orphan.name = "VLLM::EngineCor";
@@ -89,7 +89,7 @@ TopModel busy_gb10_model() {
   orphan.cap = "uncapped";
   orphan.cap_text = "default 0.9";
   orphan.age = std::chrono::milliseconds{2 * 86400 * 1000LL};
-  r.workloads = std::vector<WorkloadLine>{vllm, trainer, orphan};
+  r.workloads = std::vector<status::WorkloadLine>{vllm, trainer, orphan};
   r.coexistence =
       "one heavy job at a time: stop PID 6100 (vLLM EngineCore, orphan (API server gone)) before "
       "starting a trainer";
@@ -107,7 +107,7 @@ TopModel busy_gb10_model() {
   a.counter_deltas.sw_thermal = std::chrono::nanoseconds{0};
   a.counter_deltas.hw_thermal = std::chrono::nanoseconds{0};
   a.counter_deltas.hw_power_brake = std::chrono::nanoseconds{0};
-  a.open_causes = {ThrottleCause::sw_power_cap, ThrottleCause::platform_cap};
+  a.open_causes = {sampling::ThrottleCause::sw_power_cap, sampling::ThrottleCause::platform_cap};
   for (int i = 0; i < 40; ++i) {
     a.temperature_celsius.push_back(70.0 + i * 13.0 / 39.0);
     a.power_watts.push_back(i < 10 ? 60.0 + i * 4.0 : 97.0 + (i % 3) * 0.5);
@@ -137,9 +137,9 @@ TopModel quiet_model_without_gpu() {
   TopModel m;
   m.report = base_report();
   m.report.gpu.backend = "none";
-  m.report.gpu.state = GpuState::no_library;
+  m.report.gpu.state = gpu::GpuState::no_library;
   m.report.gpu.detail = "libnvidia-ml.so.1 not found";
-  m.report.workloads = std::vector<WorkloadLine>{};
+  m.report.workloads = std::vector<status::WorkloadLine>{};
   m.report.coexistence = "a new run can take up to 27.0 GiB beside what is running";
   m.refreshes = 1;
   m.pool_available_bytes = {static_cast<double>(31 * kGiB)};

@@ -17,8 +17,8 @@ class FakeSignaller final : public ProcessSignaller {
  public:
   std::string refuse_reason;
   std::vector<std::uint32_t> sent;
-  std::string refusal(const WorkloadLine&) const override { return refuse_reason; }
-  std::string terminate(const WorkloadLine& w) override {
+  std::string refusal(const status::WorkloadLine&) const override { return refuse_reason; }
+  std::string terminate(const status::WorkloadLine& w) override {
     sent.push_back(w.pid);
     return "SIGTERM sent to PID " + std::to_string(w.pid);
   }
@@ -117,8 +117,8 @@ TEST_F(ControllerTest, NothingToKillSaysSo) {
 }
 
 TEST(SystemSignaller, RefusesOnACapturedRoot) {
-  auto s = make_system_signaller(HostRoot("/tmp"));
-  WorkloadLine w;
+  auto s = make_system_signaller(host::HostRoot("/tmp"));
+  status::WorkloadLine w;
   w.pid = 4242;
   w.uid = 1000;
   const std::string why = s->refusal(w);
@@ -127,8 +127,8 @@ TEST(SystemSignaller, RefusesOnACapturedRoot) {
 }
 
 TEST(SystemSignaller, RefusesOtherUsersProcessesAndUnknownOwners) {
-  auto s = make_system_signaller(HostRoot("/"));
-  WorkloadLine w;
+  auto s = make_system_signaller(host::HostRoot("/"));
+  status::WorkloadLine w;
   w.pid = 4242;
   EXPECT_NE(s->refusal(w).find("owner of PID 4242 is unknown"), std::string::npos);
   if (::geteuid() != 0) {
@@ -144,10 +144,10 @@ TEST(SystemSignaller, SignalsOwnChildAndRefusesAReusedPid) {
     ::pause();
     ::_exit(0);
   }
-  auto stat = read_proc_stat(HostRoot("/"), static_cast<std::uint32_t>(child));
+  auto stat = host::read_proc_stat(host::HostRoot("/"), static_cast<std::uint32_t>(child));
   ASSERT_TRUE(stat);
-  auto s = make_system_signaller(HostRoot("/"));
-  WorkloadLine w;
+  auto s = make_system_signaller(host::HostRoot("/"));
+  status::WorkloadLine w;
   w.pid = static_cast<std::uint32_t>(child);
   w.uid = ::getuid();
   w.start_ticks = stat->start_ticks + 1;  // another process than the one scanned

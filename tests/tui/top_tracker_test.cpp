@@ -11,32 +11,32 @@ using std::chrono::seconds;
 const SteadyTime kT0{seconds{1000}};
 const SystemTime kW0{seconds{1762680372}};
 
-StatusReport report_at(int second, std::int64_t power_cap_ns, std::uint64_t refaults,
-                       std::uint64_t oom_kills) {
-  StatusReport r;
+status::StatusReport report_at(int second, std::int64_t power_cap_ns, std::uint64_t refaults,
+                               std::uint64_t oom_kills) {
+  status::StatusReport r;
   r.taken_at = kW0 + seconds{second};
-  PoolView p;
+  host::PoolView p;
   p.total_bytes = 100ULL << 30;
   p.available_bytes = static_cast<std::uint64_t>(50 - second) << 30;
   p.free_now_bytes = 10ULL << 30;
   r.pool = p;
   r.gpu.backend = "nvml";
-  r.gpu.state = GpuState::ok;
-  r.gpu.devices = {GpuDevice{0, "NVIDIA GB10", "", ""}};
-  GpuSnapshot s;
+  r.gpu.state = gpu::GpuState::ok;
+  r.gpu.devices = {gpu::GpuDevice{0, "NVIDIA GB10", "", ""}};
+  gpu::GpuSnapshot s;
   s.index = 0;
   s.temp_millicelsius = 70'000 + second * 1000;
   s.power_microwatts = 90'000'000;
   s.clocks_event_reasons = 0;  // bits clear: only the counter says it throttles
   s.counters.sw_power_cap = std::chrono::nanoseconds{power_cap_ns};
   r.gpu.snapshots = {s};
-  Vmstat v;
+  host::Vmstat v;
   v.workingset_refault_anon = refaults;
   v.workingset_refault_file = 0;
   v.oom_kill = oom_kills;
   v.pgmajfault = 10;
   r.vmstat = v;
-  r.workloads = std::vector<WorkloadLine>{};
+  r.workloads = std::vector<status::WorkloadLine>{};
   return r;
 }
 
@@ -58,7 +58,7 @@ TEST(TopTracker, CounterDeltasOpenAnEpisodeWhileBitsAreClear) {
   ASSERT_TRUE(a.counter_deltas.sw_power_cap);
   EXPECT_EQ(*a.counter_deltas.sw_power_cap, milliseconds{500});
   ASSERT_EQ(a.open_causes.size(), 1u);
-  EXPECT_EQ(a.open_causes[0], ThrottleCause::sw_power_cap);
+  EXPECT_EQ(a.open_causes[0], sampling::ThrottleCause::sw_power_cap);
   EXPECT_TRUE(has_event(t.model(), "start sw_power_cap gpu=0"));
   // The counter stops: the episode ends and an end event follows.
   t.observe(report_at(2, 1'500'000'000, 0, 0), kT0 + seconds{2});
@@ -98,24 +98,24 @@ TEST(TopTracker, HistoryIsBoundedAndOldestFirst) {
 TEST(TopTracker, WorkloadChangesAndTheHeavyRuleBecomeEvents) {
   TopTracker t;
   auto r = report_at(0, 0, 0, 0);
-  WorkloadLine a;
+  status::WorkloadLine a;
   a.pid = 10;
   a.kind = "vllm";
   a.name = "python3";
   a.heavy = true;
-  r.workloads = std::vector<WorkloadLine>{a};
+  r.workloads = std::vector<status::WorkloadLine>{a};
   t.observe(r, kT0);
   EXPECT_FALSE(has_event(t.model(), "new workload"));  // the first scan is the baseline
   auto r2 = report_at(1, 0, 0, 0);
-  WorkloadLine b = a;
+  status::WorkloadLine b = a;
   b.pid = 20;
   b.kind = "trainer";
-  r2.workloads = std::vector<WorkloadLine>{a, b};
+  r2.workloads = std::vector<status::WorkloadLine>{a, b};
   t.observe(r2, kT0 + seconds{1});
   EXPECT_TRUE(has_event(t.model(), "new workload pid=20 trainer"));
   EXPECT_TRUE(has_event(t.model(), "2 heavy workloads at once"));
   auto r3 = report_at(2, 0, 0, 0);
-  r3.workloads = std::vector<WorkloadLine>{a};
+  r3.workloads = std::vector<status::WorkloadLine>{a};
   t.observe(r3, kT0 + seconds{2});
   EXPECT_TRUE(has_event(t.model(), "workload pid=20 gone"));
   EXPECT_TRUE(has_event(t.model(), "one heavy job at a time: holds again"));

@@ -245,7 +245,7 @@ TEST(OutputSink, SidecarStampsRecordStartsAndAnalyzeReadsIt) {
 
 TEST(PressureTracker, LowAvailableStartsAnEpisodeAndRecoveryEndsIt) {
   PressureTracker p({0.10, 0.05});
-  Sample s;
+  sampling::Sample s;
   s.wall_time = kT0;
   s.host.mem_total_bytes = 100ULL << 30;
   s.host.mem_available_bytes = 50ULL << 30;
@@ -276,8 +276,8 @@ TEST(WatchEvents, SlowdownLineCarriesTheThermalSample) {
   e.seconds = 0.5;
   e.baseline_seconds = 0.1;
   e.ratio = 5.0;
-  Sample s;
-  GpuReading g;
+  sampling::Sample s;
+  sampling::GpuReading g;
   g.snapshot.temp_millicelsius = 81000;
   g.snapshot.power_microwatts = 11170000;
   s.gpus.push_back(g);

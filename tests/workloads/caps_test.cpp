@@ -4,7 +4,7 @@
 
 #include "base/units.hpp"
 
-namespace sparkops {
+namespace sparkops::workloads {
 namespace {
 
 using Argv = std::vector<std::string>;
@@ -12,7 +12,7 @@ const Classification kVllm{Engine::vllm, Role::server, "vLLM"};
 const Classification kSglang{Engine::sglang, Role::server, "SGLang"};
 constexpr std::uint64_t kGb10Total = 125514548ULL * 1024;  // MemTotal 119.7 GiB
 
-CapInfo cap_of(const Classification& kind, const Argv& argv, const EnvList& env = {},
+CapInfo cap_of(const Classification& kind, const Argv& argv, const host::EnvList& env = {},
                bool readable = true) {
   return parse_cap(kind, argv, env, readable);
 }
@@ -106,9 +106,9 @@ TEST(SglangCap, BothSpellings) {
 
 TEST(OllamaCap, EnvironmentCapsAreShown) {
   const Classification serve{Engine::ollama, Role::server, "Ollama serve"};
-  const EnvList env = {{"OLLAMA_KEEP_ALIVE", "-1"},
-                       {"OLLAMA_MAX_LOADED_MODELS", "1"},
-                       {"OLLAMA_GPU_OVERHEAD", "2147483648"}};
+  const host::EnvList env = {{"OLLAMA_KEEP_ALIVE", "-1"},
+                             {"OLLAMA_MAX_LOADED_MODELS", "1"},
+                             {"OLLAMA_GPU_OVERHEAD", "2147483648"}};
   const auto cap = cap_of(serve, {"ollama", "serve"}, env);
   EXPECT_EQ(cap.state, CapState::uncapped);
   EXPECT_EQ(cap.text, "uncapped (max 1 models, keep-alive -1, gpu-overhead 2.0 GiB)");
@@ -154,4 +154,4 @@ TEST(OtherServerCaps, TgiAndTensorRtLlmFractions) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::workloads

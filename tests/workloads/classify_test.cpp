@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace sparkops {
+namespace sparkops::workloads {
 namespace {
 
 using Argv = std::vector<std::string>;
@@ -197,4 +197,4 @@ TEST(Invocation, PythonOptionsAreSkipped) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::workloads

@@ -8,24 +8,24 @@
 #include "host/meminfo.hpp"
 #include "support/test_support.hpp"
 
-namespace sparkops {
+namespace sparkops::workloads {
 namespace {
 
 struct Scenario {
   WorkloadScan scan;
-  PoolView pool;
+  host::PoolView pool;
 };
 
 Scenario load(const std::string& name) {
-  const HostRoot root(test::fixture("procs/" + name));
-  const auto meminfo = read_meminfo(root);
+  const host::HostRoot root(test::fixture("procs/" + name));
+  const auto meminfo = host::read_meminfo(root);
   EXPECT_TRUE(meminfo);
-  const auto pool = compute_pool(*meminfo, std::nullopt, PoolOptions{});
+  const auto pool = host::compute_pool(*meminfo, std::nullopt, host::PoolOptions{});
   EXPECT_TRUE(pool);
-  std::vector<GpuProcess> gpu;
+  std::vector<gpu::GpuProcess> gpu;
   if (const auto text = read_file(test::fixture("procs/" + name + "/gpu-apps.csv"))) {
     // Bind the Result first: a range-for over a temporary's value() dangles.
-    const auto apps = parse_smi_compute_apps(*text, kSmiQueryAppsFields);
+    const auto apps = gpu::parse_smi_compute_apps(*text, gpu::kSmiQueryAppsFields);
     for (const auto& a : apps.value()) gpu.push_back(a.process);
   }
   ScanOptions options;
@@ -85,7 +85,7 @@ TEST(Coexistence, MoreThanThePoolDoesNotFit) {
 
 TEST(Coexistence, NothingRunningLeavesThePoolBudget) {
   const WorkloadScan empty;
-  PoolView pool;
+  host::PoolView pool;
   pool.total_bytes = 120 * kGiB;
   pool.overhead_bytes = 4 * kGiB;
   pool.budget_bytes = 100 * kGiB;
@@ -113,13 +113,13 @@ TEST(Coexistence, ClaimsBeyondThePoolAreOversubscription) {
   WorkloadScan scan;
   scan.workloads.push_back(capped_server(100, 54 * kGiB, 2 * kGiB));
   scan.workloads.push_back(capped_server(200, 50 * kGiB, 1 * kGiB));
-  PoolView pool;
+  host::PoolView pool;
   pool.total_bytes = 120 * kGiB;
   pool.overhead_bytes = 20 * kGiB;
   pool.budget_bytes = 90 * kGiB;
   ScanOptions options;
   options.device_total_bytes = pool.total_bytes;
-  options.pool_bytes = pool_total_budget(pool);
+  options.pool_bytes = host::pool_total_budget(pool);
   for (auto& w : scan.workloads) judge_workload(w, options);
   EXPECT_FALSE(scan.workloads[0].heavy);  // 54 GiB < 0.7 x 100 GiB
   const auto v = coexistence_verdict(scan, 0, pool);
@@ -168,20 +168,20 @@ TEST(Coexistence, OnADiscreteGpuTheRoomIsTheDevicesMemory) {
   cpu_job.claim_bytes.reset();
   cpu_job.gpu_bytes = 0;  // all host memory
   scan.workloads.push_back(cpu_job);
-  PoolView pool;
+  host::PoolView pool;
   pool.total_bytes = 64 * kGiB;
   pool.overhead_bytes = 4 * kGiB;
   pool.budget_bytes = 10 * kGiB;
-  const DeviceMemory device{1, 80 * kGiB, 54 * kGiB};
+  const host::DeviceMemory device{1, 80 * kGiB, 54 * kGiB};
   const CoexistenceSpace space = *coexistence_space(pool, device);
-  EXPECT_EQ(space.source, BudgetSource::gpu_memory);
+  EXPECT_EQ(space.source, host::BudgetSource::gpu_memory);
   EXPECT_EQ(space.gpu_index, 1u);
   EXPECT_EQ(space.overhead_bytes, 0u);
   EXPECT_EQ(held_in(scan.workloads[0], space), 25 * kGiB);
   EXPECT_EQ(reserved_in(scan.workloads[1], space), 0u);
 
   const auto v = coexistence_verdict(scan, 30 * kGiB, space);
-  EXPECT_EQ(v.source, BudgetSource::gpu_memory);
+  EXPECT_EQ(v.source, host::BudgetSource::gpu_memory);
   EXPECT_EQ(v.gpu_index, 1u);
   EXPECT_EQ(v.budget_now_bytes, 54 * kGiB);
   EXPECT_EQ(v.reserved_bytes, 40 * kGiB);      // the server's claim; the CPU job holds no GPU
@@ -192,7 +192,7 @@ TEST(Coexistence, OnADiscreteGpuTheRoomIsTheDevicesMemory) {
   // The pool would refuse the same run: 10 GiB of budget.
   EXPECT_NE(coexistence_verdict(scan, 30 * kGiB, pool).kind, VerdictKind::coexists);
   // Without a device the space is the pool's.
-  EXPECT_EQ(coexistence_space(pool, std::nullopt)->source, BudgetSource::unified_pool);
+  EXPECT_EQ(coexistence_space(pool, std::nullopt)->source, host::BudgetSource::unified_pool);
   // Beyond the card: does not fit, naming the GPU; no page-cache flush offered.
   const auto big = coexistence_verdict(scan, 90 * kGiB, space);
   EXPECT_EQ(big.kind, VerdictKind::does_not_fit);
@@ -214,7 +214,7 @@ TEST(Coexistence, OnADiscreteGpuTheRoomIsTheDevicesMemory) {
 // the GPU is heavy; on the pool both are heavy. scan_options_in makes the card's total the
 // denominator of fractions and of "near capacity".
 TEST(Coexistence, OnADiscreteGpuHeavyCountsTheCardsMemory) {
-  const DeviceMemory device{0, 80 * kGiB, 70 * kGiB};
+  const host::DeviceMemory device{0, 80 * kGiB, 70 * kGiB};
   ScanOptions pool_options;
   pool_options.device_total_bytes = 120 * kGiB;
   pool_options.pool_bytes = 116 * kGiB;
@@ -222,7 +222,7 @@ TEST(Coexistence, OnADiscreteGpuHeavyCountsTheCardsMemory) {
   EXPECT_TRUE(on_card.sized_on_gpu);
   EXPECT_EQ(on_card.device_total_bytes, 80 * kGiB);
   EXPECT_EQ(on_card.pool_bytes, 80 * kGiB);
-  PoolView pool;
+  host::PoolView pool;
   pool.total_bytes = 120 * kGiB;
   pool.overhead_bytes = 4 * kGiB;
   EXPECT_FALSE(scan_options_in(pool_options, pool_space(pool)).sized_on_gpu);
@@ -267,16 +267,16 @@ TEST(Coexistence, OnADiscreteGpuHeavyCountsTheCardsMemory) {
 // it holds on that card; one whose GPU memory is all on another card is not in the space (not
 // counted, not heavy here); one holding no GPU memory keeps its claim on every card.
 TEST(Coexistence, OnOneOfSeveralCardsOnlyThatCardsWorkloadsCount) {
-  GpuSnapshot card0;
+  gpu::GpuSnapshot card0;
   card0.index = 0;
-  card0.memory = GpuMemory{80 * kGiB, 60 * kGiB, 20 * kGiB};
-  card0.processes = std::vector<GpuProcess>{{101, 20 * kGiB, "python3"}};
-  GpuSnapshot card1;
+  card0.memory = gpu::GpuMemory{80 * kGiB, 60 * kGiB, 20 * kGiB};
+  card0.processes = std::vector<gpu::GpuProcess>{{101, 20 * kGiB, "python3"}};
+  gpu::GpuSnapshot card1;
   card1.index = 1;
-  card1.memory = GpuMemory{48 * kGiB, 8 * kGiB, 40 * kGiB};
+  card1.memory = gpu::GpuMemory{48 * kGiB, 8 * kGiB, 40 * kGiB};
   card1.processes =
-      std::vector<GpuProcess>{{201, 40 * kGiB, "python3"}, {101, 1 * kGiB, "python3"}};
-  const std::vector<GpuSnapshot> snaps{card0, card1};
+      std::vector<gpu::GpuProcess>{{201, 40 * kGiB, "python3"}, {101, 1 * kGiB, "python3"}};
+  const std::vector<gpu::GpuSnapshot> snaps{card0, card1};
 
   Workload both;  // PID 100 with a worker 101 on both cards
   both.pid = 100;
@@ -296,7 +296,7 @@ TEST(Coexistence, OnOneOfSeveralCardsOnlyThatCardsWorkloadsCount) {
   starting.processes.resize(1);
   starting.processes[0].pid = 300;
 
-  const CoexistenceSpace zero = gpu_space(DeviceMemory{0, 80 * kGiB, 60 * kGiB}, snaps);
+  const CoexistenceSpace zero = gpu_space(host::DeviceMemory{0, 80 * kGiB, 60 * kGiB}, snaps);
   ASSERT_TRUE(zero.card_bytes_by_pid.has_value());
   EXPECT_EQ(held_in(both, zero), 20 * kGiB);
   EXPECT_FALSE(in_space(other, zero));
@@ -312,11 +312,11 @@ TEST(Coexistence, OnOneOfSeveralCardsOnlyThatCardsWorkloadsCount) {
   ASSERT_EQ(v.stop.size(), 1u) << v.summary;
   EXPECT_EQ(v.stop[0].pid, 100u);
 
-  const CoexistenceSpace one = gpu_space(DeviceMemory{1, 48 * kGiB, 8 * kGiB}, snaps);
+  const CoexistenceSpace one = gpu_space(host::DeviceMemory{1, 48 * kGiB, 8 * kGiB}, snaps);
   EXPECT_EQ(held_in(both, one), 1 * kGiB);
   EXPECT_EQ(held_in(other, one), 40 * kGiB);
   // Without per-card lists (a captured nvidia-smi file), a workload's GPU bytes count whole.
-  const CoexistenceSpace unknown = gpu_space(DeviceMemory{0, 80 * kGiB, 60 * kGiB});
+  const CoexistenceSpace unknown = gpu_space(host::DeviceMemory{0, 80 * kGiB, 60 * kGiB});
   EXPECT_FALSE(unknown.card_bytes_by_pid.has_value());
   EXPECT_EQ(held_in(other, unknown), 40 * kGiB);
 }
@@ -341,4 +341,4 @@ TEST(Coexistence, OneExitCodeRule) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::workloads

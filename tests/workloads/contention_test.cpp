@@ -4,7 +4,7 @@
 
 #include "base/units.hpp"
 
-namespace sparkops {
+namespace sparkops::workloads {
 namespace {
 
 using std::chrono::seconds;
@@ -130,4 +130,4 @@ TEST(Contention, OomCounterWithoutAKernelLineIsStillReported) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::workloads

@@ -7,13 +7,13 @@
 #include "host/proc_times.hpp"
 #include "support/test_support.hpp"
 
-namespace sparkops {
+namespace sparkops::workloads {
 namespace {
 
 using namespace std::string_view_literals;
 
 TEST(ProcCmdline, SplitsOnNulAndDropsTrailingTerminator) {
-  const auto argv = parse_proc_cmdline(
+  const auto argv = host::parse_proc_cmdline(
       "python\0-m\0vllm.entrypoints.openai.api_server\0--port\0"
       "10000\0"sv);
   ASSERT_EQ(argv.size(), 5u);
@@ -23,23 +23,23 @@ TEST(ProcCmdline, SplitsOnNulAndDropsTrailingTerminator) {
 }
 
 TEST(ProcCmdline, KeepsEmptyArgumentsInTheMiddle) {
-  const auto argv = parse_proc_cmdline("a\0\0b\0"sv);
+  const auto argv = host::parse_proc_cmdline("a\0\0b\0"sv);
   ASSERT_EQ(argv.size(), 3u);
   EXPECT_EQ(argv[1], "");
 }
 
 TEST(ProcCmdline, SetproctitleTitleLosesItsPadding) {
-  const auto argv = parse_proc_cmdline("VLLM::EngineCore                    \0\0\0"sv);
+  const auto argv = host::parse_proc_cmdline("VLLM::EngineCore                    \0\0\0"sv);
   ASSERT_EQ(argv.size(), 1u);
   EXPECT_EQ(argv[0], "VLLM::EngineCore");
 }
 
 TEST(ProcCmdline, KernelThreadIsEmpty) {
-  EXPECT_TRUE(parse_proc_cmdline("").empty());
+  EXPECT_TRUE(host::parse_proc_cmdline("").empty());
 }
 
 TEST(ProcStatParse, CommWithSpacesAndParensEndsAtLastParen) {
-  const auto st = parse_proc_stat(
+  const auto st = host::parse_proc_stat(
       "4242 (my (odd) name) S 900 4242 4242 0 -1 4194560 1000 0 0 0 500 100 0 0 20 0 12 0 34354547 "
       "8589934592 786432 0\n");
   ASSERT_TRUE(st) << st.error().detail;
@@ -54,28 +54,28 @@ TEST(ProcStatParse, CommWithSpacesAndParensEndsAtLastParen) {
 
 TEST(ProcStatParse, ProcessGroupAndSessionAreFieldsFiveAndSix) {
   // A setsid'd sleeper below a job: pgrp = session = its own pid, ppid the subreaper.
-  const auto st = parse_proc_stat(
+  const auto st = host::parse_proc_stat(
       "5001 (sleep) S 4000 5001 5001 0 -1 4194560 90 0 0 0 0 0 0 0 20 0 1 0 777 8650752 200 0\n");
   ASSERT_TRUE(st) << st.error().detail;
   EXPECT_EQ(st->ppid, 4000u);
   EXPECT_EQ(st->pgrp, 5001u);
   EXPECT_EQ(st->session, 5001u);
-  EXPECT_FALSE(parse_proc_stat(
+  EXPECT_FALSE(host::parse_proc_stat(
       "5001 (sleep) S 4000 x 5001 0 -1 4194560 90 0 0 0 0 0 0 0 20 0 1 0 777 8650752 200 0\n"));
 }
 
 TEST(ProcStatParse, TruncatedLineIsMalformed) {
-  const auto st = parse_proc_stat("4242 (python3) S 1 2 3\n");
+  const auto st = host::parse_proc_stat("4242 (python3) S 1 2 3\n");
   ASSERT_FALSE(st);
   EXPECT_EQ(st.error().code, Errc::malformed);
 }
 
 TEST(ProcStatParse, NoCommIsMalformed) {
-  EXPECT_FALSE(parse_proc_stat("garbage\n"));
+  EXPECT_FALSE(host::parse_proc_stat("garbage\n"));
 }
 
 TEST(ProcStatusParse, ReadsMemoryParentUidAndNamespaces) {
-  const auto st = parse_proc_status(
+  const auto st = host::parse_proc_status(
       "Name:\tpython3\nState:\tS (sleeping)\nPPid:\t900\nUid:\t1000\t1000\t1000\t1000\n"
       "NSpid:\t912340\t57\nVmRSS:\t 5237360 kB\nVmSwap:\t    1024 kB\n");
   ASSERT_TRUE(st);
@@ -88,17 +88,17 @@ TEST(ProcStatusParse, ReadsMemoryParentUidAndNamespaces) {
 }
 
 TEST(ProcStatusParse, ZombieHasNoMemoryLines) {
-  const auto st = parse_proc_status("Name:\tpython3\nState:\tZ (zombie)\nPPid:\t900\n");
+  const auto st = host::parse_proc_status("Name:\tpython3\nState:\tZ (zombie)\nPPid:\t900\n");
   ASSERT_TRUE(st);
   EXPECT_FALSE(st->vm_rss_bytes);
 }
 
 TEST(ProcStatusParse, BadRssIsMalformed) {
-  EXPECT_FALSE(parse_proc_status("VmRSS:\tlots kB\n"));
+  EXPECT_FALSE(host::parse_proc_status("VmRSS:\tlots kB\n"));
 }
 
 TEST(SmapsRollupParse, ReadsPssRssAndSwap) {
-  const auto r = parse_smaps_rollup(
+  const auto r = host::parse_smaps_rollup(
       "00400000-7ffd5a1f2000 ---p 00000000 00:00 0                          [rollup]\n"
       "Rss:             5237360 kB\nPss:             5101234 kB\nPss_Anon:        5000000 "
       "kB\nSwap:  0 kB\n");
@@ -109,7 +109,7 @@ TEST(SmapsRollupParse, ReadsPssRssAndSwap) {
 }
 
 TEST(EnvironParse, KeepsOnlyWantedPrefixesInOrder) {
-  const auto env = parse_proc_environ(
+  const auto env = host::parse_proc_environ(
       "HOME=/root\0OLLAMA_KEEP_ALIVE=-1\0junk\0OLLAMA_HOST=0.0.0.0:5001\0"sv, {"OLLAMA_"});
   ASSERT_EQ(env.size(), 2u);
   EXPECT_EQ(env[0].first, "OLLAMA_KEEP_ALIVE");
@@ -118,61 +118,62 @@ TEST(EnvironParse, KeepsOnlyWantedPrefixesInOrder) {
 }
 
 TEST(ProcTimes, UptimeAndBtimeParse) {
-  EXPECT_EQ(parse_proc_uptime("350735.47 234388.90\n").value(),
+  EXPECT_EQ(host::parse_proc_uptime("350735.47 234388.90\n").value(),
             std::chrono::milliseconds(350735470));
-  EXPECT_EQ(parse_proc_stat_btime("cpu 1 2\nbtime 1762330000\nprocesses 3\n").value(), 1762330000);
-  EXPECT_EQ(parse_proc_stat_btime("cpu 1 2\n").error().code, Errc::not_found);
-  EXPECT_FALSE(parse_proc_uptime("soon\n"));
+  EXPECT_EQ(host::parse_proc_stat_btime("cpu 1 2\nbtime 1762330000\nprocesses 3\n").value(),
+            1762330000);
+  EXPECT_EQ(host::parse_proc_stat_btime("cpu 1 2\n").error().code, Errc::not_found);
+  EXPECT_FALSE(host::parse_proc_uptime("soon\n"));
 }
 
 TEST(ProcTimes, AgeIsUptimeMinusStart) {
-  EXPECT_EQ(process_age(1000, 100, std::chrono::milliseconds(60000)),
+  EXPECT_EQ(host::process_age(1000, 100, std::chrono::milliseconds(60000)),
             std::chrono::milliseconds(50000));
-  EXPECT_FALSE(process_age(100000, 100, std::chrono::milliseconds(60000)));
-  EXPECT_FALSE(process_age(1, 0, std::chrono::milliseconds(60000)));
+  EXPECT_FALSE(host::process_age(100000, 100, std::chrono::milliseconds(60000)));
+  EXPECT_FALSE(host::process_age(1, 0, std::chrono::milliseconds(60000)));
 }
 
 TEST(ProcReaders, ListPidsSkipsNonNumericEntries) {
-  const HostRoot root(test::fixture("procs/vanishing"));
-  const auto pids = list_pids(root);
+  const host::HostRoot root(test::fixture("procs/vanishing"));
+  const auto pids = host::list_pids(root);
   ASSERT_TRUE(pids);
   EXPECT_EQ(pids->front(), 1u);
   EXPECT_EQ(std::count(pids->begin(), pids->end(), 8100u), 1);
 }
 
 TEST(ProcReaders, VanishedPidIsNotFound) {
-  const HostRoot root(test::fixture("procs/vanishing"));
-  const auto st = read_proc_stat(root, 8100);
+  const host::HostRoot root(test::fixture("procs/vanishing"));
+  const auto st = host::read_proc_stat(root, 8100);
   ASSERT_FALSE(st);
   EXPECT_EQ(st.error().code, Errc::not_found);
 }
 
 TEST(ProcStatParse, FlagsAreFieldNineAndMarkKernelThreads) {
   const auto kthread =
-      parse_proc_stat("2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 3 0 0 0\n");
+      host::parse_proc_stat("2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 3 0 0 0\n");
   ASSERT_TRUE(kthread) << kthread.error().detail;
   EXPECT_EQ(kthread->flags, 2129984u);
-  EXPECT_NE(kthread->flags & kProcFlagKernelThread, 0u);
-  const auto user = parse_proc_stat(
+  EXPECT_NE(kthread->flags & host::kProcFlagKernelThread, 0u);
+  const auto user = host::parse_proc_stat(
       "5001 (sleep) S 4000 5001 5001 0 -1 4194560 90 0 0 0 0 0 0 0 20 0 1 0 777 8650752 200 0\n");
   ASSERT_TRUE(user);
-  EXPECT_EQ(user->flags & kProcFlagKernelThread, 0u);
+  EXPECT_EQ(user->flags & host::kProcFlagKernelThread, 0u);
   // An unparsable flags field is 0, not a refused line (it was never checked before).
-  const auto odd = parse_proc_stat(
+  const auto odd = host::parse_proc_stat(
       "5001 (sleep) S 4000 5001 5001 0 -1 zz 90 0 0 0 0 0 0 0 20 0 1 0 777 8650752 200 0\n");
   ASSERT_TRUE(odd);
   EXPECT_EQ(odd->flags, 0u);
 }
 
 TEST(ProcDirReaders, ReadRelativeToOneDirectoryLikeThePathReaders) {
-  const HostRoot root(test::fixture("procs/vanishing"));
-  auto proc = ProcDir::open(root);
+  const host::HostRoot root(test::fixture("procs/vanishing"));
+  auto proc = host::ProcDir::open(root);
   ASSERT_TRUE(proc) << proc.error().detail;
-  const auto pids = list_pids(root);
+  const auto pids = host::list_pids(root);
   ASSERT_TRUE(pids);
   for (const auto pid : *pids) {
-    const auto by_path = read_proc_stat(root, pid);
-    const auto by_dir = read_proc_stat(*proc, pid);
+    const auto by_path = host::read_proc_stat(root, pid);
+    const auto by_dir = host::read_proc_stat(*proc, pid);
     ASSERT_EQ(bool(by_path), bool(by_dir)) << pid;
     if (!by_path) {
       EXPECT_EQ(by_dir.error().code, by_path.error().code) << pid;
@@ -181,14 +182,14 @@ TEST(ProcDirReaders, ReadRelativeToOneDirectoryLikeThePathReaders) {
     EXPECT_EQ(by_dir->comm, by_path->comm);
     EXPECT_EQ(by_dir->ppid, by_path->ppid);
     EXPECT_EQ(by_dir->start_ticks, by_path->start_ticks);
-    const auto argv_path = read_proc_cmdline(root, pid);
-    const auto argv_dir = read_proc_cmdline(*proc, pid);
+    const auto argv_path = host::read_proc_cmdline(root, pid);
+    const auto argv_dir = host::read_proc_cmdline(*proc, pid);
     ASSERT_EQ(bool(argv_path), bool(argv_dir)) << pid;
     if (argv_path) {
       EXPECT_EQ(*argv_dir, *argv_path) << pid;
     }
   }
-  const auto gone = read_proc_stat(*proc, 8100);
+  const auto gone = host::read_proc_stat(*proc, 8100);
   ASSERT_FALSE(gone);
   EXPECT_EQ(gone.error().code, Errc::not_found);
 }
@@ -199,10 +200,10 @@ TEST(ProcDirReaders, FileLongerThanOneReadIsWholeAndTheLimitHolds) {
   for (int i = 0; i < 3000; ++i) argv += "arg" + std::to_string(i) + '\0';  // ~20 KB
   std::filesystem::create_directories(dir / "proc/77");
   test::write_text(dir / "proc/77/cmdline", argv);
-  const HostRoot root(dir.path());
-  auto proc = ProcDir::open(root);
+  const host::HostRoot root(dir.path());
+  auto proc = host::ProcDir::open(root);
   ASSERT_TRUE(proc);
-  const auto got = read_proc_cmdline(*proc, 77);
+  const auto got = host::read_proc_cmdline(*proc, 77);
   ASSERT_TRUE(got) << got.error().detail;
   ASSERT_EQ(got->size(), 3000u);
   EXPECT_EQ(got->back(), "arg2999");
@@ -212,9 +213,11 @@ TEST(ProcDirReaders, FileLongerThanOneReadIsWholeAndTheLimitHolds) {
 }
 
 TEST(ProcReaders, NestedNamespaceSeenInSelfStatus) {
-  EXPECT_TRUE(read_in_nested_pid_namespace(HostRoot(test::fixture("procs/container"))).value());
-  EXPECT_FALSE(read_in_nested_pid_namespace(HostRoot(test::fixture("procs/ollama"))).value());
+  EXPECT_TRUE(
+      host::read_in_nested_pid_namespace(host::HostRoot(test::fixture("procs/container"))).value());
+  EXPECT_FALSE(
+      host::read_in_nested_pid_namespace(host::HostRoot(test::fixture("procs/ollama"))).value());
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::workloads

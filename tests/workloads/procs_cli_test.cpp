@@ -5,7 +5,7 @@
 
 #include "support/test_support.hpp"
 
-namespace sparkops {
+namespace sparkops::workloads {
 namespace {
 
 std::string root_of(const std::string& scenario) {
@@ -107,4 +107,4 @@ TEST(ProcsCli, VanishingPidsStillGiveAReport) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::workloads

@@ -9,17 +9,17 @@
 #include "gpu/smi_parse.hpp"
 #include "support/test_support.hpp"
 
-namespace sparkops {
+namespace sparkops::workloads {
 namespace {
 
 constexpr std::uint64_t kGb10Total = 125514548ULL * 1024;
 
-std::vector<GpuProcess> gpu_apps(const std::string& scenario) {
+std::vector<gpu::GpuProcess> gpu_apps(const std::string& scenario) {
   const auto text = read_file(test::fixture("procs/" + scenario + "/gpu-apps.csv"));
   if (!text) return {};
-  const auto apps = parse_smi_compute_apps(*text, kSmiQueryAppsFields);
+  const auto apps = gpu::parse_smi_compute_apps(*text, gpu::kSmiQueryAppsFields);
   EXPECT_TRUE(apps) << apps.error().detail;
-  std::vector<GpuProcess> out;
+  std::vector<gpu::GpuProcess> out;
   for (const auto& a : *apps) out.push_back(a.process);
   return out;
 }
@@ -27,8 +27,8 @@ std::vector<GpuProcess> gpu_apps(const std::string& scenario) {
 WorkloadScan scan_of(const std::string& scenario) {
   ScanOptions options;
   options.device_total_bytes = kGb10Total;
-  auto scan =
-      scan_workloads(HostRoot(test::fixture("procs/" + scenario)), gpu_apps(scenario), options);
+  auto scan = scan_workloads(host::HostRoot(test::fixture("procs/" + scenario)), gpu_apps(scenario),
+                             options);
   EXPECT_TRUE(scan) << scan.error().detail;
   return scan ? *scan : WorkloadScan{};
 }
@@ -185,7 +185,7 @@ TEST(ScanFixture, VanishedAndUnreadablePidsNeverFailTheScan) {
 
 TEST(ScanFixture, MissingProcIsAnError) {
   test::TempDir dir;
-  const auto scan = scan_workloads(HostRoot(dir.path()), {}, ScanOptions{});
+  const auto scan = scan_workloads(host::HostRoot(dir.path()), {}, ScanOptions{});
   ASSERT_FALSE(scan);
   EXPECT_EQ(scan.error().code, Errc::not_found);
 }
@@ -193,8 +193,9 @@ TEST(ScanFixture, MissingProcIsAnError) {
 TEST(ScanFixture, UnclassifiedGpuHolderIsListedAsOther) {
   ScanOptions options;
   options.device_total_bytes = kGb10Total;
-  const std::vector<GpuProcess> gpu = {GpuProcess{991, 3ULL << 30, "tail"}};
-  const auto scan = scan_workloads(HostRoot(test::fixture("procs/vllm_capped_lora")), gpu, options);
+  const std::vector<gpu::GpuProcess> gpu = {gpu::GpuProcess{991, 3ULL << 30, "tail"}};
+  const auto scan =
+      scan_workloads(host::HostRoot(test::fixture("procs/vllm_capped_lora")), gpu, options);
   ASSERT_TRUE(scan);
   const auto* other = find(*scan, 991);
   ASSERT_NE(other, nullptr);
@@ -203,9 +204,9 @@ TEST(ScanFixture, UnclassifiedGpuHolderIsListedAsOther) {
 }
 
 TEST(GpuJoin, SnapshotsFlattenAndSumPerPid) {
-  GpuSnapshot a, b;
-  a.processes = std::vector<GpuProcess>{{7, 100, "x"}, {3, std::nullopt, "y"}};
-  b.processes = std::vector<GpuProcess>{{7, 50, "x"}};
+  gpu::GpuSnapshot a, b;
+  a.processes = std::vector<gpu::GpuProcess>{{7, 100, "x"}, {3, std::nullopt, "y"}};
+  b.processes = std::vector<gpu::GpuProcess>{{7, 50, "x"}};
   const auto flat = gpu_processes_of({a, b});
   ASSERT_EQ(flat.size(), 2u);
   EXPECT_EQ(flat[0].pid, 3u);
@@ -214,4 +215,4 @@ TEST(GpuJoin, SnapshotsFlattenAndSumPerPid) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::workloads

@@ -11,7 +11,7 @@
 #include "base/text.hpp"
 #include "serve_harness.hpp"
 
-namespace sparkops {
+namespace sparkops::exporter {
 namespace {
 
 using namespace std::chrono_literals;
@@ -200,4 +200,4 @@ TEST(ServeEngines, DashboardRendersLiveDataInHeadlessChromium) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::exporter

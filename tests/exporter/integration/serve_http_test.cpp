@@ -5,7 +5,7 @@
 
 #include "serve_harness.hpp"
 
-namespace sparkops {
+namespace sparkops::exporter {
 namespace {
 
 using test::http_get;
@@ -153,4 +153,4 @@ TEST_F(ServeHttp, SigtermStopsCleanly) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::exporter

@@ -6,7 +6,7 @@
 #include "../tls_fixture.hpp"
 #include "serve_harness.hpp"
 
-namespace sparkops {
+namespace sparkops::exporter {
 namespace {
 
 // Made by Go's bcrypt (exporter-toolkit web/testdata/web_config_users.good.yml): "carol123".
@@ -157,4 +157,4 @@ TEST_F(ServeTls, NonLoopbackNeedsAuthenticationNotJustTls) {
 }
 
 }  // namespace
-}  // namespace sparkops
+}  // namespace sparkops::exporter

@@ -289,13 +289,14 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t h,
 }
 FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMarginTemperature(nvmlDevice_t h,
                                                         nvmlMarginTemperature_v1_t* m) {
-  if (!m || m->version != sparkops::nvml::kNvmlMarginTemperatureV1Version) {
+  if (!m || m->version != sparkops::gpu::nvml::kNvmlMarginTemperatureV1Version) {
     return NVML_ERROR_INVALID_ARGUMENT;
   }
   return lookup_as(h, "margin_temperature_c", &m->marginTemperature);
 }
 FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t h, nvmlMemory_v2_t* m) {
-  if (!m || m->version != sparkops::nvml::kNvmlMemoryV2Version) return NVML_ERROR_INVALID_ARGUMENT;
+  if (!m || m->version != sparkops::gpu::nvml::kNvmlMemoryV2Version)
+    return NVML_ERROR_INVALID_ARGUMENT;
   nvmlReturn_t rc = lookup_as(h, "memory_total", &m->total);
   if (rc != NVML_SUCCESS) return rc;
   m->reserved = 0;

@@ -15,7 +15,7 @@
 
 namespace {
 
-using sparkops::GpuSnapshot;
+using sparkops::gpu::GpuSnapshot;
 
 template <class T>
 void figure(std::vector<std::string>& absent, const char* name, const std::optional<T>& v) {
@@ -52,7 +52,7 @@ void print_snapshot(const GpuSnapshot& s) {
   figure(absent, "pstate", s.pstate);
   if (s.clocks_event_reasons) {
     fmt::print("    clocks_event_reasons: 0x{:x} ({})\n", *s.clocks_event_reasons,
-               sparkops::reason_names_joined(*s.clocks_event_reasons));
+               sparkops::gpu::reason_names_joined(*s.clocks_event_reasons));
   } else {
     absent.emplace_back("clocks_event_reasons");
   }
@@ -84,10 +84,10 @@ void print_snapshot(const GpuSnapshot& s) {
 
 int main(int argc, char** argv) {
   const int snapshots = argc > 1 ? std::atoi(argv[1]) : 2;
-  const auto options = sparkops::gpu_open_options_from_environment();
-  auto src = sparkops::open_gpu_source(options);
+  const auto options = sparkops::gpu::gpu_open_options_from_environment();
+  auto src = sparkops::gpu::open_gpu_source(options);
   fmt::print("backend: {}\nstate: {}\ndetail: {}\ndriver_version: {}\ndevices: {}\n",
-             src->backend(), sparkops::gpu_state_name(src->state()), src->state_detail(),
+             src->backend(), sparkops::gpu::gpu_state_name(src->state()), src->state_detail(),
              src->driver_version().value_or("absent"), src->devices().size());
   for (const auto& d : src->devices()) {
     fmt::print("device {}: name \"{}\" uuid \"{}\" pci \"{}\"\n", d.index, d.name, d.uuid,
@@ -104,5 +104,5 @@ int main(int argc, char** argv) {
     for (const auto& s : *snap) print_snapshot(s);
   }
   std::fflush(stdout);
-  return src->state() == sparkops::GpuState::ok ? 0 : 3;
+  return src->state() == sparkops::gpu::GpuState::ok ? 0 : 3;
 }

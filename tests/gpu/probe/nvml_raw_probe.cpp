@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
     }
     if (mem2) {
       nvmlMemory_v2_t m{};
-      m.version = sparkops::nvml::kNvmlMemoryV2Version;
+      m.version = sparkops::gpu::nvml::kNvmlMemoryV2Version;
       const nvmlReturn_t r = mem2(h, &m);
       std::printf("  memory_v2: rc %d (%s) total %llu free %llu used %llu reserved %llu\n", r,
                   err(es, r), m.total, m.free, m.used, m.reserved);
@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
     }
     if (margin) {
       nvmlMarginTemperature_v1_t m{};
-      m.version = sparkops::nvml::kNvmlMarginTemperatureV1Version;
+      m.version = sparkops::gpu::nvml::kNvmlMarginTemperatureV1Version;
       const nvmlReturn_t r = margin(h, &m);
       std::printf("  margin_temperature: rc %d (%s) %d C\n", r, err(es, r), m.marginTemperature);
     }
