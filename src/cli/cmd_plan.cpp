@@ -182,32 +182,21 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
     const auto job = serving::new_training_job(
         fmt::format("{} {}", result->model.shape.name, plan::method_name(result->run.method)),
         plan::peak_bytes(result->estimate, result->peak_basis), sc->scan);
-    auto b = serving::beside_if_asked(
-        st.flags.serving, env, *sc, job,
-        serving::BesideNow{nullptr, st.flags.serving.beside_running},
-        options::coexistence_options_from_config(ctx.config), result->notes);
+    auto b = serving::beside_if_asked(st.flags.serving, env, *sc, job,
+                                      serving::BesideNow{nullptr, st.flags.serving.beside_running},
+                                      options::coexistence_options_from_config(ctx.config),
+                                      result->notes);
     if (!b) {
       print_error(ctx, b.error().detail);
       ctx.exit_code = kExitBadInput;
       return;
     }
     beside = std::move(*b);
-  } else if (result->pool) {
-    // The one-heavy-job rule, as `procs --plan` answers it (the same question, options and space:
-    // on a discrete GPU its memory, with the card's processes from the reading the budget came
-    // from). Shown only when something runs: on a quiet machine the plan's own verdict says it all.
-    workloads::ProcsQuery query;
-    query.pool = result->pool;
-    query.device_memory = result->device;
-    if (result->device) {
-      query.gpu.snapshots = gpu.snapshots;
-      query.gpu.processes = workloads::gpu_processes_of(gpu.snapshots);
-    }
-    query.need_bytes = plan::peak_bytes(result->estimate, result->peak_basis);
-    query.rules = options::heavy_rules_from_config(ctx.config);
-    query.coexistence = options::coexistence_options_from_config(ctx.config);
-    if (auto note = workloads::beside_what_runs_note(env.root, query))
-      result->notes.push_back(*note);
+  } else if (auto note = serving::what_runs_note(
+                 env.root, *result, gpu.snapshots, options::heavy_rules_from_config(ctx.config),
+                 options::coexistence_options_from_config(ctx.config))) {
+    // The one-heavy-job rule, as `procs --plan` answers it.
+    result->notes.push_back(*note);
   }
 
   if (seqs->size() > 1 || batches->size() > 1) {

@@ -70,8 +70,8 @@ void run_procs(const ProcsFlags& flags, AppContext& ctx) {
   query.coexistence = options::coexistence_options_from_config(ctx.config);
   if (flags.plan) {
     auto v = serving::planned_need(flags.plan_flags.serving, flags.plan_flags,
-                                   options::plan_environment(root, ctx.config),
-                                   query.device_memory, query.rules);
+                                   options::plan_environment(root, ctx.config), query.device_memory,
+                                   query.rules);
     if (!v) return bad(fmt::format("--plan: {}", v.error().detail));
     query.need_bytes = *v;
   }

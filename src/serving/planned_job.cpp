@@ -58,8 +58,27 @@ Result<Beside> beside_scanned(const ServingFlags& flags, const plan::PlanArgs& a
     job = new_serving_job("the planned server", *sp, answer.scan);
   }
   std::vector<std::string> notes;
-  return beside_from_flags(flags, env, *sc, job, BesideNow{&answer.report.scan, false},
-                           coexistence, notes);
+  return beside_from_flags(flags, env, *sc, job, BesideNow{&answer.report.scan, false}, coexistence,
+                           notes);
+}
+
+std::optional<std::string> what_runs_note(const host::HostRoot& root,
+                                          const plan::PlanResult& result,
+                                          const std::vector<gpu::GpuSnapshot>& snapshots,
+                                          const workloads::HeavyRules& rules,
+                                          const workloads::CoexistenceOptions& coexistence) {
+  if (!result.pool) return std::nullopt;
+  workloads::ProcsQuery query;
+  query.pool = result.pool;
+  query.device_memory = result.device;
+  if (result.device) {
+    query.gpu.snapshots = snapshots;
+    query.gpu.processes = workloads::gpu_processes_of(snapshots);
+  }
+  query.need_bytes = plan::peak_bytes(result.estimate, result.peak_basis);
+  query.rules = rules;
+  query.coexistence = coexistence;
+  return workloads::beside_what_runs_note(root, query);
 }
 
 }  // namespace sparkops::serving

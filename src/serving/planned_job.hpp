@@ -45,4 +45,15 @@ Result<Beside> beside_scanned(const ServingFlags& flags, const plan::PlanArgs& a
                               const workloads::HeavyRules& rules,
                               const workloads::CoexistenceOptions& coexistence);
 
+// `plan`'s note when no --beside was asked: the one-heavy-job verdict `procs --plan` gives for the
+// planned run (workloads::beside_what_runs_note), with the same question, options and space: the
+// plan's peak on its basis, its pool, and on a discrete GPU the card's memory with the processes
+// of `snapshots` (the reading the budget came from). nullopt without a pool or when nothing runs:
+// on a quiet machine the plan's own verdict says it all.
+std::optional<std::string> what_runs_note(const host::HostRoot& root,
+                                          const plan::PlanResult& result,
+                                          const std::vector<gpu::GpuSnapshot>& snapshots,
+                                          const workloads::HeavyRules& rules,
+                                          const workloads::CoexistenceOptions& coexistence);
+
 }  // namespace sparkops::serving

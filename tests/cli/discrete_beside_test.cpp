@@ -108,8 +108,8 @@ TEST(DiscreteBeside, ProcsPlanServeIsSizedOnTheCard) {
 // the pool when there is no discrete GPU.
 TEST(DiscreteBeside, ServingTextSaysTheFootprintIsOnTheGpu) {
   const auto env = test::fake_nvml_env("h200-vllm-lora");
-  const auto card = test::run_sparkops(
-      {"--root", lora_tree(), "plan", "Qwen3-0.6B", "--serve", "vllm"}, env);
+  const auto card =
+      test::run_sparkops({"--root", lora_tree(), "plan", "Qwen3-0.6B", "--serve", "vllm"}, env);
   EXPECT_NE(card.out.find(" on the GPU; up to "), std::string::npos) << card.out;
   EXPECT_EQ(card.out.find("in the pool"), std::string::npos) << card.out;
   const auto pool = test::run_sparkops(

@@ -129,7 +129,6 @@ TEST(Beside, CommandsGoThroughTheProcsClassifier) {
   EXPECT_TRUE(ollama->workload.heavy);  // no byte cap and no size: heavy until sized
 }
 
-
 // A planned server is the job procs would see once it runs: the same engine and label as the
 // classifier gives that engine's command line (trtllm-serve is "TensorRT-LLM" in both).
 TEST(Beside, APlannedServerCarriesTheKindProcsGivesItRunning) {
