@@ -6,7 +6,8 @@
 
 namespace sparkops::host {
 
-// From ../shared/corpus/nvidia-smi/nvml-ctypes-memoryinfo-not-supported-plus-meminfo.txt (GB10).
+// A GB10's /proc/meminfo, as captured beside an NVML memory query that is not supported there
+// (corpus capture nvml-ctypes-memoryinfo-not-supported-plus-meminfo.txt, copied here).
 constexpr std::string_view kGb10 =
     "MemTotal:       127600748 kB\n"
     "MemFree:        100123456 kB\n"

@@ -17,7 +17,7 @@ CapInfo cap_of(const Classification& kind, const Argv& argv, const host::EnvList
   return parse_cap(kind, argv, env, readable);
 }
 
-// Every spelling of the caps seen in ../shared/corpus/procs.
+// Every spelling of the caps seen in the command-line corpus (docs/procs.md).
 TEST(VllmCap, SpaceSeparatedFraction) {
   const auto cap =
       cap_of(kVllm, {"vllm", "serve", "m", "--gpu-memory-utilization", "0.95", "--dtype=bfloat16"});

@@ -15,7 +15,8 @@ struct Case {
   std::string label;
 };
 
-// Command lines as /proc shows the corpus's commands (../shared/corpus/procs).
+// Command lines as /proc shows the server and trainer commands of the command-line corpus
+// (docs/procs.md; the trees built from them are tests/fixtures/procs).
 TEST(Classify, CorpusCommandLines) {
   const std::string py = "/home/u/.venv/bin/python3";
   const std::vector<Case> cases = {
