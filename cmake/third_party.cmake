@@ -28,18 +28,18 @@ target_include_directories(sparkops_toml SYSTEM PUBLIC
 # ncurses for `top`, from its static archives where installed (libncurses-dev has them): only
 # the few functions `top` calls come into the binary, and the commands that never draw a screen
 # no longer map and relocate libncursesw and libtinfo. Without the archives, the shared ones.
-if(TARGET PkgConfig::NCURSESW)
-  find_library(SPARKOPS_NCURSESW_ARCHIVE NAMES libncursesw.a)
-  find_library(SPARKOPS_TINFO_ARCHIVE NAMES libtinfo.a)
-  add_library(sparkops_ncurses INTERFACE)
-  if(SPARKOPS_NCURSESW_ARCHIVE AND SPARKOPS_TINFO_ARCHIVE)
-    target_compile_options(sparkops_ncurses INTERFACE
-      $<TARGET_PROPERTY:PkgConfig::NCURSESW,INTERFACE_COMPILE_OPTIONS>)
-    target_include_directories(sparkops_ncurses INTERFACE
-      $<TARGET_PROPERTY:PkgConfig::NCURSESW,INTERFACE_INCLUDE_DIRECTORIES>)
-    target_link_libraries(sparkops_ncurses INTERFACE ${SPARKOPS_NCURSESW_ARCHIVE}
-                                                     ${SPARKOPS_TINFO_ARCHIVE} ${CMAKE_DL_LIBS})
-  else()
-    target_link_libraries(sparkops_ncurses INTERFACE PkgConfig::NCURSESW)
-  endif()
+# PkgConfig::NCURSESW always exists here: the top-level pkg_check_modules(NCURSESW REQUIRED ...)
+# stops the configure step without it.
+find_library(SPARKOPS_NCURSESW_ARCHIVE NAMES libncursesw.a)
+find_library(SPARKOPS_TINFO_ARCHIVE NAMES libtinfo.a)
+add_library(sparkops_ncurses INTERFACE)
+if(SPARKOPS_NCURSESW_ARCHIVE AND SPARKOPS_TINFO_ARCHIVE)
+  target_compile_options(sparkops_ncurses INTERFACE
+    $<TARGET_PROPERTY:PkgConfig::NCURSESW,INTERFACE_COMPILE_OPTIONS>)
+  target_include_directories(sparkops_ncurses INTERFACE
+    $<TARGET_PROPERTY:PkgConfig::NCURSESW,INTERFACE_INCLUDE_DIRECTORIES>)
+  target_link_libraries(sparkops_ncurses INTERFACE ${SPARKOPS_NCURSESW_ARCHIVE}
+                                                   ${SPARKOPS_TINFO_ARCHIVE} ${CMAKE_DL_LIBS})
+else()
+  target_link_libraries(sparkops_ncurses INTERFACE PkgConfig::NCURSESW)
 endif()

@@ -406,7 +406,10 @@ TEST(WatchPty, PrintLoopStreamsLineByLine) {
 }
 
 // The job's ptys have the real terminal's size, and a resize reaches the job as SIGWINCH with the
-// new size. sparkops runs under script(1), which gives it a terminal whose size stty sets.
+// new size. sparkops runs under script(1), which gives it a terminal whose size stty sets. The
+// resize is one TIOCSWINSZ: `stty cols C rows R` sets each dimension with an ioctl of its own, and
+// sparkops (in the shell's process group, no job control) may pass on the first, half-done size
+// before the second lands; the job, woken by it, would print that.
 TEST(WatchPty, JobSeesTheTerminalSizeAndItsChanges) {
   if (!std::filesystem::exists("/usr/bin/python3") || !std::filesystem::exists("/usr/bin/script"))
     GTEST_SKIP() << "needs /usr/bin/python3 and script(1)";
@@ -418,7 +421,9 @@ TEST(WatchPty, JobSeesTheTerminalSizeAndItsChanges) {
       "' --root '" + test::fixture("roots/gb10-idle").string() +
       "' --gpu none watch --no-preflight --dir run -- /usr/bin/python3 '" + script("winch.py") +
       "' ready 2>err.txt & pid=$!; n=0; while [ ! -e '" + (dir / "ready").string() +
-      "' ] && [ $n -lt 1500 ]; do sleep 0.02; n=$((n+1)); done; stty cols 140 rows 50; "
+      "' ] && [ $n -lt 1500 ]; do sleep 0.02; n=$((n+1)); done; /usr/bin/python3 -c 'import "
+      "fcntl, struct, termios; fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack(\"HHHH\", 50, 140, "
+      "0, 0))'; "
       "kill -WINCH $pid; wait $pid";
   const auto r = test::run_process({"/usr/bin/script", "-qec", cmd, "/dev/null"});
   EXPECT_EQ(r.exit_code, 0) << r.out << test::slurp(dir / "err.txt");
