@@ -5,6 +5,7 @@
 
 #include "config/config.hpp"
 #include "config/plan_defaults.hpp"
+#include "config/pool_sections.hpp"
 #include "config/slowdown_thresholds.hpp"
 #include "config/thermal_thresholds.hpp"
 
@@ -21,11 +22,16 @@ std::string_view default_text(T value) {
   return texts.back();
 }
 
-// A byte default in KiB, as the key table writes measured RSS figures: "1524160K".
-std::string_view default_kib(std::uint64_t bytes) {
+// A byte default as the key table writes it: whole GiB as "4GiB", else KiB as the measured RSS
+// figures are ("1524160K"), else bytes.
+std::string_view default_bytes(std::uint64_t bytes) {
   static std::deque<std::string> texts;
-  texts.push_back(bytes != 0 && bytes % 1024 == 0 ? fmt::format("{}K", bytes / 1024)
-                                                  : fmt::format("{}", bytes));
+  if (bytes != 0 && bytes % (1ULL << 30) == 0)
+    texts.push_back(fmt::format("{}GiB", bytes >> 30));
+  else if (bytes != 0 && bytes % 1024 == 0)
+    texts.push_back(fmt::format("{}K", bytes / 1024));
+  else
+    texts.push_back(fmt::format("{}", bytes));
   return texts.back();
 }
 
@@ -35,16 +41,20 @@ const std::vector<ConfigKey>& config_keys() {
   // Defaults follow the skill and docs/domain.md; each can be overridden per machine. The thermal
   // and analyze defaults are ThermalThresholds' and SlowdownThresholds' (config/
   // thermal_thresholds.hpp, config/slowdown_thresholds.hpp), written once there; so are the plan
-  // defaults (config/plan_defaults.hpp).
+  // defaults (config/plan_defaults.hpp) and the pool and procs defaults (config/pool_sections.hpp).
   static const ThermalThresholds t;
   static const SlowdownThresholds a;
   static const PlanDefaults p;
+  static const PoolSettings pool;
+  static const HeavyRules heavy;
+  static const CoexistenceMargin margin;
   static const std::vector<ConfigKey> keys = {
-      {"pool.overhead", "4GiB", "bytes",
+      {"pool.overhead", default_bytes(pool.overhead_bytes), "bytes",
        "OS/driver overhead subtracted from MemAvailable to get the budget (the skill's \"a few "
        "GB\")"},
-      {"pool.swap_counts", "false", "bool", "count SwapFree as available pool memory"},
-      {"pool.flush_hint_gap", "8GiB", "bytes",
+      {"pool.swap_counts", pool.swap == SwapPolicy::counted ? "true" : "false", "bool",
+       "count SwapFree as available pool memory"},
+      {"pool.flush_hint_gap", default_bytes(pool.flush_hint_gap_bytes), "bytes",
        "suggest a cache flush when MemAvailable - MemFree exceeds this"},
       {"thermal.rated_watts", default_text(t.rated_watts), "number",
        "rated platform power (GB10: 240 W)"},
@@ -86,26 +96,26 @@ const std::vector<ConfigKey>& config_keys() {
        "a slow step is also this many robust sigmas of the baseline's noise above it"},
       {"analyze.warmup_steps", default_text(a.warmup_steps), "integer",
        "steps skipped before the baseline"},
-      {"procs.small_workload", "4GiB", "bytes",
+      {"procs.small_workload", default_bytes(heavy.small_workload_bytes), "bytes",
        "an uncapped workload holding less than this is small and coexists (the skill's < 4 GB "
        "LoRA)"},
-      {"procs.near_capacity_fraction", "0.7", "number",
+      {"procs.near_capacity_fraction", default_text(heavy.near_capacity_fraction), "number",
        "a workload claiming this fraction of the device total or more is near capacity (heavy)"},
-      {"procs.tight_margin", "8GiB", "bytes",
+      {"procs.tight_margin", default_bytes(margin.tight_margin_bytes), "bytes",
        "a run that fits with less than this to spare is 'tight'"},
-      {"procs.orphan_min", "1GiB", "bytes",
+      {"procs.orphan_min", default_bytes(heavy.orphan_min_bytes), "bytes",
        "an orphaned vLLM engine holding this much is reported for cleanup"},
       {"plan.framework", p.framework, "string",
        "training framework whose memory defaults `plan` assumes without --framework "
        "(hf|trl|unsloth|axolotl|llamafactory|torchtune|litgpt|nemo)"},
-      {"plan.host_process", default_kib(p.host.process_bytes), "bytes",
+      {"plan.host_process", default_bytes(p.host.process_bytes), "bytes",
        "the training process's own resident memory on the pool: Python, torch and the CUDA "
        "libraries (default measured, docs/estimator.md)"},
-      {"plan.dataset", default_kib(p.host.dataset_bytes), "bytes",
+      {"plan.dataset", default_bytes(p.host.dataset_bytes), "bytes",
        "a dataset the run holds in RAM (Arrow datasets are memory-mapped: their pages are cache)"},
       {"plan.dataloader_workers", default_text(p.host.dataloader_workers), "integer",
        "DataLoader worker processes of the run (transformers' dataloader_num_workers default 0)"},
-      {"plan.worker_bytes", default_kib(p.host.worker_bytes), "bytes",
+      {"plan.worker_bytes", default_bytes(p.host.worker_bytes), "bytes",
        "anonymous memory of one forked DataLoader worker (default measured, docs/estimator.md)"},
       {"plan.page_cache", p.host.page_cache_resident ? "resident" : "dropped", "string",
        "resident|dropped: whether the checkpoint's file pages stay cached after loading (they "

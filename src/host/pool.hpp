@@ -7,18 +7,16 @@
 #include <optional>
 #include <string_view>
 
+#include "config/pool_sections.hpp"
 #include "host/cgroup.hpp"
 #include "host/meminfo.hpp"
 
 namespace sparkops::host {
 
-enum class SwapPolicy { excluded, counted };
-
-struct PoolOptions {
-  std::uint64_t overhead_bytes = 4ULL << 30;  // the skill's "a few GB" of OS/driver overhead
-  SwapPolicy swap = SwapPolicy::excluded;
-  std::uint64_t flush_hint_gap_bytes = 8ULL << 30;
-};
+// The [pool] config section is the pool's options: overhead, swap policy, flush hint (its defaults
+// are written once, in config/pool_sections.hpp).
+using SwapPolicy = config::SwapPolicy;
+using PoolOptions = config::PoolSettings;
 
 struct PoolView {
   std::uint64_t total_bytes = 0;

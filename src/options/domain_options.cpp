@@ -21,11 +21,8 @@ std::string env_or_empty(const char* name) {
 
 host::PoolOptions pool_options_from_config(const config::Config& config,
                                            std::optional<std::uint64_t> overhead) {
-  host::PoolOptions options;
-  options.overhead_bytes = overhead.value_or(config.get_bytes("pool.overhead"));
-  options.swap =
-      config.get_bool("pool.swap_counts") ? host::SwapPolicy::counted : host::SwapPolicy::excluded;
-  options.flush_hint_gap_bytes = config.get_bytes("pool.flush_hint_gap");
+  host::PoolOptions options = config::pool_settings(config);
+  if (overhead) options.overhead_bytes = *overhead;
   return options;
 }
 
@@ -35,17 +32,11 @@ Result<host::PoolView> current_pool(const host::HostRoot& root, const config::Co
 }
 
 workloads::HeavyRules heavy_rules_from_config(const config::Config& config) {
-  workloads::HeavyRules rules;
-  rules.small_workload_bytes = config.get_bytes("procs.small_workload");
-  rules.near_capacity_fraction = config.get_number("procs.near_capacity_fraction");
-  rules.orphan_min_bytes = config.get_bytes("procs.orphan_min");
-  return rules;
+  return config::heavy_rules(config);
 }
 
 workloads::CoexistenceOptions coexistence_options_from_config(const config::Config& config) {
-  workloads::CoexistenceOptions options;
-  options.tight_margin_bytes = config.get_bytes("procs.tight_margin");
-  return options;
+  return config::coexistence_margin(config);
 }
 
 exporter::ServeDefaults serve_defaults_from_config(const config::Config& config) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/clock.hpp"
+#include "config/pool_sections.hpp"
 #include "sampling/throttle_detector.hpp"
 #include "status/status_report.hpp"
 #include "workloads/contention.hpp"
@@ -58,7 +59,7 @@ struct Thresholds {
   workloads::ContentionThresholds
       pressure;  // psi_some_percent, psi_full_percent, refaults_per_second
   // A budget below this is "tight" (the coexistence rule's margin, workloads/coexistence.hpp).
-  std::uint64_t tight_margin_bytes = 8ULL << 30;
+  std::uint64_t tight_margin_bytes = config::CoexistenceMargin{}.tight_margin_bytes;
 };
 
 struct TopModel {

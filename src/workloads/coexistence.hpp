@@ -40,6 +40,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "config/pool_sections.hpp"
 #include "host/pool.hpp"
 #include "workloads/scan.hpp"
 
@@ -56,9 +57,8 @@ struct StopAdvice {
   std::uint64_t frees_bytes = 0;  // its reserved bytes (max of claim and actual)
 };
 
-struct CoexistenceOptions {
-  std::uint64_t tight_margin_bytes = 8ULL << 30;
-};
+// procs.tight_margin (default written once, in config/pool_sections.hpp).
+using CoexistenceOptions = config::CoexistenceMargin;
 
 struct CoexistenceSpace {
   host::BudgetSource source = host::BudgetSource::unified_pool;
@@ -99,8 +99,8 @@ bool in_space(const Workload& w, const CoexistenceSpace& space);
 struct CoexistenceVerdict {
   VerdictKind kind = VerdictKind::coexists;
   host::BudgetSource source =
-      host::BudgetSource::unified_pool;              // the space judged: pool or a GPU's memory
-  std::optional<unsigned> gpu_index;                 // set when source is gpu_memory
+      host::BudgetSource::unified_pool;  // the space judged: pool or a GPU's memory
+  std::optional<unsigned> gpu_index;     // set when source is gpu_memory
   std::uint64_t need_bytes = 0;
   std::uint64_t room_bytes = 0;            // min of the two below
   std::uint64_t budget_now_bytes = 0;      // pool: MemAvailable - overhead; a GPU: its free

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "config/pool_sections.hpp"
 #include "gpu/gpu_source.hpp"
 #include "host/host_root.hpp"
 #include "workloads/caps.hpp"
@@ -27,15 +28,8 @@
 
 namespace sparkops::workloads {
 
-struct HeavyRules {
-  // Uncapped workloads holding at least this much are heavy (the skill's "< 4 GB LoRA" is small).
-  std::uint64_t small_workload_bytes = 4ULL << 30;
-  // A claim at or above this fraction of the device total is near capacity (NVIDIA advises
-  // gpu-memory-utilization <= 0.7 on DGX Spark).
-  double near_capacity_fraction = 0.7;
-  // An orphaned vLLM engine holding at least this much is reported for cleanup.
-  std::uint64_t orphan_min_bytes = 1ULL << 30;
-};
+// The [procs] heavy-job rules (defaults written once, in config/pool_sections.hpp).
+using HeavyRules = config::HeavyRules;
 
 struct ScanOptions {
   // Denominator of vLLM/SGLang fractions: the device total (GB10: MemTotal, docs/domain.md). 0:
