@@ -9,6 +9,7 @@
 #include "base/units.hpp"
 #include "cli/commands.hpp"
 #include "cli/signal_bridge.hpp"
+#include "config/run_sections.hpp"
 #include "options/domain_options.hpp"
 #include "options/gpu_choice.hpp"
 #include "sampling/sample_run.hpp"
@@ -33,7 +34,7 @@ void run_sample_command(AppContext& ctx, const SampleFlags& flags) {
     ctx.exit_code = kExitBadInput;
   };
   auto interval =
-      sampling::sample_interval(flags.interval, ctx.config.get_duration("sample.interval"));
+      sampling::sample_interval(flags.interval, config::sample_settings(ctx.config).interval);
   if (!interval) return bad(interval.error().detail);
   options.interval = *interval;
   auto format = sampling::parse_sample_format(flags.format);

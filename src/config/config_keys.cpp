@@ -1,3 +1,4 @@
+#include <chrono>
 #include <deque>
 #include <string>
 
@@ -6,6 +7,7 @@
 #include "config/config.hpp"
 #include "config/plan_defaults.hpp"
 #include "config/pool_sections.hpp"
+#include "config/run_sections.hpp"
 #include "config/slowdown_thresholds.hpp"
 #include "config/thermal_thresholds.hpp"
 
@@ -35,19 +37,29 @@ std::string_view default_bytes(std::uint64_t bytes) {
   return texts.back();
 }
 
+// A duration default in whole seconds, as the key table writes it: "30s".
+std::string_view default_seconds(std::chrono::nanoseconds d) {
+  static std::deque<std::string> texts;
+  texts.push_back(fmt::format("{}s", std::chrono::duration_cast<std::chrono::seconds>(d).count()));
+  return texts.back();
+}
+
 }  // namespace
 
 const std::vector<ConfigKey>& config_keys() {
   // Defaults follow the skill and docs/domain.md; each can be overridden per machine. The thermal
   // and analyze defaults are ThermalThresholds' and SlowdownThresholds' (config/
   // thermal_thresholds.hpp, config/slowdown_thresholds.hpp), written once there; so are the plan
-  // defaults (config/plan_defaults.hpp) and the pool and procs defaults (config/pool_sections.hpp).
+  // defaults (config/plan_defaults.hpp) the pool and procs defaults (config/pool_sections.hpp) and
+  // the sample and serve defaults (config/run_sections.hpp).
   static const ThermalThresholds t;
   static const SlowdownThresholds a;
   static const PlanDefaults p;
   static const PoolSettings pool;
   static const HeavyRules heavy;
   static const CoexistenceMargin margin;
+  static const SampleSettings sample;
+  static const ServeSettings serve;
   static const std::vector<ConfigKey> keys = {
       {"pool.overhead", default_bytes(pool.overhead_bytes), "bytes",
        "OS/driver overhead subtracted from MemAvailable to get the budget (the skill's \"a few "
@@ -74,17 +86,20 @@ const std::vector<ConfigKey>& config_keys() {
       {"gpu.timeout", "10s", "duration",
        "longest wait for one GPU driver call (NVML or nvidia-smi) before the GPU is marked hung "
        "and host readings go on"},
-      {"sample.interval", "30s", "duration", "default sampling interval"},
-      {"sample.fsync_every", "10", "integer", "fsync the sample file every N rows"},
-      {"sample.memory_buffer_rows", "100000", "integer",
+      {"sample.interval", default_seconds(sample.interval), "duration",
+       "default sampling interval"},
+      {"sample.fsync_every", default_text(sample.fsync_every), "integer",
+       "fsync the sample file every N rows"},
+      {"sample.memory_buffer_rows", default_text(sample.memory_buffer_rows), "integer",
        "rows kept in memory while the output cannot be written"},
       {"watch.max_log_bytes", "8GiB", "bytes",
        "`sparkops watch` stops writing the job's log (and its .times sidecar) at this size; the "
        "job and its terminal output go on"},
-      {"serve.listen", "127.0.0.1:9877", "string",
+      {"serve.listen", serve.listen, "string",
        "address:port `sparkops serve` listens on (non-loopback needs --token or --insecure)"},
-      {"serve.interval", "5s", "duration", "how often `sparkops serve` reads the machine"},
-      {"serve.max_workloads", "32", "integer",
+      {"serve.interval", default_seconds(serve.interval), "duration",
+       "how often `sparkops serve` reads the machine"},
+      {"serve.max_workloads", default_text(serve.max_workloads), "integer",
        "per-workload series `sparkops serve` exports at most (largest first)"},
       {"analyze.slowdown_factor", default_text(a.slowdown_factor), "number",
        "step time this many times the baseline is a slowdown"},

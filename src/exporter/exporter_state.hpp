@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "config/run_sections.hpp"
 #include "exporter/event_tracker.hpp"
 #include "exporter/history.hpp"
 #include "exporter/metrics_builder.hpp"
@@ -19,7 +20,7 @@
 namespace sparkops::exporter {
 
 struct ExporterStateOptions {
-  std::chrono::nanoseconds interval = std::chrono::seconds{5};
+  std::chrono::nanoseconds interval = config::ServeSettings{}.interval;
   std::chrono::nanoseconds history = std::chrono::hours{1};
   std::size_t max_workload_series = kDefaultMaxWorkloadSeries;
   sampling::DetectorConfig detector;

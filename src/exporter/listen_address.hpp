@@ -15,8 +15,6 @@ struct ListenAddress {
   bool loopback = false;  // 127.0.0.0/8, ::1 or "localhost"
 };
 
-inline constexpr std::string_view kDefaultListen = "127.0.0.1:9877";
-
 Result<ListenAddress> parse_listen_address(std::string_view text);
 
 }  // namespace sparkops::exporter

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "config/run_sections.hpp"
 #include "exporter/prom_text.hpp"
 
 namespace sparkops::exporter {
@@ -23,7 +24,8 @@ const std::vector<MetricDef>& metric_catalogue();
 const MetricDef& metric_def(std::string_view name);
 
 // Per-workload series are capped to bound cardinality; the rest are counted in
-// sparkops_workloads_unexported.
-inline constexpr std::size_t kDefaultMaxWorkloadSeries = 32;
+// sparkops_workloads_unexported. The default is config serve.max_workloads'.
+inline constexpr auto kDefaultMaxWorkloadSeries =
+    static_cast<std::size_t>(config::kDefaultMaxWorkloadSeries);
 
 }  // namespace sparkops::exporter

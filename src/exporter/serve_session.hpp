@@ -19,6 +19,7 @@
 #include "base/console.hpp"
 #include "base/output_file.hpp"
 #include "base/result.hpp"
+#include "config/run_sections.hpp"
 #include "exporter/basic_auth.hpp"
 #include "exporter/listen_address.hpp"
 #include "exporter/metrics_builder.hpp"
@@ -62,11 +63,8 @@ struct ServePlan {
 
 // What an empty flag means: config serve.listen, serve.interval and serve.max_workloads (cli/
 // turns the config into these).
-struct ServeDefaults {
-  std::string listen = "127.0.0.1:9877";
-  std::chrono::nanoseconds interval = std::chrono::seconds{5};
-  std::int64_t max_workloads = static_cast<std::int64_t>(kDefaultMaxWorkloadSeries);
-};
+// Their defaults are written once, in config/run_sections.hpp.
+using ServeDefaults = config::ServeSettings;
 
 // Checks the request before anything starts: a bad address, interval, token file, certificate or
 // key is one error naming the flag, and a non-loopback listen needs some authentication (or

@@ -40,11 +40,7 @@ workloads::CoexistenceOptions coexistence_options_from_config(const config::Conf
 }
 
 exporter::ServeDefaults serve_defaults_from_config(const config::Config& config) {
-  exporter::ServeDefaults d;
-  d.listen = config.get_string("serve.listen");
-  d.interval = config.get_duration("serve.interval");
-  d.max_workloads = config.get_integer("serve.max_workloads");
-  return d;
+  return config::serve_settings(config);
 }
 
 std::filesystem::path user_anchor_file() {
@@ -98,8 +94,9 @@ status::StatusOptions status_options_for(const host::HostRoot& root, const confi
 
 Result<sampling::AppenderOptions> appender_options_from_config(const config::Config& config,
                                                                OutputTrust trust) {
-  const auto fsync_every = config.get_integer("sample.fsync_every");
-  const auto buffer_rows = config.get_integer("sample.memory_buffer_rows");
+  const auto settings = config::sample_settings(config);
+  const auto fsync_every = settings.fsync_every;
+  const auto buffer_rows = settings.memory_buffer_rows;
   if (fsync_every < 0 || buffer_rows < 1) {
     return fail(Errc::invalid_argument,
                 "sample.fsync_every must be >= 0 and sample.memory_buffer_rows >= 1");

@@ -25,6 +25,7 @@
 
 #include "base/output_file.hpp"
 #include "base/result.hpp"
+#include "config/run_sections.hpp"
 
 namespace sparkops::sampling {
 
@@ -32,8 +33,10 @@ namespace sparkops::sampling {
 using WriteFn = std::function<ssize_t(int fd, const void* data, std::size_t size)>;
 
 struct AppenderOptions {
-  std::size_t fsync_every = 10;  // rows; 0 = never fsync
-  std::size_t memory_buffer_rows = 100000;
+  // rows; 0 = never fsync (defaults: config/run_sections.hpp)
+  std::size_t fsync_every = static_cast<std::size_t>(config::SampleSettings{}.fsync_every);
+  std::size_t memory_buffer_rows =
+      static_cast<std::size_t>(config::SampleSettings{}.memory_buffer_rows);
   WriteFn write;  // empty = ::write
   // The file is opened with base/output_file.hpp's rules: never through a symlink, never a FIFO or
   // a multiply linked file; the directory checked unless trusted (--trust-output-path).

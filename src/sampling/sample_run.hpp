@@ -8,6 +8,7 @@
 
 #include "base/console.hpp"
 #include "config/config.hpp"
+#include "config/run_sections.hpp"
 #include "gpu/gpu_source.hpp"
 #include "host/host_root.hpp"
 #include "sampling/appender.hpp"
@@ -24,7 +25,7 @@ struct SampleSignalFlags {
 };
 
 struct SampleOptions {
-  std::chrono::nanoseconds interval{std::chrono::seconds{30}};
+  std::chrono::nanoseconds interval = config::SampleSettings{}.interval;
   std::string out = "thermal.log";  // "-" = stdout (no durability guarantees there)
   SampleFormat format = SampleFormat::nvidia_smi;
   std::string events;  // empty: <out>.events beside --out (stderr only when out is "-")

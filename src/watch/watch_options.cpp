@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "base/time_format.hpp"
+#include "config/run_sections.hpp"
 #include "config/slowdown_thresholds.hpp"
 #include "options/domain_options.hpp"
 #include "sampling/sample_run.hpp"
@@ -18,7 +19,8 @@ Result<WatchOptions> watch_options(const WatchArgs& args, const config::Config& 
   o.pty = !args.no_pty;
   if (o.command.empty())
     return fail(Errc::invalid_argument, "no command given: sparkops watch [options] -- CMD ...");
-  auto interval = sampling::sample_interval(args.interval, config.get_duration("sample.interval"));
+  auto interval =
+      sampling::sample_interval(args.interval, config::sample_settings(config).interval);
   if (!interval) return tl::unexpected(interval.error());
   o.interval = *interval;
   auto format = sampling::parse_sample_format(args.format);

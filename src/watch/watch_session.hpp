@@ -14,6 +14,7 @@
 #include "base/clock.hpp"
 #include "base/console.hpp"
 #include "base/result.hpp"
+#include "config/run_sections.hpp"
 #include "diagnose/live_slowdown.hpp"
 #include "gpu/gpu_source.hpp"
 #include "host/host_root.hpp"
@@ -43,7 +44,7 @@ struct WatchOptions {
   bool pty = true;
   std::filesystem::path dir;  // run folder: thermal.log, events.log
   std::filesystem::path log;  // the job's output (sidecar: <log>.times)
-  std::chrono::nanoseconds interval{std::chrono::seconds{30}};
+  std::chrono::nanoseconds interval = config::SampleSettings{}.interval;
   sampling::SampleFormat format = sampling::SampleFormat::nvidia_smi;
   sampling::DetectorConfig detector;
   sampling::AppenderOptions appender;  // also .trust for the log, its sidecar and summary.json
