@@ -50,8 +50,8 @@ const std::vector<ConfigKey>& config_keys() {
   // Defaults follow the skill and docs/domain.md; each can be overridden per machine. The thermal
   // and analyze defaults are ThermalThresholds' and SlowdownThresholds' (config/
   // thermal_thresholds.hpp, config/slowdown_thresholds.hpp), written once there; so are the plan
-  // defaults (config/plan_defaults.hpp) the pool and procs defaults (config/pool_sections.hpp) and
-  // the sample and serve defaults (config/run_sections.hpp).
+  // defaults (config/plan_defaults.hpp), the pool and procs defaults (config/pool_sections.hpp)
+  // and the sample, watch, serve and gpu defaults (config/run_sections.hpp).
   static const ThermalThresholds t;
   static const SlowdownThresholds a;
   static const PlanDefaults p;
@@ -60,6 +60,8 @@ const std::vector<ConfigKey>& config_keys() {
   static const CoexistenceMargin margin;
   static const SampleSettings sample;
   static const ServeSettings serve;
+  static const WatchSettings watch;
+  static const GpuSettings gpu;
   static const std::vector<ConfigKey> keys = {
       {"pool.overhead", default_bytes(pool.overhead_bytes), "bytes",
        "OS/driver overhead subtracted from MemAvailable to get the budget (the skill's \"a few "
@@ -83,7 +85,7 @@ const std::vector<ConfigKey>& config_keys() {
       {"thermal.low_power_ratio", default_text(t.low_power_ratio), "number",
        "power below this fraction of the run's own earlier level under load is an unflagged slow "
        "state"},
-      {"gpu.timeout", "10s", "duration",
+      {"gpu.timeout", default_seconds(gpu.timeout), "duration",
        "longest wait for one GPU driver call (NVML or nvidia-smi) before the GPU is marked hung "
        "and host readings go on"},
       {"sample.interval", default_seconds(sample.interval), "duration",
@@ -92,7 +94,7 @@ const std::vector<ConfigKey>& config_keys() {
        "fsync the sample file every N rows"},
       {"sample.memory_buffer_rows", default_text(sample.memory_buffer_rows), "integer",
        "rows kept in memory while the output cannot be written"},
-      {"watch.max_log_bytes", "8GiB", "bytes",
+      {"watch.max_log_bytes", default_bytes(watch.max_log_bytes), "bytes",
        "`sparkops watch` stops writing the job's log (and its .times sidecar) at this size; the "
        "job and its terminal output go on"},
       {"serve.listen", serve.listen, "string",

@@ -18,4 +18,16 @@ ServeSettings serve_settings(const Config& config) {
   return s;
 }
 
+WatchSettings watch_settings(const Config& config) {
+  WatchSettings s;
+  s.max_log_bytes = config.get_bytes("watch.max_log_bytes");
+  return s;
+}
+
+GpuSettings gpu_settings(const Config& config) {
+  GpuSettings s;
+  s.timeout = config.get_duration("gpu.timeout");
+  return s;
+}
+
 }  // namespace sparkops::config

@@ -20,13 +20,15 @@
 #include <memory>
 #include <string>
 
+#include "config/run_sections.hpp"
 #include "gpu/gpu_source.hpp"
 
 namespace sparkops::gpu {
 
 // 10 s: the bound the nvidia-smi fallback already had for one query. A healthy NVML call answers
 // in milliseconds; nvmlInit without persistence mode spends up to a few seconds waking the GPU.
-inline constexpr std::chrono::milliseconds kDefaultGpuCallTimeout{10'000};
+inline constexpr std::chrono::milliseconds kDefaultGpuCallTimeout =
+    std::chrono::duration_cast<std::chrono::milliseconds>(config::GpuSettings{}.timeout);
 
 struct WatchdogOptions {
   std::string backend;  // what backend() says before the inner source exists ("nvml", ...)

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "config/run_sections.hpp"
 #include "gpu/open_source.hpp"
 #include "options/domain_options.hpp"
 
@@ -15,7 +16,7 @@ Result<std::unique_ptr<gpu::GpuSource>> open_gpu_from_flag(std::string_view gpu_
   gpu::GpuOpenOptions options = gpu::gpu_open_options_from_environment();
   // 1 ms .. 10 min, checked where the value was set (config/config_bounds.cpp).
   options.call_timeout =
-      std::chrono::duration_cast<std::chrono::milliseconds>(config.get_duration("gpu.timeout"));
+      std::chrono::duration_cast<std::chrono::milliseconds>(config::gpu_settings(config).timeout);
   if (!gpu_flag.empty()) {  // the flag wins over SPARKOPS_GPU_BACKEND
     const auto choice = gpu::parse_gpu_backend_choice(gpu_flag);
     if (!choice) {

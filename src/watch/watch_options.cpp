@@ -34,7 +34,7 @@ Result<WatchOptions> watch_options(const WatchArgs& args, const config::Config& 
   auto appender = options::appender_options_from_config(config, trust);
   if (!appender) return tl::unexpected(appender.error());
   o.appender = std::move(*appender);
-  o.max_log_bytes = config.get_bytes("watch.max_log_bytes");
+  o.max_log_bytes = config::watch_settings(config).max_log_bytes;
   o.kill_orphans = args.kill_orphans;
   o.slowdown.slowdown = config::slowdown_thresholds(config);
   return o;
