@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "base/text.hpp"
+#include "trainlog/step_line_scan.hpp"
 
 namespace sparkops::trainlog {
 
@@ -93,6 +94,12 @@ void FormatDetector::feed(std::string_view line) {
   if (ends_with(t, "]:") && t.find("[batch=") != std::string_view::npos) ++composer_;
   if (starts_with(t, "{\"") && t.find("\"current_steps\"") != std::string_view::npos)
     ++llamafactory_;
+  // A loop's own step lines vote only as the fallback (result()); the cheap test first.
+  if (t.find("tep") != std::string_view::npos || t.find("ter") != std::string_view::npos ||
+      t.find("TEP") != std::string_view::npos || t.find("TER") != std::string_view::npos) {
+    const auto scan = scan_step_line(t, line_scratch_);
+    if (scan && (scan->seconds || (scan->time && !scan->evaluation))) ++step_lines_;
+  }
 }
 
 Detection FormatDetector::result() const {
@@ -112,6 +119,9 @@ Detection FormatDetector::result() const {
   std::uint64_t family_votes = family == LogFormat::torchtune ? std::max(tqdm_, torchtune_) : tqdm_;
   const std::uint64_t counted = megatron_ + deepspeed_ + mlx_ + llama_cpp_ + llamafactory_ +
                                 keras_ + litgpt_ + nanogpt_ + fairseq_ + composer_;
+  // Generic step lines name no program: they count only where no format above has a step line
+  // (nanoGPT's "iter N: loss .., time ..ms" or LitGPT's "iter time:" lines are theirs).
+  const std::uint64_t generic = family_votes == 0 && counted == 0 ? step_lines_ : 0;
   if (family_votes == 0 && counted == 0) family_votes = hf_dict_;
   std::vector<std::pair<LogFormat, std::uint64_t>> votes = {
       {family, family_votes},
@@ -125,6 +135,7 @@ Detection FormatDetector::result() const {
       {LogFormat::nanogpt, nanogpt_},
       {LogFormat::fairseq, fairseq_},
       {LogFormat::composer, composer_},
+      {LogFormat::step_lines, generic},
   };
   std::stable_sort(votes.begin(), votes.end(),
                    [](const auto& a, const auto& b) { return a.second > b.second; });

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -32,7 +33,9 @@ class FormatDetector {
   std::uint64_t tqdm_ = 0, hf_dict_ = 0, hf_hint_ = 0, axolotl_ = 0, torchtune_ = 0, lightning_ = 0;
   std::uint64_t megatron_ = 0, deepspeed_ = 0, mlx_ = 0, llama_cpp_ = 0, llamafactory_ = 0;
   std::uint64_t keras_ = 0, litgpt_ = 0, nanogpt_ = 0, fairseq_ = 0, composer_ = 0;
+  std::uint64_t step_lines_ = 0;
   std::vector<TqdmUpdate> scratch_;
+  std::string line_scratch_;
 };
 
 // True when the text (a file's beginning) is a trainer_state.json document.

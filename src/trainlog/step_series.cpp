@@ -30,6 +30,7 @@ constexpr FormatName kFormatNames[] = {
     {LogFormat::nanogpt, "nanogpt"},
     {LogFormat::fairseq, "fairseq"},
     {LogFormat::composer, "composer"},
+    {LogFormat::step_lines, "step_lines"},
 };
 
 }  // namespace

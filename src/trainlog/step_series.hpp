@@ -31,6 +31,7 @@ enum class LogFormat {
   nanogpt,        // nanoGPT "iter 10: loss 3.22, time 1389.25ms, mfu 10.73%" (and modded-nanogpt)
   fairseq,        // fairseq "| epoch 001:    100 / 1000 loss=8.2, ..., wps=1234, ups=1.2, ..."
   composer,       // MosaicML Composer "[batch=10/100]:" blocks with "Time/batch" and wall clock
+  step_lines,     // a loop's own "step N ... dt: 1250ms" lines (nanochat, llm.c, torchtitan, ...)
 };
 
 std::string_view format_name(LogFormat f);
