@@ -98,7 +98,7 @@ void FormatDetector::feed(std::string_view line) {
   if (t.find("tep") != std::string_view::npos || t.find("ter") != std::string_view::npos ||
       t.find("TEP") != std::string_view::npos || t.find("TER") != std::string_view::npos) {
     const auto scan = scan_step_line(t, line_scratch_);
-    if (scan && (scan->seconds || (scan->time && !scan->evaluation))) ++step_lines_;
+    if (scan && (scan->seconds || (!scan->evaluation && (scan->time || scan->loss)))) ++step_lines_;
   }
 }
 

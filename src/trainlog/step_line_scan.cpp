@@ -3,6 +3,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <span>
 
 #include "trainlog/log_text.hpp"
 
@@ -139,16 +140,30 @@ bool follows_preposition(std::string_view s, std::size_t at) {
   return false;
 }
 
+bool find_step_word(std::string_view s, std::span<const std::string_view> words, StepLineScan& out,
+                    std::size_t& word_at);
+
 // The step counter: the first step word, as a word, followed by ':', '=', '#' or spaces and an
 // integer (not a decimal), "/total" optional.
 bool find_step(std::string_view s, StepLineScan& out, std::size_t& word_at) {
-  static constexpr std::array<std::string_view, 5> kWords = {"global_step", "global step",
-                                                             "iteration", "step", "iter"};
+  // The global counter first: NeMo 2 prints "iteration 45/99 | ... | global_step: 45", where the
+  // iteration counts within the epoch.
+  static constexpr std::array<std::string_view, 2> kGlobal = {"global_step", "global step"};
+  static constexpr std::array<std::string_view, 3> kLocal = {"iteration", "step", "iter"};
+  for (const auto& words :
+       {std::span<const std::string_view>(kGlobal), std::span<const std::string_view>(kLocal)}) {
+    if (find_step_word(s, words, out, word_at)) return true;
+  }
+  return false;
+}
+
+bool find_step_word(std::string_view s, std::span<const std::string_view> words, StepLineScan& out,
+                    std::size_t& word_at) {
   for (std::size_t p = 0; p < s.size(); ++p) {
     const char c = lower(s[p]);
     if ((c != 's' && c != 'i' && c != 'g') || !opens_field(s, p) || follows_preposition(s, p))
       continue;
-    for (const auto word : kWords) {
+    for (const auto word : words) {
       if (!spells_at(s, p, word)) continue;
       std::size_t q = p + word.size();
       if (q < s.size() && is_word_char(s[q])) continue;  // "steps", "step_avg", "iterations"
@@ -185,8 +200,9 @@ struct DurationKey {
 };
 
 // Per-step duration keys, longest spellings first where one contains another.
-constexpr std::array<DurationKey, 15> kDurationKeys = {{
-    {"timing_s/step", KeyUnit::seconds},  // verl
+constexpr std::array<DurationKey, 16> kDurationKeys = {{
+    {"train_step_timing in s", KeyUnit::seconds},  // NeMo 2 / Megatron-Bridge progress printer
+    {"timing_s/step", KeyUnit::seconds},           // verl
     {"time_per_step", KeyUnit::required},
     {"time/step", KeyUnit::required},
     {"sec/step", KeyUnit::seconds},
@@ -299,7 +315,7 @@ std::optional<double> bare_duration(std::string_view s) {
 void find_loss(std::string_view s, StepLineScan& out) {
   for (std::size_t p = s.find_first_of("lLt"); p != npos; p = s.find_first_of("lLt", p + 1)) {
     std::size_t q = 0;
-    if (spells_at(s, p, "train_loss") && opens_field(s, p)) {
+    if (spells_at(s, p, "train_loss") && (p == 0 || !is_alpha(s[p - 1]))) {  // reduced_train_loss
       q = p + 10;
     } else if (spells_at(s, p, "loss") && (p == 0 || !is_word_char(s[p - 1]))) {
       std::size_t w = p;
@@ -386,7 +402,7 @@ std::optional<StepLineScan> scan_step_line(std::string_view line, std::string& s
   } else if (!out.evaluation) {
     out.evaluation = names_evaluation(s);
   }
-  if (!out.seconds && !out.time && !out.evaluation) return std::nullopt;
+  if (!out.seconds && !out.time && !out.evaluation && !out.loss) return std::nullopt;
   return out;
 }
 

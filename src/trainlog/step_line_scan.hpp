@@ -15,12 +15,19 @@
 //   completed step: 10, seconds: 1.234, TFLOP/s/device: 123.4, loss: 2.345  (MaxText)
 //   step:10 - actor/pg_loss:0.01 - timing_s/step:12.3 - ...          (verl)
 //   global step 10/1000, epoch: 0, batch: 10, loss: 2.3, speed: 1.23 step/s  (PaddleNLP)
+//   Training epoch 0, iteration 45/99 | lr: 6.9e-06 | global_batch_size: 128 | global_step: 45 |
+//     reduced_train_loss: 11.96 | train_step_timing in s: 6.08 | ...  (NeMo 2 / Megatron-Bridge)
+//   Step 12 | loss:1.2345 lr:2e-05 tokens_per_second_per_gpu:1234.5 ...  (torchtune DiskLogger:
+//                                                       steps and loss, no time)
 // A line is a step line when it names a step (`step`, `iter`, `iteration`, `global step`,
 // `global_step`, any case, as a word followed by `:`, `=`, `#` or spaces and an integer, `/total`
-// optional) and either a time per step (below) or a wall-clock timestamp near its start. Time per
+// optional; the global counter wins over a per-epoch one; not after "at", "from", ...: "Saving
+// checkpoint at step 500" is a sentence) and a time per step (below), a wall-clock timestamp near
+// its start or a training loss. Time per
 // step, in the order tried: a per-step duration key with its unit (`dt`, `time`, `step_time`,
 // `step time`, `iter time`, `iter_time`, `time/step`, `time_per_step`, `batch_time`,
 // `step_duration`: a unit is required, except `step_time`, which torchtitan prints in seconds;
+// `train_step_timing in s`,
 // `seconds`, `sec/step`, `s/step`, `timing_s/step`: seconds; `ms/step`: milliseconds); a bare
 // `<number> ms` field between separators (llm.c); a rate (`<number> step/s`, `steps/s`, `it/s`, or
 // `s/it`, `s/step`). Cumulative clocks (`total time`, `train_time`, `elapsed`) are not per-step
@@ -44,8 +51,9 @@ struct StepLineScan {
   bool evaluation = false;            // the line reports a validation/evaluation result
 };
 
-// nullopt when the line names no step, or names one with neither a time per step nor a
-// timestamp. `scratch` holds the line without its terminal colour codes (reused across calls).
+// nullopt when the line names no step, or names one with no time per step, timestamp, training
+// loss or evaluation. `scratch` holds the line without its terminal colour codes (reused across
+// calls).
 std::optional<StepLineScan> scan_step_line(std::string_view line, std::string& scratch);
 
 }  // namespace sparkops::trainlog

@@ -114,14 +114,39 @@ TEST(StepLineScan, MaxTextVerlPaddleAndHandWrittenLoops) {
   EXPECT_DOUBLE_EQ(*s->loss, 1.25);
 }
 
+TEST(StepLineScan, NemoTwoProgressLineCountsTheGlobalStep) {
+  const auto s = scan(
+      "Training epoch 1, iteration 5/99 | lr: 6.897e-06 | global_batch_size: 128 | global_step: "
+      "104 | max_memory_reserved: 127785762816 | reduced_train_loss: 11.96 | train_step_timing in "
+      "s: 6.08 | TFLOPS_per_GPU: 1.249e+03 | consumed_samples: 5888 | val_loss: 12.1");
+  ASSERT_TRUE(s && s->seconds);
+  EXPECT_EQ(s->step, 104);  // global_step, not the iteration within epoch 1
+  EXPECT_DOUBLE_EQ(*s->seconds, 6.08);
+  ASSERT_TRUE(s->loss);
+  EXPECT_DOUBLE_EQ(*s->loss, 11.96);  // reduced_train_loss, not the carried val_loss
+}
+
+TEST(StepLineScan, TorchtuneDiskLoggerLineHasAStepAndLossOnly) {
+  const auto s = scan("Step 12 | loss:1.2345 lr:2e-05 tokens_per_second_per_gpu:1234.5 ");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->step, 12);
+  EXPECT_FALSE(s->seconds);  // tokens per second are no time per step
+  ASSERT_TRUE(s->loss);
+  EXPECT_DOUBLE_EQ(*s->loss, 1.2345);
+}
+
 TEST(StepLineScan, WhatIsNotAStepLine) {
-  EXPECT_FALSE(scan("step 5 | loss: 2.0 | total time: 12.30m"));  // a cumulative clock only
-  EXPECT_FALSE(scan("warmup_steps: 100, time: 1s"));              // no step counter
+  const auto cumulative = scan("step 5 | loss: 2.0 | total time: 12.30m");
+  ASSERT_TRUE(cumulative);  // a step with its loss, but a cumulative clock is no time per step
+  EXPECT_FALSE(cumulative->seconds);
+  EXPECT_FALSE(scan("warmup_steps: 100, time: 1s"));  // no step counter
   EXPECT_FALSE(scan("max_steps = 500 dt: 10ms"));
   EXPECT_FALSE(scan("time/step: 1.2s"));                   // "step" inside another name
   EXPECT_FALSE(scan("step 1.5 of the recipe, time: 2s"));  // not an integer
   EXPECT_FALSE(scan("steps 10 | dt: 5ms"));
-  EXPECT_FALSE(scan("step 10 | loss: 2.0 | dt: -5ms"));  // no negative durations
+  const auto negative = scan("step 10 | loss: 2.0 | dt: -5ms");
+  ASSERT_TRUE(negative);
+  EXPECT_FALSE(negative->seconds);  // no negative durations
   EXPECT_FALSE(scan(""));
   EXPECT_FALSE(scan("\x1b[31m\x1b"));
   // A sentence about a step is no step's report, timestamped or not.
