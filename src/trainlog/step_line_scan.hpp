@@ -17,6 +17,8 @@
 //   global step 10/1000, epoch: 0, batch: 10, loss: 2.3, speed: 1.23 step/s  (PaddleNLP)
 //   Training epoch 0, iteration 45/99 | lr: 6.9e-06 | global_batch_size: 128 | global_step: 45 |
 //     reduced_train_loss: 11.96 | train_step_timing in s: 6.08 | ...  (NeMo 2 / Megatron-Bridge)
+//   2025-10-17 11:00:02,500 - root - INFO - step 4 | epoch 0 | loss 1.5514 | ... | mem 11.87 GiB |
+//     tps 6924.50(865.56/gpu) | num_label_tokens 1234          (NeMo AutoModel, logging's asctime)
 //   Step 12 | loss:1.2345 lr:2e-05 tokens_per_second_per_gpu:1234.5 ...  (torchtune DiskLogger:
 //                                                       steps and loss, no time)
 // A line is a step line when it names a step (`step`, `iter`, `iteration`, `global step`,

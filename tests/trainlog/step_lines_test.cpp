@@ -135,6 +135,21 @@ TEST(StepLineScan, TorchtuneDiskLoggerLineHasAStepAndLossOnly) {
   EXPECT_DOUBLE_EQ(*s->loss, 1.2345);
 }
 
+TEST(StepLineScan, NemoAutomodelLineIsTimedByItsLoggingTimestamp) {
+  // nemo_automodel recipes: logging.info("step {} | epoch {} | loss {:.4f} | grad_norm {:.4f} | lr
+  // {:.2e} | mem {:.2f} GiB | tps {:.2f}({:.2f}/gpu) | num_label_tokens {}") under logging's
+  // asctime.
+  const auto s = scan(
+      "2025-10-17 11:00:02,500 - root - INFO - step 4 | epoch 0 | loss 1.5514 | grad_norm 1.2345 "
+      "| lr 1.00e-05 | mem 11.87 GiB | tps 6924.50(865.56/gpu) | num_label_tokens 1234");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->step, 4);
+  EXPECT_FALSE(s->seconds);  // neither GiB nor tokens per second are a time
+  EXPECT_TRUE(s->time);
+  ASSERT_TRUE(s->loss);
+  EXPECT_DOUBLE_EQ(*s->loss, 1.5514);
+}
+
 TEST(StepLineScan, WhatIsNotAStepLine) {
   const auto cumulative = scan("step 5 | loss: 2.0 | total time: 12.30m");
   ASSERT_TRUE(cumulative);  // a step with its loss, but a cumulative clock is no time per step
