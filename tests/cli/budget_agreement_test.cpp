@@ -4,6 +4,7 @@
 // on container-cgroup.)
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <ostream>
@@ -53,7 +54,15 @@ std::string budget_line(const std::string& text) {
 
 class BudgetAgreement : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(BudgetAgreement, StatusPlanProcsWatchAndServeReportOneBudget) {
+// The "budget N" of top's POOL line (GiB, one decimal), or "" when the frame has none.
+std::string top_budget(const std::string& frame) {
+  const std::size_t at = frame.find(" budget ");
+  if (at == std::string::npos) return {};
+  const std::size_t from = at + 8;
+  return frame.substr(from, frame.find_first_of(" \n", from) - from);
+}
+
+TEST_P(BudgetAgreement, StatusPlanProcsWatchServeAndTopReportOneBudget) {
   const std::string root = test::fixture("roots/" + GetParam()).string();
   const auto status = test::run_sparkops({"--root", root, "status", "--json", "--gpu", "none"});
   const std::uint64_t budget = json_budget(status, "/pool/budget_bytes"_json_pointer);
@@ -84,6 +93,13 @@ TEST_P(BudgetAgreement, StatusPlanProcsWatchAndServeReportOneBudget) {
                 .find("\nsparkops_pool_budget_bytes " + std::to_string(budget) + "\n"),
             std::string::npos)
       << "serve --textfile";
+
+  // top's frame shows the budget in GiB with one decimal.
+  const auto top = test::run_sparkops({"--root", root, "top", "--once", "--gpu", "none"});
+  EXPECT_EQ(top.exit_code, 0) << top.err;
+  char gib[32];
+  std::snprintf(gib, sizeof gib, "%.1f", static_cast<double>(budget) / (1ULL << 30));
+  EXPECT_EQ(top_budget(top.out), gib) << "top --once:\n" << top.out;
 }
 
 // The training budget, one rule: on a discrete card (the H200 scenario: NVML reports device
