@@ -124,18 +124,23 @@ bool plausible(double seconds) {
   return seconds > 0 && seconds < 1e7;
 }
 
+// The word (letters and '_') that ends right before `at`, spaces between; "" when none does.
+std::string_view word_before(std::string_view s, std::size_t at) {
+  std::size_t end = at;
+  while (end > 0 && s[end - 1] == ' ') --end;
+  std::size_t start = end;
+  while (start > 0 && (is_alpha(s[start - 1]) || s[start - 1] == '_')) --start;
+  return s.substr(start, end - start);
+}
+
 // A step word after "at", "from", "to", ... is a sentence about a step ("Training starts at step
 // 1", "Saving checkpoint at step 500", "Resuming from step 200"), not a step's report.
 bool follows_preposition(std::string_view s, std::size_t at) {
   static constexpr std::array<std::string_view, 11> kWords = {
       "at", "from", "to", "until", "after", "before", "of", "for", "since", "in", "on"};
-  std::size_t end = at;
-  while (end > 0 && s[end - 1] == ' ') --end;
-  std::size_t start = end;
-  while (start > 0 && is_alpha(s[start - 1])) --start;
-  if (end == at || start == end) return false;
+  const std::string_view before = word_before(s, at);
   for (const auto word : kWords) {
-    if (word.size() == end - start && spells_at(s, start, word)) return true;
+    if (word.size() == before.size() && spells_at(before, 0, word)) return true;
   }
   return false;
 }
@@ -310,6 +315,12 @@ std::optional<double> bare_duration(std::string_view s) {
   return std::nullopt;
 }
 
+// The word right before `at` names an evaluation ("validate step: 100", "val loss 3.2").
+bool evaluation_step(std::string_view s, std::size_t at) {
+  const std::string_view word = word_before(s, at);
+  return spells_at(word, 0, "val") || spells_at(word, 0, "eval") || spells_at(word, 0, "test");
+}
+
 // The training loss: "loss: 3.2", "loss=3.2", "train loss 4.67", "train_loss: 4.6"; a loss named
 // for validation ("val loss", "val_loss", "eval_loss") marks the line as an evaluation instead.
 void find_loss(std::string_view s, StepLineScan& out) {
@@ -318,13 +329,7 @@ void find_loss(std::string_view s, StepLineScan& out) {
     if (spells_at(s, p, "train_loss") && (p == 0 || !is_alpha(s[p - 1]))) {  // reduced_train_loss
       q = p + 10;
     } else if (spells_at(s, p, "loss") && (p == 0 || !is_word_char(s[p - 1]))) {
-      std::size_t w = p;
-      while (w > 0 && s[w - 1] == ' ') --w;
-      std::size_t start = w;
-      while (start > 0 && is_alpha(s[start - 1])) --start;
-      const std::string_view before = s.substr(start, w - start);
-      if (spells_at(before, 0, "val") || spells_at(before, 0, "eval") ||
-          spells_at(before, 0, "test")) {
+      if (evaluation_step(s, p)) {  // "val loss", "eval loss", "test loss"
         out.evaluation = true;
         continue;
       }
@@ -340,16 +345,6 @@ void find_loss(std::string_view s, StepLineScan& out) {
       if (!out.loss) out.loss = *v;
     }
   }
-}
-
-// The word right before the step word names an evaluation ("validate step: 100", "eval step 5").
-bool evaluation_step(std::string_view s, std::size_t at) {
-  std::size_t end = at;
-  while (end > 0 && s[end - 1] == ' ') --end;
-  std::size_t start = end;
-  while (start > 0 && (is_alpha(s[start - 1]) || s[start - 1] == '_')) --start;
-  const std::string_view word = s.substr(start, end - start);
-  return spells_at(word, 0, "val") || spells_at(word, 0, "eval") || spells_at(word, 0, "test");
 }
 
 // Words that make a line an evaluation report ("Validation bpb: 0.81", "val_loss:", "Evaluating").
