@@ -94,6 +94,15 @@ void FormatDetector::feed(std::string_view line) {
   if (ends_with(t, "]:") && t.find("[batch=") != std::string_view::npos) ++composer_;
   if (starts_with(t, "{\"") && t.find("\"current_steps\"") != std::string_view::npos)
     ++llamafactory_;
+  // A notebook's label and table: the header names the table, its rows vote after it.
+  if (parse_notebook_label(t)) {
+    ++notebook_;
+  } else if (auto header = parse_notebook_header(t)) {
+    notebook_columns_ = header;
+    ++notebook_;
+  } else if (notebook_columns_ && parse_notebook_row(t, *notebook_columns_)) {
+    ++notebook_;
+  }
   // A loop's own step lines vote only as the fallback (result()); the cheap test first.
   if (t.find("tep") != std::string_view::npos || t.find("ter") != std::string_view::npos ||
       t.find("TEP") != std::string_view::npos || t.find("TER") != std::string_view::npos) {
@@ -118,7 +127,7 @@ Detection FormatDetector::result() const {
   // dicts are DeepSpeed steps).
   std::uint64_t family_votes = family == LogFormat::torchtune ? std::max(tqdm_, torchtune_) : tqdm_;
   const std::uint64_t counted = megatron_ + deepspeed_ + mlx_ + llama_cpp_ + llamafactory_ +
-                                keras_ + litgpt_ + nanogpt_ + fairseq_ + composer_;
+                                keras_ + litgpt_ + nanogpt_ + fairseq_ + composer_ + notebook_;
   // Generic step lines name no program: they count only where no format above has a step line
   // (nanoGPT's "iter N: loss .., time ..ms" or LitGPT's "iter time:" lines are theirs).
   const std::uint64_t generic = family_votes == 0 && counted == 0 ? step_lines_ : 0;
@@ -135,6 +144,7 @@ Detection FormatDetector::result() const {
       {LogFormat::nanogpt, nanogpt_},
       {LogFormat::fairseq, fairseq_},
       {LogFormat::composer, composer_},
+      {LogFormat::notebook, notebook_},
       {LogFormat::step_lines, generic},
   };
   std::stable_sort(votes.begin(), votes.end(),

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "trainlog/notebook_text.hpp"
 #include "trainlog/step_series.hpp"
 #include "trainlog/tqdm_scan.hpp"
 
@@ -33,7 +34,8 @@ class FormatDetector {
   std::uint64_t tqdm_ = 0, hf_dict_ = 0, hf_hint_ = 0, axolotl_ = 0, torchtune_ = 0, lightning_ = 0;
   std::uint64_t megatron_ = 0, deepspeed_ = 0, mlx_ = 0, llama_cpp_ = 0, llamafactory_ = 0;
   std::uint64_t keras_ = 0, litgpt_ = 0, nanogpt_ = 0, fairseq_ = 0, composer_ = 0;
-  std::uint64_t step_lines_ = 0;
+  std::uint64_t step_lines_ = 0, notebook_ = 0;
+  std::optional<NotebookColumns> notebook_columns_;
   std::vector<TqdmUpdate> scratch_;
   std::string line_scratch_;
 };

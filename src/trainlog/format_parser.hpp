@@ -43,6 +43,7 @@ std::unique_ptr<FormatParser> make_nanogpt_parser(const ParseContext& ctx);
 std::unique_ptr<FormatParser> make_fairseq_parser(const ParseContext& ctx);
 std::unique_ptr<FormatParser> make_composer_parser(const ParseContext& ctx);
 std::unique_ptr<FormatParser> make_step_lines_parser(const ParseContext& ctx);
+std::unique_ptr<FormatParser> make_notebook_parser(const ParseContext& ctx);
 
 // Helpers every line format shares, so they date records and keep markers alike:
 

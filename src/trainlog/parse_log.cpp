@@ -41,6 +41,8 @@ std::unique_ptr<FormatParser> make_parser(LogFormat format, const ParseContext& 
       return make_composer_parser(ctx);
     case LogFormat::step_lines:
       return make_step_lines_parser(ctx);
+    case LogFormat::notebook:
+      return make_notebook_parser(ctx);
     case LogFormat::trainer_state:  // whole-document format, handled before streaming
     case LogFormat::tqdm:
     case LogFormat::hf_trainer:

@@ -31,6 +31,7 @@ constexpr FormatName kFormatNames[] = {
     {LogFormat::fairseq, "fairseq"},
     {LogFormat::composer, "composer"},
     {LogFormat::step_lines, "step_lines"},
+    {LogFormat::notebook, "notebook"},
 };
 
 }  // namespace

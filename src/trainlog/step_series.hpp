@@ -32,6 +32,7 @@ enum class LogFormat {
   fairseq,        // fairseq "| epoch 001:    100 / 1000 loss=8.2, ..., wps=1234, ups=1.2, ..."
   composer,       // MosaicML Composer "[batch=10/100]:" blocks with "Time/batch" and wall clock
   step_lines,     // a loop's own "step N ... dt: 1250ms" lines (nanochat, llm.c, torchtitan, ...)
+  notebook,  // HF Trainer in a notebook, copied: "[60/60 05:12, Epoch 0/1]" + "Step\tTraining Loss"
 };
 
 std::string_view format_name(LogFormat f);
