@@ -251,8 +251,8 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
     const int out_storage = lg.tensors[mid->second].storage;
     for (int st = has_rope ? 3 : 1; st < static_cast<int>(lg.storages.size()); ++st) {
       if (st == out_storage) continue;
-      res.layer_blocks.push_back(
-          {lg.storages[st].per_token * T + lg.storages[st].absolute, lg.saved.count(st) > 0});
+      res.layer_blocks.push_back({lg.storages[st].per_token * T + lg.storages[st].absolute,
+                                  lg.saved.count(st) > 0, lg.storages[st].dequant});
     }
     res.layer_backward_peak = mid_peak;
     res.layer_saves_input = mid_saves_in;

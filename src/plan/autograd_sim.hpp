@@ -83,6 +83,9 @@ struct SimResult {
   struct LayerBlock {
     double bytes = 0;
     bool saved = false;
+    // > 0 for a bitsandbytes 4-bit linear's output: its weight dequantized (bytes of one copy),
+    // allocated just before the output in forward and again in backward (MatMul4Bit).
+    double dequant = 0;
   };
   std::vector<LayerBlock> layer_blocks;
   double layer_backward_peak = 0;

@@ -156,6 +156,10 @@ struct Builder {
       if (run.method == TrainMethod::qlora && g.tensors[x].rg)
         p.extra_abs = *din * *dout * db * std::max(1u, run.dequant_copies);
       p.out = g.fresh(out_el, db, g.tensors[x].rg || wt);
+      // Every call dequantizes, whether or not a gradient flows (layer 0, a no_grad forward
+      // under checkpointing); an expert's weight one at a time.
+      if (run.method == TrainMethod::qlora)
+        g.storages[g.tensors[p.out].storage].dequant = *din * *dout * db;
       base = g.push(p);
     }
     if (!targeted(name)) return base;

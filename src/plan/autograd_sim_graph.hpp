@@ -18,6 +18,9 @@ namespace sparkops::plan::sim {
 struct Storage {
   double per_token = 0;  // bytes per token
   double absolute = 0;   // bytes independent of tokens (per-layer parameter copies)
+  // A 4-bit linear's output: the bytes of its weight dequantized (quant_state dtype), which
+  // MatMul4Bit.forward allocates just before this output (the allocator replay's order).
+  double dequant = 0;
 };
 struct Tensor {
   int storage = -1;

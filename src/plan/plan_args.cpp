@@ -63,9 +63,8 @@ Result<std::uint64_t> parse_param_count(std::string_view text) {
 
 namespace {
 
-// bitsandbytes MatMul4Bit keeps `ctx.tensors = (A, B)` up to 0.43.1 and `(None, B)` from 0.43.2
-// (bitsandbytes/autograd/_functions.py, PR #1270). "0.42.0", "0.43", "0.45.5".
-Result<bool> bnb_saves_input(std::string_view v) {
+// A bitsandbytes release as one number (0.43.1 -> 43001). "0.42.0", "0.43", "0.45.5".
+Result<std::uint64_t> bnb_version_key(std::string_view v) {
   std::uint64_t part[3] = {0, 0, 0};
   std::size_t n = 0;
   for (const auto p : split(v, '.')) {
@@ -80,8 +79,7 @@ Result<bool> bnb_saves_input(std::string_view v) {
     return fail(
         Errc::invalid_argument,
         fmt::format("--bnb-version: {} is not a version like 0.43.1", quote_for_message(v)));
-  const auto key = part[0] * 1000000 + part[1] * 1000 + part[2];
-  return key <= 43001;  // 0.43.1
+  return part[0] * 1000000 + part[1] * 1000 + part[2];
 }
 
 Status optional_count(const std::string& text, std::string_view flag,
@@ -220,9 +218,17 @@ Result<PlanInput> plan_input(const PlanArgs& f) {
     r.adapter_fp32 = f.adapter_dtype == "fp32";
   }
   if (!f.bnb_version.empty()) {
-    auto saves = bnb_saves_input(f.bnb_version);
-    if (!saves) return tl::unexpected(saves.error());
-    r.bnb_saves_input = *saves;
+    auto key = bnb_version_key(f.bnb_version);
+    if (!key) return tl::unexpected(key.error());
+    // MatMul4Bit keeps `ctx.tensors = (A, B)` up to 0.43.1 and `(None, B)` from 0.43.2
+    // (bitsandbytes/autograd/_functions.py, PR #1270).
+    r.bnb_saves_input = *key <= 43001;
+    // Params4bit.cuda quantizes `self.data.contiguous().half()` up to 0.42.0 (nn/modules.py;
+    // commit dcfb6f81, "Initial FSDP Support for QLoRA Finetuning", first released in 0.43.0,
+    // quantizes the weight in its own dtype): quant_state.dtype is fp16, so each dequantization
+    // in a bf16 run is followed by a full .to(bf16) copy. (Lightning Fabric quantizes from
+    // fp16 itself at any release: the litgpt preset's value stands.)
+    if (*key < 43000) r.bnb_quant_fp16 = true;
   }
   if (f.no_double_quant) r.double_quant = DoubleQuant::off;
   if (f.no_double_quant && r.method != Method::qlora) {

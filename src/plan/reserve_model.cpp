@@ -226,6 +226,7 @@ ReserveFigures replay_reserve_uncached(const ModelShape& shape, const RunConfig&
 
   SimRun base = sim_run_for(a, run);
   base.grad_share = grad_share;
+  m.dequant_copies = base.dequant_copies;
   auto shape_at = [&](std::uint64_t seq) -> StepShape {
     SimRun sr = base;
     sr.seq = seq;

@@ -45,14 +45,34 @@ struct Replayer {
     return out;
   }
 
+  // bitsandbytes MatMul4Bit (autograd/_functions.py, 0.41-0.45): F.dequantize_4bit(B, state)
+  // allocates the weight in quant_state.dtype and .to(A.dtype) a second copy while the first is
+  // still referenced; the first dies when .to() returns, the second after the matmul (forward:
+  // once the output exists; backward: once grad_A does). Returns the copy the matmul reads.
+  Held dequantize(double bytes, unsigned copies) {
+    if (!(bytes > 0)) return {};
+    Held w = take(bytes);
+    if (copies < 2) return w;
+    Held c = take(bytes);
+    drop(w);
+    return c;
+  }
+
   // One layer's forward: storages in creation order; with `keep_saved` a saved storage stays
-  // (returned), any other dies as soon as the next storage exists (its consumer ran).
-  std::vector<Held> layer_forward(const StepShape& s, bool keep_saved, double min_block) {
+  // (returned), any other dies as soon as the next storage exists (its consumer ran). A 4-bit
+  // linear's output is preceded by its weight's dequantization, dropped once it exists.
+  std::vector<Held> layer_forward(const StepShape& s, bool keep_saved, double min_block,
+                                  unsigned dequant_copies) {
     std::vector<Held> kept;
     Held pending;
     for (const auto& b : s.layer) {
-      if (b.bytes < min_block) continue;
+      Held w = dequantize(b.dequant, dequant_copies);
+      if (b.bytes < min_block) {
+        drop(w);
+        continue;
+      }
       Held h = take(b.bytes);
+      drop(w);
       drop(pending);
       if (keep_saved && b.saved)
         kept.push_back(h);
@@ -108,7 +128,7 @@ ReplayResult replay_training(const ReplayModel& m, const std::vector<StepShape>&
     Held x = stem;
     const bool keep_input = m.checkpointing || s.layer_saves_input;
     for (std::uint64_t l = 0; l < L; ++l) {
-      saved[l] = r.layer_forward(s, !m.checkpointing, min_block);
+      saved[l] = r.layer_forward(s, !m.checkpointing, min_block, m.dequant_copies);
       Held out = r.take(s.hidden);
       if (l > 0) {
         if (keep_input)
@@ -149,10 +169,16 @@ ReplayResult replay_training(const ReplayModel& m, const std::vector<StepShape>&
     for (std::uint64_t l = L; l-- > 0;) {
       Held recomputed_out;
       if (m.checkpointing) {
-        saved[l] = r.layer_forward(s, true, min_block);
+        saved[l] = r.layer_forward(s, true, min_block, m.dequant_copies);
         recomputed_out = r.take(s.hidden);
       }
       for (auto& g : r.take_all(m.layer_grads)) grads.push_back(g);
+      // MatMul4Bit.backward: grad_A = grad @ dequantize_4bit(B).to(dtype).t(), each 4-bit linear
+      // in reverse order, one weight at a time (the working set below holds the gradients).
+      for (auto it = s.layer.rbegin(); it != s.layer.rend(); ++it) {
+        Held w = r.dequantize(it->dequant, m.dequant_copies);
+        r.drop(w);
+      }
       {
         const double working =
             s.layer_backward_peak - 2 * s.hidden - static_cast<double>(layer_grad_bytes);

@@ -40,7 +40,7 @@ struct StepShape {
 
 // What the model holds and what backward/optimizer create, tensor by tensor (bytes).
 struct ReplayModel {
-  std::vector<std::uint64_t> params;       // every base parameter tensor, in load order
+  std::vector<std::uint64_t> params;  // every base parameter tensor, in load order
   // Per parameter (empty or params' size): a transient taken just before it and dropped after
   // the `spans` parameters made from it. bitsandbytes Params4bit.cuda quantizes each weight from
   // a 16-bit copy on the device: its packed data and absmax are allocated while that copy lives.
@@ -60,6 +60,9 @@ struct ReplayModel {
   std::vector<std::uint64_t> forward_workspaces, backward_workspaces;
   std::uint64_t layers = 0;
   bool checkpointing = false;
+  // Full-size dequantized copies a 4-bit linear's call allocates (SimRun::dequant_copies): the
+  // quant_state dtype, then its .to(compute dtype) while the first is alive.
+  unsigned dequant_copies = 1;
   // Layer storages below this size are left out of the per-layer replay (the small pool's 2 MiB
   // segments hold them; their reserve is a few MiB at most).
   std::uint64_t min_layer_block = 0;

@@ -201,7 +201,11 @@ std::vector<Row> evaluate_v2(const std::string& csv_text) {
         b != std::string::npos && run.method == Method::qlora) {
       const std::string v = to_lower(col("framework_version")).substr(b + 13);
       const auto minor = leading_count(v.substr(std::min(v.size(), v.find('.') + 1)));
-      if (starts_with(v, "0.") && minor) run.bnb_saves_input = *minor < 43;
+      if (starts_with(v, "0.") && minor) {
+        run.bnb_saves_input = *minor < 43;
+        // Params4bit.cuda quantizes from .half() up to 0.42 (src/plan/plan_args.cpp).
+        run.bnb_quant_fp16 = *minor < 43;
+      }
     }
     if (contains(quant, "double")) run.double_quant = DoubleQuant::on;
     if (quant == "bnb.nf4") run.double_quant = DoubleQuant::off;
