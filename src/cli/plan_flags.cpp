@@ -50,6 +50,9 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f) {
       ->capture_default_str();
   cmd->add_flag("--kbit-prep", f.kbit_prep,
                 "QLoRA: prepare_model_for_kbit_training (fp32 upcast of the kept layers)");
+  cmd->add_flag("--kept-fp16", f.kept_fp16,
+                "QLoRA: the unquantized modules are fp16 (loaded without torch_dtype under "
+                "transformers < 4.37) in a bf16 run: autocast casts the lm_head at every call");
   cmd->add_option("--framework", f.framework,
                   "hf | trl | unsloth | axolotl | llamafactory | torchtune | litgpt | nemo: the "
                   "framework whose memory defaults to assume (loss path, LoRA dropout, adapter "

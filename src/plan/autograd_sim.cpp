@@ -167,14 +167,19 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
     fwd_extra += w;
     loss_bwd += w;
   }
-  // autocast over an fp32 base: the frozen head's linear casts its weight per call and keeps the
-  // copy for its input's gradient: one call (hf), one per 128-token chunk (LitGPT
-  // lm_head_chunk_size, x.split(128, dim=1)).
-  if (run.autocast_base_copies && run.method == TrainMethod::lora &&
+  // autocast over an fp32 base (or a QLoRA's fp16 unquantized head under bf16 autocast): the
+  // frozen head's linear casts its weight per call and keeps the copy for its input's gradient:
+  // one call (hf), one per 128-token chunk (LitGPT lm_head_chunk_size, x.split(128, dim=1)).
+  const bool head_cast =
+      run.method == TrainMethod::lora || (run.method == TrainMethod::qlora && !run.head_4bit);
+  if (run.autocast_base_copies && head_cast &&
       (run.loss == LossPath::hf || run.loss == LossPath::chunked)) {
     const double calls =
         run.loss == LossPath::chunked ? std::ceil(static_cast<double>(run.seq) / 128.0) : 1.0;
     const double copies = calls * V * d.h * 2;
+    // One call: one head-sized block at every length, which a rise of shapes reuses (as the
+    // NormHead copy); per chunk, the chunks' copies stay with the loss's own blocks.
+    if (calls == 1.0) res.head_copy += copies;
     loss_saved += copies;
     fwd_extra += copies;
     loss_bwd += copies;

@@ -60,7 +60,8 @@ struct SimRun {
   // casts the weights itself). autocast_mode.cpp cached_cast caches the half-precision copy only
   // of an fp32 leaf that requires grad, so a frozen linear casts its weight again at every call;
   // where the call's input requires grad, the matmul's backward keeps that copy (2 B per weight
-  // element) until it runs. The lm_head likewise, once per call (per chunk when chunked).
+  // element) until it runs. The lm_head likewise, once per call (per chunk when chunked). With
+  // QLoRA (an fp16 unquantized head under bf16 autocast) only the head's copies.
   bool autocast_base_copies = false;
 };
 

@@ -280,6 +280,11 @@ SimRun sim_run_for(const Architecture& a, const RunConfig& run) {
       std::max<std::uint64_t>(run.nodes, 1) * std::max<std::uint64_t>(run.gpus, 1);
   r.autocast_base_copies = run.method == Method::lora && run.precision == Precision::mixed &&
                            (ranks == 1 || run.shard == ShardMode::ddp);
+  // QLoRA with the unquantized modules in fp16 under bf16 autocast: the 16-bit lm_head is cast
+  // per call like an fp32 base's (the 4-bit linears dequantize themselves).
+  if (run.method == Method::qlora && run.qlora_kept_fp16 && run.precision == Precision::bf16 &&
+      !run.quantize_head)
+    r.autocast_base_copies = true;
   return r;
 }
 

@@ -111,6 +111,12 @@ struct RunConfig {
   bool quantize_head = false;
   bool separate_head = false;
   bool fused_qkv_lora = false;  // q/k/v adapters share one dropout of x (LitGPT LoRAQKVLinear)
+  // QLoRA loaded without a torch_dtype: transformers 4.33-4.36 from_pretrained forces fp16 for a
+  // bitsandbytes load ("Overriding torch_dtype=None with torch_dtype=torch.float16"), so what it
+  // does not quantize (embedding, lm_head, norms) is fp16, while a bf16 run computes under
+  // autocast(bfloat16), which casts the frozen fp16 lm_head at every call (ms-swift 1.x's Qwen
+  // loader passed torch_dtype=None; docs/estimator.md "Validation on memory-measured-2.csv").
+  bool qlora_kept_fp16 = false;
   // Every micro-batch holds `seq` tokens (packing, or padding to the maximum); false: lengths
   // vary up to `seq` (unpacked data), which the caching allocator's reserve answers with a range.
   bool packed = true;

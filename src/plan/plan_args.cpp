@@ -194,6 +194,9 @@ Result<PlanInput> plan_input(const PlanArgs& f) {
     }
   }
   r.kbit_prep = f.kbit_prep ? KbitPrep::on : KbitPrep::off;
+  if (f.kept_fp16 && r.method != Method::qlora)
+    return fail(Errc::invalid_argument, "--kept-fp16: only meaningful with --method qlora");
+  r.qlora_kept_fp16 = f.kept_fp16;
   if (f.chunked_loss && !f.loss.empty() && f.loss != "chunked")
     return fail(Errc::invalid_argument, "--chunked-loss: contradicts --loss " + f.loss);
   if (f.chunked_loss) r.loss = LossKind::chunked;

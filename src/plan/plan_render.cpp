@@ -55,6 +55,7 @@ std::string run_text(const plan::RunConfig& run) {
   if (run.method != plan::Method::full)
     s += fmt::format("  r{} {}", run.lora_rank, targets_text(run));
   if (run.kbit_prep == plan::KbitPrep::on) s += "  kbit-prep";
+  if (run.qlora_kept_fp16) s += "  kept-fp16";
   if (run.loss != plan::LossKind::hf) s += fmt::format("  loss {}", plan::loss_name(run.loss));
   if (run.method != plan::Method::full && run.lora_dropout > 0)
     s += fmt::format("  lora-dropout {}", run.lora_dropout);
@@ -123,6 +124,7 @@ json run_json(const plan::RunConfig& r) {
     j["adapter_dtype"] = r.adapter_fp32 ? "fp32" : "model";
   }
   if (r.method == plan::Method::qlora) j["bnb_saves_input"] = r.bnb_saves_input;
+  if (r.qlora_kept_fp16) j["kept_fp16"] = true;
   return j;
 }
 

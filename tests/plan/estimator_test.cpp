@@ -495,5 +495,20 @@ TEST(Estimator, NormHeadKeepsANormalizedCopyOfTheHeadWeight) {
   EXPECT_GT(baichuan.train_peak_allocated_bytes, llama.train_peak_allocated_bytes);
 }
 
+TEST(Estimator, QloraWithAnFp16HeadUnderBf16AutocastKeepsOneHeadCopy) {
+  // transformers < 4.37 loads a 4-bit model without torch_dtype in fp16: the unquantized lm_head
+  // is fp16, and autocast(bfloat16) casts it per call; the matmul keeps the bf16 copy (V x h,
+  // 2 B) for the gradient of h until the head's backward. The 4-bit linears cast nothing.
+  const auto s = fixtures::shape("Llama-3.1-8B");
+  RunConfig q;
+  q.method = Method::qlora;
+  RunConfig kept = q;
+  kept.qlora_kept_fp16 = true;
+  const Estimate a = estimate(s, q), b = estimate(s, kept);
+  EXPECT_EQ(b.terms.logits - a.terms.logits, 128256u * 4096u * 2u);
+  EXPECT_EQ(b.terms.activations, a.terms.activations);
+  EXPECT_EQ(b.terms.weights, a.terms.weights);  // fp16 and bf16 are both 2 B
+}
+
 }  // namespace
 }  // namespace sparkops::plan

@@ -84,6 +84,26 @@ TEST(PlanArgs, BitsandbytesBefore0432KeepsTheInput) {
   }
 }
 
+// Params4bit.cuda quantizes .half() up to 0.42.0 (bitsandbytes nn/modules.py; dcfb6f81 in 0.43.0
+// quantizes in the weight's dtype): a bf16 run dequantizes to fp16, then copies to bf16.
+TEST(PlanArgs, BitsandbytesBefore043QuantizesFromFp16) {
+  PlanArgs a = params("8B");
+  a.method = "qlora";
+  a.bnb_version = "0.42.0";
+  EXPECT_TRUE(plan_input(a).value().run.bnb_quant_fp16);
+  a.bnb_version = "0.43.0";
+  EXPECT_FALSE(plan_input(a).value().run.bnb_quant_fp16);
+}
+
+TEST(PlanArgs, KeptFp16IsAQloraFlag) {
+  PlanArgs a = params("8B");
+  a.method = "qlora";
+  a.kept_fp16 = true;
+  EXPECT_TRUE(plan_input(a).value().run.qlora_kept_fp16);
+  a.method = "lora";
+  EXPECT_NE(error_of(a).find("--kept-fp16"), std::string::npos);
+}
+
 TEST(PlanArgs, AnUnnamedFrameworkCarriesEveryOtherPreset) {
   PlanArgs a = params("8B");
   auto in = plan_input(a);

@@ -175,6 +175,14 @@ std::vector<Row> evaluate_v2(const std::string& csv_text) {
     if (contains(r.source, "huggingface/peft docs/source/accelerate") && quant == "none" &&
         run.method == Method::lora)
       run.precision = Precision::mixed;
+    // ms-swift's benchmark (numbers from commit 97e4d198b, "Update benchmark 0101", swift
+    // 1.6.0.dev0, transformers >= 4.33, < 4.37): get_model_tokenizer_qwen sets torch_dtype = None
+    // before from_pretrained for every Qwen-1 load, bitsandbytes included (a later release passes
+    // the dtype for bnb), and transformers 4.3x then forces fp16 for a 4-bit load: the embedding,
+    // lm_head and norms are fp16 while the Trainer computes under autocast(bfloat16).
+    if (contains(r.source, "modelscope/ms-swift") && run.method == Method::qlora &&
+        starts_with(r.model, "Qwen/Qwen-"))
+      run.qlora_kept_fp16 = true;
     // Sharded, the wrapper computes in bf16 (FSDP MixedPrecision, DeepSpeed's bf16 engine); on
     // one GPU autocast casts every frozen fp32 weight per call (the estimator's autocast copies).
     if (contains(optim, "8bit")) run.optim = Optim::adamw8bit;
@@ -288,6 +296,7 @@ std::vector<Row> evaluate_v2(const std::string& csv_text) {
     if (run.precision != Precision::bf16)
       r.flags += fmt::format(" --precision {}", precision_name(run.precision));
     r.flags += shard_flags;
+    if (run.qlora_kept_fp16) r.flags += " --kept-fp16";
     if (!run.packed) r.flags += " --lengths varying";
     if (r.shape.params.total > 0 && batch && seq) {
       const Estimate e = estimate(r.shape, run);
