@@ -84,6 +84,11 @@ Result<nlohmann::json> step_terms_from_json(const nlohmann::json& c) {
                                                                  : Checkpointing::per_layer;
     r.bnb_saves_input = c.value("bnb_saves_input", false);
     r.dropout_off = c.value("dropout_off", false);
+    // LitGPT's loop and Fabric's 4-bit plugin (tools/memtrace/memtrace/litgpt.py measures them).
+    r.prev_graph_held = c.value("prev_graph_held", false);
+    r.dequant_copies = c.value("dequant_copies", 1u);
+    r.head_4bit = c.value("head_4bit", false);
+    r.fused_qkv_lora = c.value("fused_qkv_lora", false);
     auto t = step_terms(a, r, *op, c.value("double_quant", true));
     if (!t) return tl::unexpected(t.error());
     return nlohmann::json{{"weights", t->weights},
