@@ -53,6 +53,8 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f) {
   cmd->add_flag("--kept-fp16", f.kept_fp16,
                 "QLoRA: the unquantized modules are fp16 (loaded without torch_dtype under "
                 "transformers < 4.37) in a bf16 run: autocast casts the lm_head at every call");
+  cmd->add_flag("--lora-head", f.lora_head,
+                "LoRA on the lm_head too (LitGPT lora_head: true; PEFT target lm_head)");
   cmd->add_option("--framework", f.framework,
                   "hf | trl | unsloth | axolotl | llamafactory | torchtune | litgpt | nemo: the "
                   "framework whose memory defaults to assume (loss path, LoRA dropout, adapter "

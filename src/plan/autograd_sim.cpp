@@ -192,8 +192,32 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   }
   // A 4-bit lm_head (chunked or not) dequantizes the whole head weight for its matmul.
   const bool no_logits = run.loss == LossPath::fused || run.loss == LossPath::chunked_nll;
-  if (!no_logits) fwd_extra += head_dequant;
-  const bool head_keeps_h = (head_trainable || head_held) && !no_logits;
+  // LoRA on the head (LitGPT lora.py LoRALinear.forward: pretrained = self.linear(x); lora =
+  // (self.lora_dropout(x) @ A^T @ B^T) * scaling; pretrained + lora. PEFT lora.Linear alike):
+  // the dropped copy of x and its bool mask stay for A's gradient (x itself without dropout),
+  // x @ A^T for B's; each call's lora output and its scaled copy are two more logits-sized
+  // temporaries beside the base output, after the base matmul's dequantized weight is gone; in
+  // backward the scaled output's gradient is one more.
+  double head_lora_fwd = 0;
+  bool head_lora_keeps_h = false;
+  if (run.lora_head && !full && !no_logits) {
+    const double C =
+        run.loss == LossPath::chunked ? std::min(T, 128.0 * static_cast<double>(run.batch)) : T;
+    const double ab = run.adapter_bytes;
+    double kept = T * d.r * ab;
+    if (run.lora_dropout > 0)
+      kept += T * d.h * (1 + ab);
+    else if (ab != db)
+      kept += T * d.h * ab;
+    else
+      head_lora_keeps_h = true;
+    loss_saved += kept;
+    fwd_extra += kept;
+    loss_bwd += kept + C * V * ab;
+    head_lora_fwd = 2 * C * V * ab;
+  }
+  if (!no_logits) fwd_extra += std::max(head_dequant, head_lora_fwd);
+  const bool head_keeps_h = (head_trainable || head_held || head_lora_keeps_h) && !no_logits;
   res.loss = loss_saved - (head_keeps_h ? 0 : h_out);
   res.rope = rope_bytes;
   res.final_saved = final_own + (final_saves_in ? layer_in : 0);
@@ -264,7 +288,9 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   }
   auto [first_peak, first_params, first_end] = walk(first->first, first->second, true);
   (void)first_end;
-  const double head_grad = (head_trainable ? V * d.h * db : 0) * run.grad_share;
+  const double head_grad = ((head_trainable ? V * d.h * db : 0) +
+                            (run.lora_head && !full ? d.r * (d.h + V) * run.adapter_bytes : 0)) *
+                           run.grad_share;
   const double embed_grad = full && !false ? V * d.h * db : 0;
   (void)embed_grad;
   const double norm_grad = (full ? d.h * db : 0) * run.grad_share;

@@ -63,6 +63,8 @@ struct SimRun {
   // element) until it runs. The lm_head likewise, once per call (per chunk when chunked). With
   // QLoRA (an fp16 unquantized head under bf16 autocast) only the head's copies.
   bool autocast_base_copies = false;
+  // LoRA on the lm_head (RunConfig::lora_head).
+  bool lora_head = false;
 };
 
 struct SimResult {

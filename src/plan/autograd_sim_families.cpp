@@ -185,6 +185,7 @@ Result<ParamBytes> param_bytes(const Architecture& a, const SimRun& run, bool do
   dense += other;
   pb.base_params += other;
   pb.base += dense * db;
+  if (run.lora_head && run.method != TrainMethod::full) pb.adapter += r * (d.h + V) * ab;
   pb.trainable = run.method == TrainMethod::full ? pb.base : pb.adapter;
   return pb;
 }

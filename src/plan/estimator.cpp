@@ -158,7 +158,8 @@ std::uint64_t lora_params(const Architecture& a, const RunConfig& run) {
     for (auto& t : canon.lora_target_names) t = std::string(canonical_target(t));
     if (targeted(m, canon)) per_layer += run.lora_rank * (m.d_in + m.d_out) * m.copies;
   }
-  return a.layers * per_layer;
+  const std::uint64_t head = run.lora_head ? run.lora_rank * (a.hidden + a.vocab) : 0;
+  return a.layers * per_layer + head;
 }
 
 Status validate_run(const RunConfig& run, const ModelShape& shape) {
@@ -273,6 +274,7 @@ SimRun sim_run_for(const Architecture& a, const RunConfig& run) {
   r.dequant_copies = run.bnb_quant_fp16 && run.precision != Precision::fp16 ? 2 : 1;
   r.head_4bit = run.quantize_head;
   r.fused_qkv_lora = run.fused_qkv_lora;
+  r.lora_head = run.lora_head && run.method != Method::full;
   // LoRA on an fp32 base computed under autocast: one process, or DDP (each rank the whole
   // model). FSDP's MixedPrecision gathers bf16 units and DeepSpeed casts the module: no autocast
   // copies there.

@@ -117,6 +117,10 @@ struct RunConfig {
   // autocast(bfloat16), which casts the frozen fp16 lm_head at every call (ms-swift 1.x's Qwen
   // loader passed torch_dtype=None; docs/estimator.md "Validation on memory-measured-2.csv").
   bool qlora_kept_fp16 = false;
+  // LoRA on the lm_head too (LitGPT `lora_head: true`, litgpt/lora.py GPT: the head is a
+  // LoRALinear with r = lora_r; PEFT target "lm_head"): r·(h + V) more adapter parameters, the
+  // head's dropout copy of its input kept, and per call two more logits-sized temporaries.
+  bool lora_head = false;
   // Every micro-batch holds `seq` tokens (packing, or padding to the maximum); false: lengths
   // vary up to `seq` (unpacked data), which the caching allocator's reserve answers with a range.
   bool packed = true;

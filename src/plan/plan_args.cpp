@@ -197,6 +197,9 @@ Result<PlanInput> plan_input(const PlanArgs& f) {
   if (f.kept_fp16 && r.method != Method::qlora)
     return fail(Errc::invalid_argument, "--kept-fp16: only meaningful with --method qlora");
   r.qlora_kept_fp16 = f.kept_fp16;
+  if (f.lora_head && r.method == Method::full)
+    return fail(Errc::invalid_argument, "--lora-head: only meaningful with LoRA or QLoRA");
+  r.lora_head = f.lora_head;
   if (f.chunked_loss && !f.loss.empty() && f.loss != "chunked")
     return fail(Errc::invalid_argument, "--chunked-loss: contradicts --loss " + f.loss);
   if (f.chunked_loss) r.loss = LossKind::chunked;

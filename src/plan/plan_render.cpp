@@ -56,6 +56,7 @@ std::string run_text(const plan::RunConfig& run) {
     s += fmt::format("  r{} {}", run.lora_rank, targets_text(run));
   if (run.kbit_prep == plan::KbitPrep::on) s += "  kbit-prep";
   if (run.qlora_kept_fp16) s += "  kept-fp16";
+  if (run.lora_head) s += "  lora-head";
   if (run.loss != plan::LossKind::hf) s += fmt::format("  loss {}", plan::loss_name(run.loss));
   if (run.method != plan::Method::full && run.lora_dropout > 0)
     s += fmt::format("  lora-dropout {}", run.lora_dropout);
@@ -125,6 +126,7 @@ json run_json(const plan::RunConfig& r) {
   }
   if (r.method == plan::Method::qlora) j["bnb_saves_input"] = r.bnb_saves_input;
   if (r.qlora_kept_fp16) j["kept_fp16"] = true;
+  if (r.lora_head) j["lora_head"] = true;
   return j;
 }
 

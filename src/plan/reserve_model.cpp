@@ -176,9 +176,19 @@ ReserveFigures replay_reserve_uncached(const ModelShape& shape, const RunConfig&
     }
     for (std::uint64_t l = 0; l < L; ++l)
       m.adapters.insert(m.adapters.end(), layer_adapters.begin(), layer_adapters.end());
+    // LoRA on the lm_head: its A (r x h) and B (V x r), their gradients at the loss backward.
+    std::vector<std::uint64_t> head_adapters;
+    if (run.lora_head) {
+      head_adapters.push_back(u64(d(run.lora_rank) * d(a.hidden) * ab));
+      head_adapters.push_back(u64(d(run.lora_rank) * d(a.vocab) * ab));
+      m.adapters.insert(m.adapters.end(), head_adapters.begin(), head_adapters.end());
+    }
     scale_to(m.adapters, d(terms.adapter));
     m.layer_grads = layer_adapters;
-    scale_to(m.layer_grads, d(terms.gradients) / d(L));
+    m.head_grads = head_adapters;
+    const double head_share = sum(head_adapters);
+    scale_to(m.layer_grads,
+             (d(terms.gradients) * (1.0 - head_share / std::max(1.0, d(terms.adapter)))) / d(L));
   } else {
     m.layer_grads = layer_trainable;
     const double nonlayer = d(terms.gradients) - d(L) * sum(layer_trainable);

@@ -510,5 +510,21 @@ TEST(Estimator, QloraWithAnFp16HeadUnderBf16AutocastKeepsOneHeadCopy) {
   EXPECT_EQ(b.terms.weights, a.terms.weights);  // fp16 and bf16 are both 2 B
 }
 
+TEST(Estimator, LoraOnTheHeadAddsItsAdapterAndKeepsItsDroppedInput) {
+  // LitGPT lora_head: true (lora.py GPT: the lm_head is a LoRALinear with r = lora_r): A is
+  // r x h, B is V x r; with dropout the head keeps its dropped bf16 input and the bool mask.
+  const auto s = fixtures::shape("Llama-3.1-8B");
+  RunConfig r;
+  r.grad_ckpt = GradCkpt::none;
+  apply_framework(Framework::litgpt, r);
+  RunConfig h = r;
+  h.lora_head = true;
+  const Estimate a = estimate(s, r), b = estimate(s, h);
+  EXPECT_EQ(b.trainable_params - a.trainable_params, 16u * (4096u + 128256u));
+  const std::uint64_t T = 2048;
+  EXPECT_EQ(b.terms.logits - a.terms.logits, T * 4096u * 3u + T * 16u * 2u);
+  EXPECT_GT(b.train_peak_allocated_bytes, a.train_peak_allocated_bytes);
+}
+
 }  // namespace
 }  // namespace sparkops::plan

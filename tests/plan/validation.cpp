@@ -52,6 +52,31 @@ bool plain_mlp(std::string_view model) {
          contains(model, "phi-2") || contains(model, "stablelm");
 }
 
+// The LoRA settings of the config-hub yaml each LitGPT row ran, where they differ from the CSV's
+// "q,v (default yaml)" note: Lightning-AI/litgpt config_hub/finetune/<model>/{lora,qlora}.yaml
+// at 43c44323 (the automated table, Apr 2024), gemma2-9b/*.yaml at 916a84ca (its row's commit).
+// `lora_query/key/value/projection/mlp/head: true` is every linear map plus the lm_head.
+struct LitgptLora {
+  std::string_view id;
+  std::uint64_t rank;
+  double dropout;
+};
+const LitgptLora* litgpt_lora(std::string_view id) {
+  static constexpr LitgptLora kRows[] = {
+      {"L04", 8, 0.1},    // gemma-2b/lora.yaml
+      {"L05", 16, 0.1},   // gemma-2b/qlora.yaml
+      {"L06", 16, 0.1},   // gemma-7b/lora.yaml
+      {"L07", 16, 0.1},   // gemma-7b/qlora.yaml
+      {"L08", 16, 0.1},   // gemma2-9b/lora.yaml (916a84ca)
+      {"L09", 16, 0.1},   // gemma2-9b/qlora.yaml (916a84ca)
+      {"L16", 8, 0.05},   // phi-2/lora.yaml
+      {"L21", 32, 0.05},  // tiny-llama/lora.yaml
+  };
+  for (const auto& y : kRows)
+    if (y.id == id) return &y;
+  return nullptr;
+}
+
 }  // namespace
 
 std::uint64_t cublas_workspace_for(std::string_view hardware) {
@@ -152,6 +177,25 @@ std::vector<Row> evaluate(const std::string& csv_text) {
       r.shape.arch.post_norms = false;
       r.shape.arch.qk_norm = false;
       r.shape.arch.qkv_bias = false;
+      // The layer program their config.json names (as validation2.cpp does): microsoft/phi-2 is
+      // PhiForCausalLM (model_type "phi": one LayerNorm feeding attention and the fc1/gelu/fc2
+      // MLP in parallel; LitGPT's phi-2 config: parallel_residual, shared_attention_norm,
+      // GptNeoxMLP, LayerNorm); StableLM-Alpha is GPTNeoXForCausalLM (use_parallel_residual).
+      // The stated total stays; the linears take what the embedding, head and norms leave.
+      const char* family = contains(r.model, "phi-2")                 ? "phi"
+                           : contains(r.model, "stablelm-base-alpha") ? "gpt_neox"
+                                                                      : nullptr;
+      if (family) {
+        r.shape.arch.family = family;
+        ParamCounts c = count_params(r.shape.arch);
+        const std::uint64_t total = static_cast<std::uint64_t>(params_b * 1e9);
+        const std::uint64_t fixed = c.embedding + c.lm_head + c.other;
+        if (total > fixed) {
+          c.linear = total - fixed;
+          c.total = c.active = total;
+        }
+        r.shape.params = c;
+      }
     }
     RunConfig& run = r.run;
     const std::string method = to_lower(r.method_text);
@@ -185,6 +229,12 @@ std::vector<Row> evaluate(const std::string& csv_text) {
     // config-hub table was measured with).
     if (icontains(col(f, "framework"), "litgpt") || icontains(col(f, "framework"), "lit-gpt")) {
       apply_framework(Framework::litgpt, run);
+      if (const auto* y = litgpt_lora(r.id); y && run.method != Method::full) {
+        run.lora_rank = y->rank;
+        run.lora_dropout = y->dropout;
+        run.lora_targets = LoraTargets::all_linear;
+        run.lora_head = true;
+      }
     }
     const std::string hw = col(f, "hardware");
     run.cublas_workspace_bytes = cublas_workspace_for(hw);

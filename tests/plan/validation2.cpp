@@ -5,6 +5,7 @@
 // not fully specified, and why.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 
 #include <fmt/format.h>
@@ -223,7 +224,8 @@ std::vector<Row> evaluate_v2(const std::string& csv_text) {
       const std::string lt = to_lower(targets);
       if (starts_with(lt, "all") || starts_with(lt, "q,k,v,proj,mlp,head")) {
         run.lora_targets = LoraTargets::all_linear;
-        if (contains(lt, "head")) exclude("LoRA on lm_head not modelled");
+        // LitGPT lora_head: true (the head a LoRALinear too; RunConfig::lora_head).
+        if (contains(lt, "head")) run.lora_head = true;
       } else if (lt.empty()) {
         exclude("LoRA targets not stated");
       } else {
@@ -271,8 +273,18 @@ std::vector<Row> evaluate_v2(const std::string& csv_text) {
         // use_parallel_residual; LitGPT's stablelm-base-alpha-3b config: parallel_residual,
         // GptNeoxMLP, LayerNorm): the plain MLP + LayerNorm parallel block, as --mlp plain
         // --parallel-block gives; the stated total stays, the linears take the rest.
-        if (icontains(r.model, "stablelm-base-alpha")) {
-          r.shape.arch.family = "gpt_neox";
+        // microsoft/phi-2 is PhiForCausalLM (config.json model_type "phi"; LitGPT's phi-2
+        // config: parallel_residual, shared_attention_norm, GptNeoxMLP, LayerNorm): the "phi"
+        // program, not the nearest catalogue model's (Gemma-2-2B, whose soft-capping would run
+        // eager attention).
+        const bool phi2 = icontains(r.model, "phi-2");
+        if (icontains(r.model, "stablelm-base-alpha") || phi2) {
+          r.shape.arch.family = phi2 ? "phi" : "gpt_neox";
+          // Nothing of the nearest catalogue model's own layout stays (Gemma-2's soft-capping
+          // and its eager attention, post-norms, q/k norms).
+          r.shape.arch.needs_eager_attention = false;
+          r.shape.arch.post_norms = false;
+          r.shape.arch.qk_norm = false;
           r.shape.arch.mlp = models::MlpKind::plain;
           ParamCounts c = count_params(r.shape.arch);
           const std::uint64_t total = static_cast<std::uint64_t>(params_b * 1e9);
@@ -297,6 +309,7 @@ std::vector<Row> evaluate_v2(const std::string& csv_text) {
       r.flags += fmt::format(" --precision {}", precision_name(run.precision));
     r.flags += shard_flags;
     if (run.qlora_kept_fp16) r.flags += " --kept-fp16";
+    if (run.lora_head) r.flags += " --lora-head";
     if (!run.packed) r.flags += " --lengths varying";
     if (r.shape.params.total > 0 && batch && seq) {
       const Estimate e = estimate(r.shape, run);

@@ -15,21 +15,22 @@ std::vector<Row> rows() {
 }
 
 // Where the mechanism-derived estimator stands on these rows (docs/estimator.md explains every
-// row beyond 15 %): median |error| <= 11 %, no row beyond 29 %. Bounds only ever tighten; no
-// estimator constant is tuned to them.
+// row beyond 15 %): median |error| <= 9 %, no row beyond 28 % (were 11 % and 29 % before the
+// LitGPT rows took their yaml's LoRA settings and phi-2/StableLM their config's layer program).
+// Bounds only ever tighten; no estimator constant is tuned to them.
 TEST(EstimatorValidation, MeetsAccuracyTargetsOnEveryFullySpecifiedRow) {
   const auto all = rows();
   std::vector<double> errors;
   for (const auto& r : all) {
     if (!r.fully_specified) continue;
     errors.push_back(std::fabs(r.error));
-    EXPECT_LE(std::fabs(r.error), 0.29) << r.id << " " << r.model << " error " << r.error;
+    EXPECT_LE(std::fabs(r.error), 0.28) << r.id << " " << r.model << " error " << r.error;
   }
   ASSERT_GE(errors.size(), 25u);
   std::sort(errors.begin(), errors.end());
   const std::size_t m = errors.size() / 2;
   const double median = errors.size() % 2 == 1 ? errors[m] : (errors[m - 1] + errors[m]) / 2.0;
-  EXPECT_LE(median, 0.11);
+  EXPECT_LE(median, 0.09);
 }
 
 TEST(EstimatorValidation, PinsAHandfulOfRows) {
@@ -39,8 +40,8 @@ TEST(EstimatorValidation, PinsAHandfulOfRows) {
   };
   // Pinned to 0.1 percentage point: a formula change shows up here first.
   const std::pair<std::string_view, double> pins[] = {
-      {"S04", 0.110},  {"S11", 0.275},  {"L12", -0.024}, {"L13", -0.034},
-      {"L20", -0.189}, {"L07", -0.093}, {"L11", -0.104}};
+      {"S04", 0.110},  {"S11", 0.275}, {"L12", -0.024}, {"L13", -0.034},
+      {"L20", -0.189}, {"L07", 0.001}, {"L11", -0.104}};
   for (const auto& [id, error] : pins) {
     const Row r = find(id);
     ASSERT_TRUE(r.fully_specified) << id;
