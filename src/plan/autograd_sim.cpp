@@ -306,7 +306,8 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   const double ckpt_recompute = ckpt ? mid_own + h_out : 0;
   bwd = std::max(bwd, res.activations - h_out + head_grad + norm_grad + ckpt_recompute + mid_peak);
   // Bottom layer: what layer 0 keeps + every layer's parameter gradients + its working set.
-  const double all_layer_grads = mid_params * (L - 1) * run.grad_share;
+  const double all_layer_grads =
+      run.grads_accumulated ? 0.0 : mid_params * (L - 1) * run.grad_share;
   const double bottom_saved = ckpt ? layer_in + rope_bytes + mask_bytes + first_own + h_out
                                    : first_own + (first_saves_in ? layer_in : 0) + rope_bytes;
   // Without checkpointing the layers above still hold their ctx-kept inputs (reentrant

@@ -65,6 +65,11 @@ struct SimRun {
   bool autocast_base_copies = false;
   // LoRA on the lm_head (RunConfig::lora_head).
   bool lora_head = false;
+  // Every parameter's .grad already exists when this backward starts (an accumulation
+  // micro-batch after the first: zero_grad runs only after the optimizer step), so AccumulateGrad
+  // adds each new gradient into it in place: the walk's parameter gradients are temporaries, not
+  // a growing set (the caller counts the accumulated ones with the fixed terms).
+  bool grads_accumulated = false;
 };
 
 struct SimResult {

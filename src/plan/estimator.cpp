@@ -450,6 +450,7 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
   SimRun sr = sim_run_for(a, run);
   // Gradients already reduce-scattered keep only this rank's share through the backward.
   sr.grad_share = gradients > 0 ? std::min(1.0, st.gradients / gradients) : 1.0;
+  sr.grads_accumulated = run.grad_accum > 1;
   SimResult sim;
   if (auto r = simulate_step(a, sr)) sim = *r;
   t.activations = to_bytes(sim.activations);
@@ -460,8 +461,16 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
   const double share = optimizer > 0 ? st.optimizer / optimizer : 1.0;
   const double optim_temp =
       run.optim == Optim::adamw && !run.fused_adamw ? trainable * train_dtype * share : 0;
-  const double forward = fixed + sim.inputs + sim.forward_peak_extra;
-  const double backward = fixed + sim.inputs + sim.backward_peak_extra + st.reduce_transient;
+  // Gradient accumulation (--grad-accum > 1): zero_grad(set_to_none=True) runs only after the
+  // optimizer step (transformers Trainer: model.zero_grad() after optimizer.step(); LitGPT
+  // fit(): optimizer.zero_grad() when not is_accumulating), so from the second micro-batch on
+  // every .grad (this rank's share) lives through the forward and the backward, and autograd's
+  // AccumulateGrad adds each new gradient into it in place (torch/csrc/autograd/functions/
+  // accumulate_grad.h): the backward's own parameter gradients are then temporaries.
+  const double accumulated = run.grad_accum > 1 ? d(t.gradients) : 0.0;
+  const double forward = fixed + accumulated + sim.inputs + sim.forward_peak_extra;
+  const double backward =
+      fixed + accumulated + sim.inputs + sim.backward_peak_extra + st.reduce_transient;
   const double step = fixed + d(t.gradients) + optim_temp + st.step_transient;
   const double peak = std::max({forward, backward, step});
   const double held = fixed + d(t.activations) + d(t.logits);

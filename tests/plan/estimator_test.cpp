@@ -526,5 +526,22 @@ TEST(Estimator, LoraOnTheHeadAddsItsAdapterAndKeepsItsDroppedInput) {
   EXPECT_GT(b.train_peak_allocated_bytes, a.train_peak_allocated_bytes);
 }
 
+TEST(Estimator, AccumulatedGradientsLiveThroughForwardAndBackward) {
+  // zero_grad runs only after the optimizer step: from the second micro-batch on every .grad
+  // exists during the forward and the backward, and AccumulateGrad adds into it in place.
+  const auto s = fixtures::shape("TinyLlama-1.1B");
+  RunConfig one;
+  one.method = Method::full;
+  one.grad_ckpt = GradCkpt::none;
+  one.batch = 4;
+  one.seq = 512;
+  RunConfig eight = one;
+  eight.grad_accum = 8;
+  const Estimate a = estimate(s, one), b = estimate(s, eight);
+  EXPECT_EQ(a.terms.gradients, b.terms.gradients);
+  EXPECT_GT(b.train_peak_allocated_bytes, a.train_peak_allocated_bytes);
+  EXPECT_LE(b.train_peak_allocated_bytes - a.train_peak_allocated_bytes, b.terms.gradients);
+}
+
 }  // namespace
 }  // namespace sparkops::plan

@@ -77,6 +77,18 @@ const LitgptLora* litgpt_lora(std::string_view id) {
   return nullptr;
 }
 
+// Micro-batches per optimizer step of each LitGPT row's yaml (global_batch_size /
+// micro_batch_size / devices, at the same commits): `.grad` lives across them.
+std::uint64_t litgpt_accum(std::string_view id) {
+  static constexpr std::pair<std::string_view, std::uint64_t> kRows[] = {
+      {"L01", 8}, {"L02", 8}, {"L04", 3}, {"L05", 3}, {"L06", 6}, {"L07", 6}, {"L08", 6},
+      {"L09", 6}, {"L10", 4}, {"L11", 4}, {"L12", 8}, {"L13", 4}, {"L14", 4}, {"L15", 4},
+      {"L16", 2}, {"L18", 8}, {"L19", 8}, {"L20", 8}, {"L21", 1}};
+  for (const auto& [row, accum] : kRows)
+    if (row == id) return accum;
+  return 1;
+}
+
 }  // namespace
 
 std::uint64_t cublas_workspace_for(std::string_view hardware) {
@@ -229,6 +241,7 @@ std::vector<Row> evaluate(const std::string& csv_text) {
     // config-hub table was measured with).
     if (icontains(col(f, "framework"), "litgpt") || icontains(col(f, "framework"), "lit-gpt")) {
       apply_framework(Framework::litgpt, run);
+      run.grad_accum = litgpt_accum(r.id);
       if (const auto* y = litgpt_lora(r.id); y && run.method != Method::full) {
         run.lora_rank = y->rank;
         run.lora_dropout = y->dropout;

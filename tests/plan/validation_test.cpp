@@ -15,8 +15,9 @@ std::vector<Row> rows() {
 }
 
 // Where the mechanism-derived estimator stands on these rows (docs/estimator.md explains every
-// row beyond 15 %): median |error| <= 9 %, no row beyond 28 % (were 11 % and 29 % before the
-// LitGPT rows took their yaml's LoRA settings and phi-2/StableLM their config's layer program).
+// row beyond 15 %): median |error| <= 7 %, no row beyond 28 % (were 11 % and 29 % before the
+// LitGPT rows took their yaml's LoRA settings and accumulation, phi-2/StableLM their config's
+// layer program, and accumulated gradients counted through forward and backward).
 // Bounds only ever tighten; no estimator constant is tuned to them.
 TEST(EstimatorValidation, MeetsAccuracyTargetsOnEveryFullySpecifiedRow) {
   const auto all = rows();
@@ -30,7 +31,7 @@ TEST(EstimatorValidation, MeetsAccuracyTargetsOnEveryFullySpecifiedRow) {
   std::sort(errors.begin(), errors.end());
   const std::size_t m = errors.size() / 2;
   const double median = errors.size() % 2 == 1 ? errors[m] : (errors[m - 1] + errors[m]) / 2.0;
-  EXPECT_LE(median, 0.09);
+  EXPECT_LE(median, 0.07);
 }
 
 TEST(EstimatorValidation, PinsAHandfulOfRows) {
@@ -40,8 +41,8 @@ TEST(EstimatorValidation, PinsAHandfulOfRows) {
   };
   // Pinned to 0.1 percentage point: a formula change shows up here first.
   const std::pair<std::string_view, double> pins[] = {
-      {"S04", 0.110},  {"S11", 0.275}, {"L12", -0.024}, {"L13", -0.034},
-      {"L20", -0.189}, {"L07", 0.001}, {"L11", -0.104}};
+      {"S04", 0.110},  {"S11", 0.275}, {"L12", -0.023}, {"L13", -0.033},
+      {"L20", -0.033}, {"L07", 0.007}, {"L11", -0.102}};
   for (const auto& [id, error] : pins) {
     const Row r = find(id);
     ASSERT_TRUE(r.fully_specified) << id;
