@@ -96,9 +96,11 @@ std::vector<Row> evaluate_v2(const std::string& csv_text) {
   for (std::size_t n = 1; n < lines.size(); ++n) {
     if (trim(lines[n]).empty()) continue;
     const auto f = csv_fields(lines[n]);
+    // The file has CRLF line ends: the last header name ("notes") carries the \r, so names
+    // compare trimmed.
     auto col = [&](std::string_view name) -> std::string {
       for (std::size_t i = 0; i < header.size() && i < f.size(); ++i)
-        if (header[i] == name) return std::string(trim(f[i]));
+        if (trim(header[i]) == name) return std::string(trim(f[i]));
       return {};
     };
     Row r;
@@ -148,6 +150,10 @@ std::vector<Row> evaluate_v2(const std::string& csv_text) {
     apply_framework(litgpt ? Framework::litgpt : Framework::hf, run);
     // Several GPUs: the row's wrapper (plan/sharding.cpp) and accumulation.
     std::string shard_flags;
+    // The micro-batches per optimizer step the row names (ms-swift's benchmark default
+    // --gradient_accumulation_steps 16): .grad lives across them (estimator.cpp).
+    if (const auto g = to_lower(col("notes")).find("grad-accum "); g != std::string::npos)
+      run.grad_accum = leading_count(to_lower(col("notes")).substr(g + 11)).value_or(1);
     if (sharded && gpus.value_or(1) > 1) {
       run.gpus = *gpus;
       run.shard = contains(sharding, "zero-3") || contains(sharding, "zero3")   ? ShardMode::zero3
@@ -308,6 +314,8 @@ std::vector<Row> evaluate_v2(const std::string& csv_text) {
     if (run.precision != Precision::bf16)
       r.flags += fmt::format(" --precision {}", precision_name(run.precision));
     r.flags += shard_flags;
+    if (shard_flags.empty() && run.grad_accum > 1)
+      r.flags += fmt::format(" --grad-accum {}", run.grad_accum);
     if (run.qlora_kept_fp16) r.flags += " --kept-fp16";
     if (run.lora_head) r.flags += " --lora-head";
     if (!run.packed) r.flags += " --lengths varying";
