@@ -105,7 +105,7 @@ std::vector<Row> evaluate(const std::string& csv_text) {
   const auto header = csv_fields(lines[0]);
   auto col = [&](const std::vector<std::string>& f, std::string_view name) -> std::string {
     for (std::size_t i = 0; i < header.size() && i < f.size(); ++i) {
-      if (header[i] == name) return std::string(trim(f[i]));
+      if (trim(header[i]) == name) return std::string(trim(f[i]));
     }
     return {};
   };
