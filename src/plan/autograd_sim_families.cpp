@@ -110,8 +110,16 @@ bool is_targeted(const SimRun& run, const std::string& module) {
   if (run.method == TrainMethod::full) return false;
   if (run.all_linear) return true;
   const std::string last = module.substr(module.rfind('.') + 1);
-  return std::find(run.targets.begin(), run.targets.end(), module) != run.targets.end() ||
-         std::find(run.targets.begin(), run.targets.end(), last) != run.targets.end();
+  auto named = [&](std::string_view n) {
+    return std::find(run.targets.begin(), run.targets.end(), n) != run.targets.end();
+  };
+  if (named(module) || named(last)) return true;
+  // A fused q/k/v projection (GPT-NeoX/Falcon query_key_value, Phi-3 qkv_proj, GPT-2 c_attn,
+  // Baichuan W_pack) is adapted when any of q, k, v is: the estimator counts the adapter on the
+  // separate maps (models::layer_linears), and the fused module's input is what the LoRA keeps.
+  const bool fused_qkv =
+      last == "query_key_value" || last == "qkv_proj" || last == "c_attn" || last == "W_pack";
+  return fused_qkv && (named("q_proj") || named("k_proj") || named("v_proj"));
 }
 
 }  // namespace sim

@@ -192,10 +192,12 @@ std::vector<Row> evaluate(const std::string& csv_text) {
       // The layer program their config.json names (as validation2.cpp does): microsoft/phi-2 is
       // PhiForCausalLM (model_type "phi": one LayerNorm feeding attention and the fc1/gelu/fc2
       // MLP in parallel; LitGPT's phi-2 config: parallel_residual, shared_attention_norm,
-      // GptNeoxMLP, LayerNorm); StableLM-Alpha is GPTNeoXForCausalLM (use_parallel_residual).
+      // GptNeoxMLP, LayerNorm); StableLM-Alpha is GPTNeoXForCausalLM (use_parallel_residual);
+      // tiiuae/falcon-7b is FalconForCausalLM (parallel_attn, one LayerNorm, multi-query).
       // The stated total stays; the linears take what the embedding, head and norms leave.
       const char* family = contains(r.model, "phi-2")                 ? "phi"
                            : contains(r.model, "stablelm-base-alpha") ? "gpt_neox"
+                           : contains(r.model, "falcon")              ? "falcon"
                                                                       : nullptr;
       if (family) {
         r.shape.arch.family = family;

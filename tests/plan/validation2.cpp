@@ -283,9 +283,12 @@ std::vector<Row> evaluate_v2(const std::string& csv_text) {
         // config: parallel_residual, shared_attention_norm, GptNeoxMLP, LayerNorm): the "phi"
         // program, not the nearest catalogue model's (Gemma-2-2B, whose soft-capping would run
         // eager attention).
+        // tiiuae/falcon-7b is FalconForCausalLM (parallel_attn, one LayerNorm, multi-query):
+        // the "falcon" program.
         const bool phi2 = icontains(r.model, "phi-2");
-        if (icontains(r.model, "stablelm-base-alpha") || phi2) {
-          r.shape.arch.family = phi2 ? "phi" : "gpt_neox";
+        const bool falcon = icontains(r.model, "falcon");
+        if (icontains(r.model, "stablelm-base-alpha") || phi2 || falcon) {
+          r.shape.arch.family = phi2 ? "phi" : falcon ? "falcon" : "gpt_neox";
           // Nothing of the nearest catalogue model's own layout stays (Gemma-2's soft-capping
           // and its eager attention, post-norms, q/k norms).
           r.shape.arch.needs_eager_attention = false;
