@@ -74,7 +74,8 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f) {
                   "fp32 (PEFT) | model (LitGPT/torchtune); default: the framework's");
   cmd->add_option("--bnb-version", f.bnb_version,
                   "QLoRA: bitsandbytes release (<= 0.43.1 keeps every 4-bit linear's input until "
-                  "the graph is freed); default: the framework's");
+                  "the graph is freed; < 0.43 quantizes from fp16, so a bf16 run dequantizes to "
+                  "two copies); default: the framework's");
   cmd->add_flag("--no-double-quant", f.no_double_quant, "QLoRA: NF4 without double quantization");
   cmd->add_option("--nodes", f.nodes, "Machines the run spans (a DGX Spark is one GPU each)")
       ->capture_default_str();
