@@ -1,6 +1,10 @@
 #include "host/host_root.hpp"
 
+#include <dirent.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -16,7 +20,15 @@ HostRoot::HostRoot(std::filesystem::path root) : root_(std::move(root)) {
 std::filesystem::path HostRoot::resolve(std::string_view absolute_path) const {
   std::string_view rel = absolute_path;
   while (!rel.empty() && rel.front() == '/') rel.remove_prefix(1);
-  return root_ / std::filesystem::path(std::string(rel));
+  // The text of `root_ / rel` built as one string and parsed into a path once: operator/ parsed
+  // rel into a path, then root_ and the result again (most of a /sys read's instructions).
+  const std::string& root = root_.native();
+  std::string joined;
+  joined.reserve(root.size() + 1 + rel.size());
+  joined = root;
+  if (!joined.empty() && joined.back() != '/') joined += '/';
+  joined += rel;
+  return std::filesystem::path(std::move(joined));
 }
 
 Result<std::string> HostRoot::read(std::string_view absolute_path, std::size_t max_bytes) const {
@@ -29,21 +41,26 @@ bool HostRoot::exists(std::string_view absolute_path) const {
 }
 
 Result<std::vector<std::string>> HostRoot::list(std::string_view absolute_path) const {
+  // readdir, not std::filesystem::directory_iterator: no path object built and split per entry
+  // (status lists /sys/class/hwmon, its chips, thermal zones and CPUs on every run).
   const auto dir = resolve(absolute_path);
-  std::error_code ec;
-  std::filesystem::directory_iterator it(dir, ec);
-  if (ec) {
-    const Errc code =
-        ec == std::errc::no_such_file_or_directory || ec == std::errc::not_a_directory
-            ? Errc::not_found
-            : (ec == std::errc::permission_denied ? Errc::permission_denied : Errc::io);
-    return fail(code, fmt::format("{}: cannot list: {}", dir.string(), ec.message()));
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) {
+    const int err = errno;
+    const Errc code = err == ENOENT || err == ENOTDIR
+                          ? Errc::not_found
+                          : (err == EACCES ? Errc::permission_denied : Errc::io);
+    return fail(code, fmt::format("{}: cannot list: {}", dir.string(), std::strerror(err)));
   }
   std::vector<std::string> names;
-  for (; it != std::filesystem::directory_iterator(); it.increment(ec)) {
-    if (ec) break;  // an entry vanishing mid-walk (a PID exiting) ends the walk, not the caller
-    names.push_back(it->path().filename().string());
+  // An error in the middle of the walk (an entry vanishing, a PID exiting) ends it, not the
+  // caller: what was listed is the answer.
+  while (const dirent* entry = ::readdir(d)) {
+    const std::string_view name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    names.emplace_back(name);
   }
+  ::closedir(d);
   std::sort(names.begin(), names.end());
   return names;
 }

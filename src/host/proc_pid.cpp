@@ -1,11 +1,13 @@
 #include "host/proc_pid.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -47,8 +49,19 @@ std::optional<std::uint32_t> parse_u32(std::string_view s) {
 }  // namespace
 
 std::vector<std::string> parse_proc_cmdline(std::string_view text) {
+  // The NUL-separated pieces (the last one after the final NUL, often empty), each copied once.
   std::vector<std::string> argv;
-  for (const auto part : split(text, '\0')) argv.emplace_back(part);
+  if (text.empty()) return argv;  // a kernel thread's
+  const char* at = text.data();
+  const char* const end = at + text.size();
+  argv.reserve(static_cast<std::size_t>(std::count(at, end, '\0')) + 1);  // one allocation
+  while (true) {
+    const auto* nul =
+        static_cast<const char*>(std::memchr(at, '\0', static_cast<std::size_t>(end - at)));
+    argv.emplace_back(at, nul == nullptr ? end : nul);
+    if (nul == nullptr) break;
+    at = nul + 1;
+  }
   while (!argv.empty() && argv.back().empty()) argv.pop_back();
   // setproctitle pads the rewritten title with spaces (or NULs, dropped above).
   if (argv.size() == 1) {
@@ -60,8 +73,13 @@ std::vector<std::string> parse_proc_cmdline(std::string_view text) {
 }
 
 Result<ProcStat> parse_proc_stat(std::string_view text) {
+  // The last ')' is found with memrchr: string_view::rfind walked the ~30 fields after comm back
+  // one character at a time, once per process of a scan.
   const auto open = text.find('(');
-  const auto close = text.rfind(')');
+  const auto* close_at =
+      text.empty() ? nullptr : static_cast<const char*>(::memrchr(text.data(), ')', text.size()));
+  const std::size_t close = close_at == nullptr ? std::string_view::npos
+                                                : static_cast<std::size_t>(close_at - text.data());
   if (open == std::string_view::npos || close == std::string_view::npos || close < open) {
     return fail(Errc::malformed, fmt::format("stat {}: no (comm)", quote_for_message(text)));
   }
@@ -165,17 +183,15 @@ EnvList parse_proc_environ(std::string_view text, const std::vector<std::string_
   return env;
 }
 
+std::optional<std::uint32_t> parse_pid_name(std::string_view name) {
+  if (name.empty() || name.front() < '0' || name.front() > '9') return std::nullopt;
+  return parse_u32(name);
+}
+
 Result<std::vector<std::uint32_t>> list_pids(const HostRoot& root) {
-  auto names = root.list("/proc");
-  if (!names) return tl::unexpected(names.error());
-  std::vector<std::uint32_t> pids;
-  pids.reserve(names->size());
-  for (const auto& name : *names) {
-    if (name.empty() || name.front() < '0' || name.front() > '9') continue;
-    if (const auto pid = parse_u32(name)) pids.push_back(*pid);
-  }
-  std::sort(pids.begin(), pids.end());
-  return pids;
+  auto proc = ProcDir::open(root);
+  if (!proc) return tl::unexpected(proc.error());
+  return proc->list_pids();
 }
 
 Result<std::vector<std::string>> read_proc_cmdline(const HostRoot& root, std::uint32_t pid) {
@@ -216,8 +232,12 @@ Result<ProcDir> ProcDir::open(const HostRoot& root) {
   return ProcDir(std::move(fd), dir.string());
 }
 
-Result<std::string> ProcDir::read(std::uint32_t pid, std::string_view file,
-                                  std::size_t max_bytes) const {
+Error ProcDir::error(int err, std::uint32_t pid, std::string_view file,
+                     std::string_view verb) const {
+  return errno_error(err, fmt::format("{}/{}/{}", where_, pid, file), verb);
+}
+
+Result<Fd> ProcDir::open_file(std::uint32_t pid, std::string_view file) const {
   // "4294967295/" + the file name, without allocating: names here are a few bytes long.
   char name[64];
   auto [end, ec] = std::to_chars(name, name + 11, pid);
@@ -227,22 +247,26 @@ Result<std::string> ProcDir::read(std::uint32_t pid, std::string_view file,
   *end++ = '/';
   end = std::copy(file.begin(), file.end(), end);
   *end = '\0';
-  const auto error = [&](int err, std::string_view verb) {
-    return tl::unexpected(errno_error(err, fmt::format("{}/{}", where_, name), verb));
-  };
   Fd fd(::openat(fd_.get(), name, O_RDONLY | O_NONBLOCK | O_CLOEXEC));
-  if (!fd.valid()) return error(errno, "open");
+  if (!fd.valid()) return tl::unexpected(error(errno, pid, file, "open"));
+  return fd;
+}
+
+Result<std::string> ProcDir::read(std::uint32_t pid, std::string_view file,
+                                  std::size_t max_bytes) const {
+  auto fd = open_file(pid, file);
+  if (!fd) return tl::unexpected(fd.error());
   std::string out;
   char buf[4096];
   while (true) {
-    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    const ssize_t n = ::read(fd->get(), buf, sizeof buf);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return error(errno, "read");
+      return tl::unexpected(error(errno, pid, file, "read"));
     }
     if (out.size() + static_cast<std::size_t>(n) > max_bytes) {
-      return fail(Errc::too_large,
-                  fmt::format("{}/{}: larger than the {} byte limit", where_, name, max_bytes));
+      return fail(Errc::too_large, fmt::format("{}/{}/{}: larger than the {} byte limit", where_,
+                                               pid, file, max_bytes));
     }
     out.append(buf, static_cast<std::size_t>(n));
     if (static_cast<std::size_t>(n) < sizeof buf) break;  // short read: the end (see the header)
@@ -250,13 +274,61 @@ Result<std::string> ProcDir::read(std::uint32_t pid, std::string_view file,
   return out;
 }
 
+Result<std::string_view> ProcDir::read_into(std::uint32_t pid, std::string_view file,
+                                            std::span<char> buf) const {
+  auto fd = open_file(pid, file);
+  if (!fd) return tl::unexpected(fd.error());
+  while (true) {
+    const ssize_t n = ::read(fd->get(), buf.data(), buf.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return tl::unexpected(error(errno, pid, file, "read"));
+    }
+    if (static_cast<std::size_t>(n) < buf.size()) {  // short read: the whole file (the header)
+      return std::string_view(buf.data(), static_cast<std::size_t>(n));
+    }
+    return fail(Errc::too_large,
+                fmt::format("{}/{}/{}: {} bytes or more", where_, pid, file, buf.size()));
+  }
+}
+
+Result<std::vector<std::uint32_t>> ProcDir::list_pids() const {
+  const int fd = ::openat(fd_.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return tl::unexpected(errno_error(errno, where_, "list"));
+  DIR* dir = ::fdopendir(fd);  // owns fd from here on, closedir closes it
+  if (dir == nullptr) {
+    const int err = errno;
+    ::close(fd);
+    return tl::unexpected(errno_error(err, where_, "list"));
+  }
+  std::vector<std::uint32_t> pids;
+  pids.reserve(512);
+  while (const dirent* entry = ::readdir(dir)) {
+    if (const auto pid = parse_pid_name(entry->d_name)) pids.push_back(*pid);
+  }
+  ::closedir(dir);
+  std::sort(pids.begin(), pids.end());
+  return pids;
+}
+
+// The scan reads a cmdline and a stat for every process: both land in a stack buffer first (a
+// stat is ~300 bytes, most command lines are shorter than 4 KiB) and only a longer file is read
+// again into a string, so the common case allocates nothing for the text.
 Result<std::vector<std::string>> read_proc_cmdline(const ProcDir& proc, std::uint32_t pid) {
+  char buf[4096];
+  const auto small = proc.read_into(pid, "cmdline", buf);
+  if (small) return parse_proc_cmdline(*small);
+  if (small.error().code != Errc::too_large) return tl::unexpected(small.error());
   auto text = proc.read(pid, "cmdline", kProcFileLimit);
   if (!text) return tl::unexpected(text.error());
   return parse_proc_cmdline(*text);
 }
 
 Result<ProcStat> read_proc_stat(const ProcDir& proc, std::uint32_t pid) {
+  char buf[2048];
+  const auto small = proc.read_into(pid, "stat", buf);
+  if (small) return parse_proc_stat(*small);
+  if (small.error().code != Errc::too_large) return tl::unexpected(small.error());
   auto text = proc.read(pid, "stat", kProcFileLimit);
   if (!text) return tl::unexpected(text.error());
   return parse_proc_stat(*text);

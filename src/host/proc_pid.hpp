@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -66,6 +67,11 @@ Result<SmapsRollup> parse_smaps_rollup(std::string_view text);
 using EnvList = std::vector<std::pair<std::string, std::string>>;
 EnvList parse_proc_environ(std::string_view text, const std::vector<std::string_view>& prefixes);
 
+// A /proc entry name as a PID: a name that starts with a digit and is a number of at most 32 bits
+// (what list_pids has always accepted); nullopt for every other name (self, sys, "1x", a 20-digit
+// number, "").
+std::optional<std::uint32_t> parse_pid_name(std::string_view name);
+
 // Numeric entries of /proc, ascending. Non-numeric names (self, sys, ...) are skipped.
 Result<std::vector<std::uint32_t>> list_pids(const HostRoot& root);
 
@@ -88,9 +94,23 @@ class ProcDir {
   // /proc/PID/FILE, at most `max_bytes`; errors as read_file's (not_found when the PID is gone,
   // permission_denied for another user's file).
   Result<std::string> read(std::uint32_t pid, std::string_view file, std::size_t max_bytes) const;
+  // The same file read into `buf` without allocating: the text when the whole file is shorter than
+  // `buf`; too_large when it fills `buf` (then read() above takes it whole).
+  Result<std::string_view> read_into(std::uint32_t pid, std::string_view file,
+                                     std::span<char> buf) const;
+  // The entries of this /proc that parse_pid_name accepts, ascending. The directory is read with
+  // readdir on a descriptor of its own (opened against this one, so concurrent calls and reads do
+  // not share an offset) and names are never copied: no std::filesystem iterator and no string per
+  // entry. Every kind of entry is listed (a captured tree's directories and symlinks alike). An
+  // error in the middle of the walk (a PID exiting as it is read) ends the walk with what was
+  // listed; only failing to open the directory is an error.
+  Result<std::vector<std::uint32_t>> list_pids() const;
 
  private:
   ProcDir(Fd fd, std::string where) : fd_(std::move(fd)), where_(std::move(where)) {}
+  // openat of "PID/FILE", non-blocking; errors name the path.
+  Result<Fd> open_file(std::uint32_t pid, std::string_view file) const;
+  Error error(int err, std::uint32_t pid, std::string_view file, std::string_view verb) const;
   Fd fd_;
   std::string where_;  // the /proc directory, for messages
 };

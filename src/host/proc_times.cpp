@@ -26,6 +26,8 @@ Result<std::chrono::milliseconds> parse_proc_uptime(std::string_view text) {
 
 Result<std::int64_t> parse_proc_stat_btime(std::string_view text) {
   for (const auto line : split_lines(text)) {
+    // Only a line holding "btime" is split: the "intr" line alone has hundreds of fields.
+    if (line.find("btime") == std::string_view::npos) continue;
     const auto fields = split_ws(line);
     if (fields.size() == 2 && fields[0] == "btime") {
       const auto v = parse_i64(fields[1]);

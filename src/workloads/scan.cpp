@@ -27,16 +27,17 @@ struct Entry {
   bool resolved = false;
 };
 
+// `entries` must be in ascending PID order (the scan's are: list_pids is sorted), so a PID's entry
+// is found by binary search, without a hash map of every process.
 class Grouper {
  public:
-  explicit Grouper(std::vector<Entry>& entries) : entries_(entries) {
-    for (std::size_t i = 0; i < entries_.size(); ++i) index_[entries_[i].pid] = i;
-  }
+  explicit Grouper(std::vector<Entry>& entries) : entries_(entries) {}
 
   std::optional<std::size_t> index_of(std::uint32_t pid) const {
-    const auto it = index_.find(pid);
-    if (it == index_.end()) return std::nullopt;
-    return it->second;
+    const auto it = std::lower_bound(entries_.begin(), entries_.end(), pid,
+                                     [](const Entry& e, std::uint32_t p) { return e.pid < p; });
+    if (it == entries_.end() || it->pid != pid) return std::nullopt;
+    return static_cast<std::size_t>(it - entries_.begin());
   }
 
   // Joins a process to its parent's group when the parent belongs to the same engine (a server's
@@ -83,7 +84,6 @@ class Grouper {
 
  private:
   std::vector<Entry>& entries_;
-  std::unordered_map<std::uint32_t, std::size_t> index_;
 };
 
 WorkloadProcess read_member(const host::ProcDir& proc, const Entry& e, const ScanOptions& options,
@@ -168,11 +168,11 @@ std::uint64_t Workload::reserved_bytes() const {
 Result<WorkloadScan> scan_workloads(const host::HostRoot& root,
                                     const std::vector<gpu::GpuProcess>& gpu_processes,
                                     const ScanOptions& options) {
-  auto pids = host::list_pids(root);
-  if (!pids) return tl::unexpected(pids.error());
-  // Every PID's files are read relative to one /proc descriptor (host/proc_pid.hpp, ProcDir).
+  // /proc is listed and every PID's files are read relative to one descriptor (ProcDir).
   auto proc = host::ProcDir::open(root);
   if (!proc) return tl::unexpected(proc.error());
+  auto pids = proc->list_pids();
+  if (!pids) return tl::unexpected(pids.error());
   WorkloadScan scan;
   scan.device_total_bytes = options.device_total_bytes;
   scan.stats.pids_listed = pids->size();

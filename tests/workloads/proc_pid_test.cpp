@@ -1,6 +1,11 @@
 #include "host/proc_pid.hpp"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 
 #include <gtest/gtest.h>
 
@@ -141,6 +146,72 @@ TEST(ProcReaders, ListPidsSkipsNonNumericEntries) {
   EXPECT_EQ(std::count(pids->begin(), pids->end(), 8100u), 1);
 }
 
+TEST(ProcPidName, OnlyNamesThatAreThirtyTwoBitNumbers) {
+  EXPECT_EQ(host::parse_pid_name("1"), 1u);
+  EXPECT_EQ(host::parse_pid_name("4242"), 4242u);
+  EXPECT_EQ(host::parse_pid_name("4294967295"), 4294967295u);
+  for (const std::string_view name :
+       {""sv, "self"sv, "sys"sv, "."sv, ".."sv, "-1"sv, "+1"sv, " 1"sv, "12x"sv, "1.5"sv,
+        "4294967296"sv, "99999999999999999999999999"sv, "0x10"sv, "\xff"sv}) {
+    EXPECT_FALSE(host::parse_pid_name(name)) << name;
+  }
+}
+
+TEST(ProcDirReaders, ListPidsTakesEveryKindOfEntryAndSkipsTheRest) {
+  test::TempDir dir;
+  const auto proc = dir / "proc";
+  std::filesystem::create_directories(proc / "300");
+  std::filesystem::create_directories(proc / "12");
+  std::filesystem::create_directory_symlink("12", proc / "7");    // a captured tree's link
+  std::filesystem::create_directory_symlink("gone", proc / "8");  // dangling: still a name
+  std::filesystem::create_directory_symlink("300", proc / "self");
+  for (const char* name : {"4294967296", "99999999999999999999", "12x", "-3", "sys"}) {
+    std::filesystem::create_directories(proc / name);
+  }
+  { std::ofstream(proc / "55") << "a regular file named like a PID\n"; }
+  const host::HostRoot root(dir.path());
+  auto pd = host::ProcDir::open(root);
+  ASSERT_TRUE(pd) << pd.error().detail;
+  const auto pids = pd->list_pids();
+  ASSERT_TRUE(pids) << pids.error().detail;
+  EXPECT_EQ(*pids, (std::vector<std::uint32_t>{7, 8, 12, 55, 300}));
+  // Listing twice from one ProcDir gives the same (each list opens its own descriptor), and the
+  // HostRoot form agrees.
+  EXPECT_EQ(pd->list_pids().value(), *pids);
+  EXPECT_EQ(host::list_pids(root).value(), *pids);
+  // The vanished PID of the fixture tree is listed, its read is not_found (the scan skips it).
+  const auto gone = pd->read(8, "stat", 4096);
+  ASSERT_FALSE(gone);
+  EXPECT_EQ(gone.error().code, Errc::not_found);
+}
+
+TEST(ProcDirReaders, ListPidsOfAMissingProcIsNotFound) {
+  test::TempDir dir;
+  const auto pids = host::list_pids(host::HostRoot(dir.path()));
+  ASSERT_FALSE(pids);
+  EXPECT_EQ(pids.error().code, Errc::not_found);
+}
+
+TEST(ProcDirReaders, LiveListHoldsThisProcessAndAChildThatExitedIsGone) {
+  const host::HostRoot live("/");
+  auto proc = host::ProcDir::open(live);
+  ASSERT_TRUE(proc);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) ::_exit(0);
+  const auto listed = proc->list_pids();
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(listed);
+  EXPECT_TRUE(std::is_sorted(listed->begin(), listed->end()));
+  EXPECT_TRUE(
+      std::binary_search(listed->begin(), listed->end(), static_cast<std::uint32_t>(::getpid())));
+  // Reaped after the listing: the PID may be listed, but its files are gone.
+  const auto st = host::read_proc_stat(*proc, static_cast<std::uint32_t>(child));
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().code, Errc::not_found);
+}
+
 TEST(ProcReaders, VanishedPidIsNotFound) {
   const host::HostRoot root(test::fixture("procs/vanishing"));
   const auto st = host::read_proc_stat(root, 8100);
@@ -210,6 +281,23 @@ TEST(ProcDirReaders, FileLongerThanOneReadIsWholeAndTheLimitHolds) {
   const auto limited = proc->read(77, "cmdline", 4096);
   ASSERT_FALSE(limited);
   EXPECT_EQ(limited.error().code, Errc::too_large);
+  // Into a buffer: a file that fills it is too_large (the readers then take it whole, above); one
+  // shorter than it is its text.
+  char buf[4096];
+  const auto filled = proc->read_into(77, "cmdline", buf);
+  ASSERT_FALSE(filled);
+  EXPECT_EQ(filled.error().code, Errc::too_large);
+  std::string stat = "77 (a) S 1 77 77 0 -1 4194560";
+  for (int i = 0; i < 13; ++i) stat += " 0";
+  stat += std::string(3000, ' ') + "\n";  // a stat longer than the scan's stack buffer
+  test::write_text(dir / "proc/77/stat", stat);
+  const auto long_stat = host::read_proc_stat(*proc, 77);
+  ASSERT_TRUE(long_stat) << long_stat.error().detail;
+  EXPECT_EQ(long_stat->comm, "a");
+  const auto text = proc->read_into(77, "stat", buf);
+  ASSERT_TRUE(text) << text.error().detail;
+  EXPECT_EQ(*text, stat);
+  EXPECT_EQ(proc->read_into(78, "stat", buf).error().code, Errc::not_found);
 }
 
 TEST(ProcReaders, NestedNamespaceSeenInSelfStatus) {
