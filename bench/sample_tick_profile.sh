@@ -19,7 +19,7 @@ trap 'rm -rf "$out"' EXIT
 
 count() {  # iterations -> instructions inside Sampler::tick
   valgrind --tool=callgrind --callgrind-out-file="$out/cg.$1" \
-    --toggle-collect='sparkops::Sampler::tick*' "$bin" \
+    --toggle-collect='sparkops::sampling::Sampler::tick*' "$bin" \
     --benchmark_filter="^$bench/format:1/iterations:$1\$" >/dev/null 2>&1
   callgrind_annotate "$out/cg.$1" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}'
 }

@@ -47,6 +47,39 @@ std::string format_iso8601_utc_ms(SystemTime t) {
                      tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, s.millis);
 }
 
+void append_iso8601_utc_ms(std::string& out, SystemTime t) {
+  const Split s = split_time(t);
+  std::tm tm{};
+  gmtime_r(&s.seconds, &tm);
+  const int year = tm.tm_year + 1900;
+  if (year < 0 || year > 9999) {
+    out += format_iso8601_utc_ms(t);
+    return;
+  }
+  // "YYYY-MM-DDTHH:MM:SS.mmmZ": every other field gmtime_r gives is within its width.
+  char buf[24];
+  const auto put = [&buf](std::size_t at, int value, int width) {
+    for (int i = width - 1; i >= 0; --i, value /= 10) {
+      buf[at + static_cast<std::size_t>(i)] = static_cast<char>('0' + value % 10);
+    }
+  };
+  put(0, year, 4);
+  buf[4] = '-';
+  put(5, tm.tm_mon + 1, 2);
+  buf[7] = '-';
+  put(8, tm.tm_mday, 2);
+  buf[10] = 'T';
+  put(11, tm.tm_hour, 2);
+  buf[13] = ':';
+  put(14, tm.tm_min, 2);
+  buf[16] = ':';
+  put(17, tm.tm_sec, 2);
+  buf[19] = '.';
+  put(20, s.millis, 3);
+  buf[23] = 'Z';
+  out.append(buf, sizeof buf);
+}
+
 std::string format_nvidia_smi_timestamp(SystemTime t) {
   const Split s = split_time(t);
   std::tm tm{};

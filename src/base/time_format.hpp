@@ -12,6 +12,9 @@ namespace sparkops {
 
 // "2025-11-09T09:26:12.345Z" (UTC, milliseconds).
 std::string format_iso8601_utc_ms(SystemTime t);
+// The same text appended to `out`, its digits written without a format string for the years
+// 0..9999 (the sample tick writes one per row); other years as format_iso8601_utc_ms.
+void append_iso8601_utc_ms(std::string& out, SystemTime t);
 // "2025/11/09 09:26:12.345" as nvidia-smi prints `timestamp` (local time of the process's TZ).
 std::string format_nvidia_smi_timestamp(SystemTime t);
 // "20251109T092612Z": for file and folder names.

@@ -145,7 +145,7 @@ HostReading HostProbe::read() {
   ++reads_since_discovery_;
   HostReading h;
   if (const auto text = reread_or_reopen(meminfo_, "/proc/meminfo")) {
-    if (auto mem = parse_meminfo(*text)) {
+    if (auto mem = parse_meminfo_sample(*text)) {
       h.mem_total_bytes = mem->mem_total_bytes;
       h.mem_free_bytes = mem->mem_free_bytes;
       h.mem_available_bytes = mem->mem_available_bytes;
@@ -154,7 +154,7 @@ HostReading HostProbe::read() {
   }
   // A kernel booted with psi=0 keeps the file but fails the read: absent, as read_psi() says.
   if (const auto text = reread_or_reopen(psi_memory_, "/proc/pressure/memory")) {
-    if (auto psi = parse_psi(*text, "/proc/pressure/memory")) {
+    if (auto psi = parse_psi_totals(*text, "/proc/pressure/memory")) {
       h.psi_mem_some_total_us = psi->some.total_us;
       if (psi->full) h.psi_mem_full_total_us = psi->full->total_us;
     }

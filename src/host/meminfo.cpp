@@ -1,5 +1,7 @@
 #include "host/meminfo.hpp"
 
+#include <span>
+
 #include <fmt/format.h>
 
 #include "base/text.hpp"
@@ -12,31 +14,40 @@ std::optional<std::uint64_t> Meminfo::hugepages_reserved_bytes() const {
   return *hugepages_total * *hugepage_size_bytes;
 }
 
-Result<Meminfo> parse_meminfo(std::string_view text) {
-  Meminfo m;
-  struct Field {
-    std::string_view key;
-    std::optional<std::uint64_t> Meminfo::*member;
-  };
-  static constexpr Field kFields[] = {
-      {"MemTotal", &Meminfo::mem_total_bytes},
-      {"MemFree", &Meminfo::mem_free_bytes},
-      {"MemAvailable", &Meminfo::mem_available_bytes},
-      {"Buffers", &Meminfo::buffers_bytes},
-      {"Cached", &Meminfo::cached_bytes},
-      {"SwapTotal", &Meminfo::swap_total_bytes},
-      {"SwapFree", &Meminfo::swap_free_bytes},
-      {"Shmem", &Meminfo::shmem_bytes},
-      {"Mlocked", &Meminfo::mlocked_bytes},
-      {"Mapped", &Meminfo::mapped_bytes},
-      {"Active(file)", &Meminfo::active_file_bytes},
-      {"Inactive(file)", &Meminfo::inactive_file_bytes},
-      {"HugePages_Total", &Meminfo::hugepages_total},
-      {"HugePages_Free", &Meminfo::hugepages_free},
-      {"HugePages_Rsvd", &Meminfo::hugepages_rsvd},
-      {"Hugepagesize", &Meminfo::hugepage_size_bytes},
-  };
+namespace {
+
+struct Field {
+  std::string_view key;
+  std::optional<std::uint64_t> Meminfo::*member;
+};
+
+constexpr Field kFields[] = {
+    {"MemTotal", &Meminfo::mem_total_bytes},
+    {"MemFree", &Meminfo::mem_free_bytes},
+    {"MemAvailable", &Meminfo::mem_available_bytes},
+    {"Cached", &Meminfo::cached_bytes},
+    // The sample's four end here (kSampleFields).
+    {"Buffers", &Meminfo::buffers_bytes},
+    {"SwapTotal", &Meminfo::swap_total_bytes},
+    {"SwapFree", &Meminfo::swap_free_bytes},
+    {"Shmem", &Meminfo::shmem_bytes},
+    {"Mlocked", &Meminfo::mlocked_bytes},
+    {"Mapped", &Meminfo::mapped_bytes},
+    {"Active(file)", &Meminfo::active_file_bytes},
+    {"Inactive(file)", &Meminfo::inactive_file_bytes},
+    {"HugePages_Total", &Meminfo::hugepages_total},
+    {"HugePages_Free", &Meminfo::hugepages_free},
+    {"HugePages_Rsvd", &Meminfo::hugepages_rsvd},
+    {"Hugepagesize", &Meminfo::hugepage_size_bytes},
+};
+constexpr std::size_t kSampleFields = 4;
+
+// Parses the lines of `text` whose key is one of `fields` into `m`; stops after `stop_after`
+// distinct fields are set (the size of `fields` reads every line).
+Status parse_fields(std::string_view text, std::span<const Field> fields, std::size_t stop_after,
+                    Meminfo& m) {
   std::size_t line_no = 0;
+  std::size_t found = 0;
   std::string_view line;
   for (std::string_view rest = text; proc_text::next_line(rest, line);) {
     ++line_no;
@@ -44,7 +55,7 @@ Result<Meminfo> parse_meminfo(std::string_view text) {
     if (colon == std::string_view::npos) continue;
     const std::string_view key = line.substr(0, colon);
     const Field* field = nullptr;
-    for (const auto& f : kFields) {
+    for (const auto& f : fields) {
       if (f.key == key) field = &f;
     }
     if (field == nullptr) continue;
@@ -60,8 +71,29 @@ Result<Meminfo> parse_meminfo(std::string_view text) {
       return fail(Errc::malformed, fmt::format("/proc/meminfo line {}: unexpected value {}",
                                                line_no, quote_for_message(line)));
     }
-    m.*(field->member) = kb ? *value * 1024 : *value;
+    auto& slot = m.*(field->member);
+    if (!slot) ++found;
+    slot = kb ? *value * 1024 : *value;
+    if (found == stop_after) break;
   }
+  return {};
+}
+
+}  // namespace
+
+Result<Meminfo> parse_meminfo(std::string_view text) {
+  Meminfo m;
+  // Never stops early: a key may repeat, and the last line holding it wins.
+  if (auto ok = parse_fields(text, kFields, std::size(kFields) + 1, m); !ok) {
+    return tl::unexpected(ok.error());
+  }
+  return m;
+}
+
+Result<Meminfo> parse_meminfo_sample(std::string_view text) {
+  Meminfo m;
+  const std::span<const Field> four(kFields, kSampleFields);
+  if (auto ok = parse_fields(text, four, kSampleFields, m); !ok) return tl::unexpected(ok.error());
   return m;
 }
 

@@ -39,6 +39,13 @@ struct Meminfo {
 //   "MemAvailable:   118566368 kB"
 Result<Meminfo> parse_meminfo(std::string_view text);
 
+// The four fields the sample tick records (MemTotal, MemFree, MemAvailable, Cached) and no other:
+// the same exact keys and values as parse_meminfo, found by a scan that stops once all four are
+// seen (the first five lines of every kernel's meminfo), so the other ~50 lines are neither split
+// nor checked (a malformed line there, or one of the four repeated after all four were seen, is not
+// noticed). A malformed value of one of the four is an Error as in parse_meminfo.
+Result<Meminfo> parse_meminfo_sample(std::string_view text);
+
 // Reads <root>/proc/meminfo. A missing file is not_found (the caller decides what that means).
 Result<Meminfo> read_meminfo(const HostRoot& root);
 

@@ -22,8 +22,11 @@ std::string_view psi_resource_name(PsiResource resource) {
 
 namespace {
 
+// parse_psi_totals' lines: the averages' keys must be there, their values are not converted.
+enum class Averages { parse, skip };
+
 Result<PsiLine> parse_psi_line(std::string_view rest, std::string_view file, std::size_t line_no,
-                               std::string_view line) {
+                               std::string_view line, Averages averages) {
   PsiLine out;
   bool have10 = false, have60 = false, have300 = false, have_total = false;
   const auto bad = [&](std::string_view why) {
@@ -49,6 +52,10 @@ Result<PsiLine> parse_psi_line(std::string_view rest, std::string_view file, std
     if (key == "avg60") target = &out.avg60, seen = &have60;
     if (key == "avg300") target = &out.avg300, seen = &have300;
     if (target == nullptr) continue;
+    if (averages == Averages::skip) {
+      *seen = true;
+      continue;
+    }
     const auto d = parse_double(value);
     if (!d) return bad("average is not a number");
     *target = *d;
@@ -58,9 +65,7 @@ Result<PsiLine> parse_psi_line(std::string_view rest, std::string_view file, std
   return out;
 }
 
-}  // namespace
-
-Result<Psi> parse_psi(std::string_view text, std::string_view file) {
+Result<Psi> parse_lines(std::string_view text, std::string_view file, Averages averages) {
   Psi psi;
   bool have_some = false;
   std::size_t line_no = 0;
@@ -74,7 +79,7 @@ Result<Psi> parse_psi(std::string_view text, std::string_view file) {
     if (kind != "some" && kind != "full") continue;
     auto parsed =
         parse_psi_line(space == std::string_view::npos ? std::string_view() : line.substr(space),
-                       file, line_no, line);
+                       file, line_no, line, averages);
     if (!parsed) return tl::unexpected(parsed.error());
     if (kind == "some") {
       psi.some = *parsed;
@@ -85,6 +90,16 @@ Result<Psi> parse_psi(std::string_view text, std::string_view file) {
   }
   if (!have_some) return fail(Errc::malformed, fmt::format("{}: no \"some\" line", file));
   return psi;
+}
+
+}  // namespace
+
+Result<Psi> parse_psi(std::string_view text, std::string_view file) {
+  return parse_lines(text, file, Averages::parse);
+}
+
+Result<Psi> parse_psi_totals(std::string_view text, std::string_view file) {
+  return parse_lines(text, file, Averages::skip);
 }
 
 Result<std::optional<Psi>> read_psi(const HostRoot& root, PsiResource resource) {

@@ -29,6 +29,10 @@ std::string_view psi_resource_name(PsiResource resource);  // "memory", "cpu", "
 // non-numeric value is malformed (naming the line); unknown keys are ignored.
 //   "some avg10=0.00 avg60=0.00 avg300=0.00 total=12345"
 Result<Psi> parse_psi(std::string_view text, std::string_view file);
+// The same parse for a reader that wants only the totals (the sample tick): the lines, keys and
+// totals are checked as parse_psi checks them, the averages' values are neither converted nor
+// checked and read 0.
+Result<Psi> parse_psi_totals(std::string_view text, std::string_view file);
 
 // Reads /proc/pressure/<resource>; nullopt when the file does not exist (no PSI in the kernel).
 // A kernel booted with psi=0 answers EOPNOTSUPP on read: that is reported as absent too.

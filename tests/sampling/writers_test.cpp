@@ -1,12 +1,18 @@
 #include "sampling/writers.hpp"
 
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
+#include <limits>
+#include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "base/text.hpp"
+#include "base/time_format.hpp"
+#include "sampling/sample_columns.hpp"
 #include "support/test_support.hpp"
 
 namespace sparkops::sampling {
@@ -147,6 +153,95 @@ TEST(SampleFormatParse, UnknownFormatIsInvalidArgument) {
   const auto bad = parse_sample_format("csv");
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().code, Errc::invalid_argument);
+}
+
+}  // namespace
+}  // namespace sparkops::sampling
+
+namespace sparkops::sampling {
+namespace {
+
+const SampleColumn& column(std::string_view name) {
+  const SampleColumn* c = find_sample_column(name);
+  EXPECT_NE(c, nullptr) << name;
+  return *c;
+}
+
+std::string cell(std::string_view name, const SampleRow& row) {
+  std::string out;
+  append_csv_cell(out, column(name), row);
+  return out;
+}
+
+// The cells are written with std::to_chars; every one must be the text fmt printed before (the
+// golden files hold rows of a few values; these are many, the rounding ties and the extremes).
+TEST(ExtendedCells, NumbersPrintAsFmtPrintedThem) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> values = {0.0,    -0.0,    0.0005,  0.0015,   0.0025, 1.0005,
+                                2.0625, -2.0625, 45.0,    52.375,   1e-9,   123456.7895,
+                                1e15,   9.2e18,  -9.3e18, 1.7e308,  -1e300, 4.9e-324,
+                                kInf,   -kInf,   kNaN,    11.234999};
+  std::uint64_t state = 88172645463325252ULL;  // xorshift64: the same values on every run
+  const auto next = [&state] {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  for (int i = 0; i < 20000; ++i) {
+    const std::uint64_t bits = next();
+    double v = 0;
+    if (i % 2 == 0) {
+      std::memcpy(&v, &bits, sizeof v);  // any double, NaNs and subnormals included
+    } else {
+      v = static_cast<double>(static_cast<std::int64_t>(bits % 2000000001) - 1000000000) / 1000.0 *
+          static_cast<double>(1 + (bits >> 40) % 1000);
+    }
+    values.push_back(v);
+  }
+  for (const double v : values) {
+    SampleRow row;
+    row.power_w = v;
+    row.mem_total_bytes = v;
+    row.gpu_temp_c = v;
+    ASSERT_EQ(cell("power_w", row), fmt::format("{:.3f}", v)) << v;
+    // Whole-number columns saturate outside int64 (NaN reads as the low end).
+    const std::int64_t whole = !(v > -9.2e18)  ? std::numeric_limits<std::int64_t>::min()
+                               : !(v < 9.2e18) ? std::numeric_limits<std::int64_t>::max()
+                                               : static_cast<std::int64_t>(v);
+    ASSERT_EQ(cell("mem_total_bytes", row), fmt::format("{}", whole)) << v;
+    std::string celsius = fmt::format("{:.3f}", v);
+    while (!celsius.empty() && celsius.back() == '0') celsius.pop_back();
+    if (!celsius.empty() && celsius.back() == '.') celsius.pop_back();
+    ASSERT_EQ(cell("gpu_temp_c", row), celsius) << v;
+  }
+  for (int i = 0; i < 2000; ++i) {
+    const std::uint64_t bits = i < 3 ? static_cast<std::uint64_t>(i) : next();
+    SampleRow row;
+    row.reasons_mask = bits;
+    row.pstate = static_cast<std::int64_t>(bits);
+    row.gpu_index = static_cast<std::int64_t>(bits);
+    ASSERT_EQ(cell("reasons_hex", row), fmt::format("{:#x}", bits));
+    ASSERT_EQ(cell("pstate", row), fmt::format("P{}", static_cast<std::int64_t>(bits)));
+    ASSERT_EQ(cell("gpu_index", row), fmt::format("{}", static_cast<std::int64_t>(bits)));
+  }
+}
+
+TEST(ExtendedCells, TimestampPrintsAsTheIsoFormatter) {
+  for (const std::int64_t ms : {std::int64_t{0}, std::int64_t{1762680372345}, std::int64_t{-1},
+                                std::int64_t{-62135596800001}, std::int64_t{253402300799999},
+                                std::int64_t{253402300800000}, std::int64_t{951782400999}}) {
+    SampleRow row;
+    row.time = SystemTime{milliseconds{ms}};
+    EXPECT_EQ(cell("timestamp_utc", row), format_iso8601_utc_ms(row.time)) << ms;
+    std::string appended = "x";
+    append_iso8601_utc_ms(appended, row.time);
+    EXPECT_EQ(appended, "x" + format_iso8601_utc_ms(row.time)) << ms;
+  }
+  SampleRow row;
+  row.time = SystemTime{milliseconds{1762680372345}};
+  EXPECT_EQ(cell("timestamp_utc", row), "2025-11-09T09:26:12.345Z");
 }
 
 }  // namespace
