@@ -13,5 +13,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::vector<std::string_view> prefixes{"CUDA_", "PYTORCH_"};
   (void)sparkops::host::parse_proc_environ(text, prefixes);
   (void)sparkops::host::parse_proc_stat(text);
+  (void)sparkops::host::parse_pid_name(text);
   return 0;
 }
