@@ -91,6 +91,29 @@ std::uint64_t litgpt_accum(std::string_view id) {
 
 }  // namespace
 
+const char* config_layer_program(std::string_view model) {
+  return icontains(model, "phi-2")                 ? "phi"
+         : icontains(model, "stablelm-base-alpha") ? "gpt_neox"
+         : icontains(model, "falcon")              ? "falcon"
+                                                   : nullptr;
+}
+
+void take_layer_program(ModelShape& shape, const char* family, double params_b) {
+  shape.arch.family = family;
+  shape.arch.needs_eager_attention = false;
+  shape.arch.post_norms = false;
+  shape.arch.qk_norm = false;
+  shape.arch.mlp = models::MlpKind::plain;
+  ParamCounts c = count_params(shape.arch);
+  const std::uint64_t total = static_cast<std::uint64_t>(params_b * 1e9);
+  const std::uint64_t fixed = c.embedding + c.lm_head + c.other;
+  if (total > fixed) {
+    c.linear = total - fixed;
+    c.total = c.active = total;
+  }
+  shape.params = c;
+}
+
 std::uint64_t cublas_workspace_for(std::string_view hardware) {
   for (const char* sm9_or_later :
        {"H100", "H200", "H800", "H20", "GH200", "B200", "GB10", "Spark", "Thor"})
@@ -189,27 +212,9 @@ std::vector<Row> evaluate(const std::string& csv_text) {
       r.shape.arch.post_norms = false;
       r.shape.arch.qk_norm = false;
       r.shape.arch.qkv_bias = false;
-      // The layer program their config.json names (as validation2.cpp does): microsoft/phi-2 is
-      // PhiForCausalLM (model_type "phi": one LayerNorm feeding attention and the fc1/gelu/fc2
-      // MLP in parallel; LitGPT's phi-2 config: parallel_residual, shared_attention_norm,
-      // GptNeoxMLP, LayerNorm); StableLM-Alpha is GPTNeoXForCausalLM (use_parallel_residual);
-      // tiiuae/falcon-7b is FalconForCausalLM (parallel_attn, one LayerNorm, multi-query).
-      // The stated total stays; the linears take what the embedding, head and norms leave.
-      const char* family = contains(r.model, "phi-2")                 ? "phi"
-                           : contains(r.model, "stablelm-base-alpha") ? "gpt_neox"
-                           : contains(r.model, "falcon")              ? "falcon"
-                                                                      : nullptr;
-      if (family) {
-        r.shape.arch.family = family;
-        ParamCounts c = count_params(r.shape.arch);
-        const std::uint64_t total = static_cast<std::uint64_t>(params_b * 1e9);
-        const std::uint64_t fixed = c.embedding + c.lm_head + c.other;
-        if (total > fixed) {
-          c.linear = total - fixed;
-          c.total = c.active = total;
-        }
-        r.shape.params = c;
-      }
+      // The layer program the row's config.json names (config_layer_program).
+      if (const char* family = config_layer_program(r.model))
+        take_layer_program(r.shape, family, params_b);
     }
     RunConfig& run = r.run;
     const std::string method = to_lower(r.method_text);

@@ -41,6 +41,19 @@ std::vector<std::string> csv_fields(std::string_view line);
 // capability 9 (Hopper, Blackwell, GB10), ":4096:2:16:8" before.
 std::uint64_t cublas_workspace_for(std::string_view hardware);
 
+// The layer program a row's config.json names where the catalogue's nearest model would be the
+// wrong one: microsoft/phi-2 is PhiForCausalLM (model_type "phi": one LayerNorm feeding attention
+// and the fc1/gelu/fc2 MLP in parallel; LitGPT's phi-2 config: parallel_residual,
+// shared_attention_norm, GptNeoxMLP, LayerNorm); StableLM-Alpha is GPTNeoXForCausalLM
+// (use_parallel_residual); tiiuae/falcon-7b is FalconForCausalLM (parallel_attn, one LayerNorm,
+// multi-query). nullptr for the other models.
+const char* config_layer_program(std::string_view model);
+
+// Gives `shape` that program with nothing of the nearest model's own layout left (soft-capping and
+// its eager attention, post-norms, q/k norms; the plain MLP all three have) and re-splits the
+// row's stated total: the linears take what the embedding, head and norms leave.
+void take_layer_program(ModelShape& shape, const char* family, double params_b);
+
 // memory-measured-2.csv (its own header: metric and unit per row, framework, sharding, loss).
 std::vector<Row> evaluate_v2(const std::string& csv_text);
 

@@ -275,35 +275,11 @@ std::vector<Row> evaluate_v2(const std::string& csv_text) {
         if (icontains(r.model, "qwen")) r.shape.arch.family = "qwen2";
         // Baichuan-2: the Llama layer under its NormHead (modeling_baichuan.py).
         if (icontains(r.model, "baichuan")) r.shape.arch.family = "baichuan";
-        // StableLM-Alpha is a GPT-NeoX model (its config.json: GPTNeoXForCausalLM,
-        // use_parallel_residual; LitGPT's stablelm-base-alpha-3b config: parallel_residual,
-        // GptNeoxMLP, LayerNorm): the plain MLP + LayerNorm parallel block, as --mlp plain
-        // --parallel-block gives; the stated total stays, the linears take the rest.
-        // microsoft/phi-2 is PhiForCausalLM (config.json model_type "phi"; LitGPT's phi-2
-        // config: parallel_residual, shared_attention_norm, GptNeoxMLP, LayerNorm): the "phi"
-        // program, not the nearest catalogue model's (Gemma-2-2B, whose soft-capping would run
-        // eager attention).
-        // tiiuae/falcon-7b is FalconForCausalLM (parallel_attn, one LayerNorm, multi-query):
-        // the "falcon" program.
-        const bool phi2 = icontains(r.model, "phi-2");
-        const bool falcon = icontains(r.model, "falcon");
-        if (icontains(r.model, "stablelm-base-alpha") || phi2 || falcon) {
-          r.shape.arch.family = phi2 ? "phi" : falcon ? "falcon" : "gpt_neox";
-          // Nothing of the nearest catalogue model's own layout stays (Gemma-2's soft-capping
-          // and its eager attention, post-norms, q/k norms).
-          r.shape.arch.needs_eager_attention = false;
-          r.shape.arch.post_norms = false;
-          r.shape.arch.qk_norm = false;
-          r.shape.arch.mlp = models::MlpKind::plain;
-          ParamCounts c = count_params(r.shape.arch);
-          const std::uint64_t total = static_cast<std::uint64_t>(params_b * 1e9);
-          const std::uint64_t fixed = c.embedding + c.lm_head + c.other;
-          if (total > fixed) {
-            c.linear = total - fixed;
-            c.total = c.active = total;
-          }
-          r.shape.params = c;
-        }
+        // phi-2, StableLM-Alpha and Falcon run the layer program their config.json names, not
+        // the nearest catalogue model's (for phi-2 Gemma-2-2B, whose soft-capping would run eager
+        // attention): config_layer_program.
+        if (const char* family = config_layer_program(r.model))
+          take_layer_program(r.shape, family, params_b);
       }
     }
     if (r.shape.params.total == 0) exclude("model shape unknown");
