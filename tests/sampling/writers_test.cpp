@@ -229,9 +229,11 @@ TEST(ExtendedCells, NumbersPrintAsFmtPrintedThem) {
 }
 
 TEST(ExtendedCells, TimestampPrintsAsTheIsoFormatter) {
-  for (const std::int64_t ms : {std::int64_t{0}, std::int64_t{1762680372345}, std::int64_t{-1},
-                                std::int64_t{-62135596800001}, std::int64_t{253402300799999},
-                                std::int64_t{253402300800000}, std::int64_t{951782400999}}) {
+  // SystemTime counts nanoseconds in an int64: its first and last whole milliseconds are in
+  // 1677 and 2262 (a year-0 or year-9999 time point overflows it; UBSan's signed-overflow check).
+  for (const std::int64_t ms :
+       {std::int64_t{0}, std::int64_t{1762680372345}, std::int64_t{-1},
+        std::int64_t{-9223372036854}, std::int64_t{9223372036854}, std::int64_t{951782400999}}) {
     SampleRow row;
     row.time = SystemTime{milliseconds{ms}};
     EXPECT_EQ(cell("timestamp_utc", row), format_iso8601_utc_ms(row.time)) << ms;
