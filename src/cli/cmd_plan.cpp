@@ -82,17 +82,13 @@ void run_serve_plan(AppContext& ctx, const PlanCommandState& st) {
   for (auto& n : notes) sp.notes.push_back(std::move(n));
   if (ctx.json) {
     auto j = serving::serving_to_json(sp);
-    if (*beside) j["beside"] = serving::beside_to_json((*beside)->verdict, (*beside)->jobs);
+    serving::add_beside(j, *beside);
     fmt::print(ctx.out, "{}\n", dump_document(j));
   } else {
-    std::string text = serving::render_serving_text(sp);
-    if (*beside) text += serving::render_beside_text((*beside)->verdict, (*beside)->jobs);
+    const std::string text = serving::render_serving_text(sp) + serving::beside_text(*beside);
     fmt::print(ctx.out, "{}", term::paint_lines(terminal_text(text), ctx.colour(ctx.out)));
   }
-  ctx.exit_code = plan::verdict_exit_code(sp.verdict);
-  if (*beside)
-    ctx.exit_code =
-        std::max(ctx.exit_code, workloads::coexistence_exit_code((*beside)->verdict.verdict, true));
+  ctx.exit_code = serving::exit_code_with_beside(plan::verdict_exit_code(sp.verdict), *beside);
   if (sp.kv_shortfall_bytes > 0) ctx.exit_code = kExitFailure;
 }
 
@@ -215,17 +211,13 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
   }
   if (ctx.json) {
     auto j = plan::plan_to_json(*result);
-    if (beside) j["beside"] = serving::beside_to_json(beside->verdict, beside->jobs);
+    serving::add_beside(j, beside);
     fmt::print(ctx.out, "{}\n", dump_document(j));
   } else {
-    std::string text = plan::render_plan_text(*result);
-    if (beside) text += serving::render_beside_text(beside->verdict, beside->jobs);
+    const std::string text = plan::render_plan_text(*result) + serving::beside_text(beside);
     fmt::print(ctx.out, "{}", term::paint_lines(terminal_text(text), ctx.colour(ctx.out)));
   }
-  ctx.exit_code = plan::verdict_exit_code(result->verdict);
-  if (beside)
-    ctx.exit_code =
-        std::max(ctx.exit_code, workloads::coexistence_exit_code(beside->verdict.verdict, true));
+  ctx.exit_code = serving::exit_code_with_beside(plan::verdict_exit_code(result->verdict), beside);
 }
 
 }  // namespace

@@ -96,11 +96,11 @@ void run_procs(const ProcsFlags& flags, AppContext& ctx) {
 
   if (ctx.json) {
     auto j = workloads::procs_to_json(report);
-    if (beside) j["beside"] = serving::beside_to_json(beside->verdict, beside->jobs);
+    serving::add_beside(j, beside);
     fmt::print(ctx.out, "{}\n", dump_document(j));
   } else {
-    std::string text = workloads::render_procs_table(report, term::output_width(ctx.out));
-    if (beside) text += serving::render_beside_text(beside->verdict, beside->jobs);
+    const std::string text = workloads::render_procs_table(report, term::output_width(ctx.out)) +
+                             serving::beside_text(beside);
     fmt::print(ctx.out, "{}", term::paint_lines(terminal_text(text), ctx.colour(ctx.out)));
   }
   ctx.exit_code = workloads::procs_exit_code(report);

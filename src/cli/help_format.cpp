@@ -48,7 +48,7 @@ struct Example {
   std::string_view text;
 };
 
-constexpr std::array<Example, 14> kExamples{{
+constexpr std::array<Example, 13> kExamples{{
     {"status", "sparkops status --json   # or: sparkops --root /path/to/capture status"},
     {"config", "sparkops config --config ./sparkops.toml"},
     {"serve", "sparkops serve --listen 127.0.0.1:9877"},
@@ -63,7 +63,6 @@ constexpr std::array<Example, 14> kExamples{{
     {"help", "sparkops help plan"},
     {"completion",
      "sparkops completion bash > ~/.local/share/bash-completion/completions/sparkops"},
-    {"", ""},
 }};
 
 }  // namespace
@@ -135,8 +134,7 @@ std::vector<const CLI::App*> visible_subcommands(const CLI::App& app) {
 void add_examples(CLI::App& app) {
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
     for (const Example& e : kExamples) {
-      if (!e.command.empty() && sub->get_name() == e.command)
-        sub->footer(fmt::format("Example:\n  {}", e.text));
+      if (sub->get_name() == e.command) sub->footer(fmt::format("Example:\n  {}", e.text));
     }
   }
   app.footer(

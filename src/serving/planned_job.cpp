@@ -1,8 +1,12 @@
 #include "serving/planned_job.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include <fmt/format.h>
+
+#include "serving/serving_render.hpp"
+#include "workloads/coexistence.hpp"
 
 namespace sparkops::serving {
 
@@ -79,6 +83,19 @@ std::optional<std::string> what_runs_note(const host::HostRoot& root,
   query.rules = rules;
   query.coexistence = coexistence;
   return workloads::beside_what_runs_note(root, query);
+}
+
+void add_beside(nlohmann::json& doc, const std::optional<Beside>& beside) {
+  if (beside) doc["beside"] = beside_to_json(beside->verdict, beside->jobs);
+}
+
+std::string beside_text(const std::optional<Beside>& beside) {
+  return beside ? render_beside_text(beside->verdict, beside->jobs) : std::string();
+}
+
+int exit_code_with_beside(int job_code, const std::optional<Beside>& beside) {
+  if (!beside) return job_code;
+  return std::max(job_code, workloads::coexistence_exit_code(beside->verdict.verdict, true));
 }
 
 }  // namespace sparkops::serving

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "base/result.hpp"
 #include "plan/plan.hpp"
 #include "plan/plan_args.hpp"
@@ -33,6 +35,13 @@ Result<std::optional<Beside>> beside_if_asked(const ServingFlags& flags,
                                               BesideNow now,
                                               const workloads::CoexistenceOptions& coexistence,
                                               std::vector<std::string>& notes);
+
+// The --beside verdict after a planned job's answer, when one was asked (`plan`, `plan --serve`,
+// `procs --plan`): its document under "beside", its text block after the job's, and the exit code,
+// the stricter of the job's and the coexistence verdict's (one exit-code table, README).
+void add_beside(nlohmann::json& doc, const std::optional<Beside>& beside);
+std::string beside_text(const std::optional<Beside>& beside);
+int exit_code_with_beside(int job_code, const std::optional<Beside>& beside);
 
 // `procs --plan ... --beside CMD`: the planned job (the server with --serve, else a run needing
 // `need`) beside what procs scanned (`answer`, its GPU processes joined) and the commands given:
