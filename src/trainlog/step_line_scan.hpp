@@ -24,16 +24,15 @@
 // A line is a step line when it names a step (`step`, `iter`, `iteration`, `global step`,
 // `global_step`, any case, as a word followed by `:`, `=`, `#` or spaces and an integer, `/total`
 // optional; the global counter wins over a per-epoch one; not after "at", "from", ...: "Saving
-// checkpoint at step 500" is a sentence) and a time per step (below), a wall-clock timestamp near
-// its start or a training loss. Time per
-// step, in the order tried: a per-step duration key with its unit (`dt`, `time`, `step_time`,
-// `step time`, `iter time`, `iter_time`, `time/step`, `time_per_step`, `batch_time`,
-// `step_duration`: a unit is required, except `step_time`, which torchtitan prints in seconds;
-// `train_step_timing in s`,
-// `seconds`, `sec/step`, `s/step`, `timing_s/step`: seconds; `ms/step`: milliseconds); a bare
-// `<number> ms` field between separators (llm.c); a rate (`<number> step/s`, `steps/s`, `it/s`, or
-// `s/it`, `s/step`). Cumulative clocks (`total time`, `train_time`, `elapsed`) are not per-step
-// times and are never read as one.
+// checkpoint at step 500" is a sentence) and a time per step, a wall-clock timestamp near its
+// start or a training loss. The time per step, in the order tried: a per-step duration key with
+// its unit (`dt`, `time`, `step_time`, `step time`, `iter time`, `iter_time`, `time/step`,
+// `time_per_step`, `batch_time`, `step_duration`: a unit is required, except for `step_time`,
+// which torchtitan prints in seconds; `train_step_timing in s`, `seconds`, `sec/step`, `s/step`,
+// `timing_s/step`: seconds; `ms/step`: milliseconds); a bare `<number> ms` field between
+// separators (llm.c); a rate (`<number> step/s`, `steps/s`, `it/s`, or `s/it`, `s/step`).
+// Cumulative clocks (`total time`, `train_time`, `elapsed`) are not per-step times and are never
+// read as one.
 
 #include <cstdint>
 #include <optional>
