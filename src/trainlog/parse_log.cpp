@@ -13,6 +13,7 @@
 #include "trainlog/format_parser.hpp"
 #include "trainlog/format_trainer_state.hpp"
 #include "trainlog/log_text.hpp"
+#include "trainlog/notebook_document.hpp"
 #include "trainlog/sidecar.hpp"
 
 namespace sparkops::trainlog {
@@ -161,6 +162,17 @@ Result<StepSeries> parse_stream(const ReaderFactory& open_log,
     auto text = whole_text();
     if (!text) return tl::unexpected(text.error());
     return parse_trainer_state(*text, name);
+  }
+  // A saved notebook: the log is its cells' outputs, read as the text they showed.
+  if (!options.format && looks_like_notebook(head)) {
+    auto text = whole_text();
+    if (!text) return tl::unexpected(text.error());
+    auto outputs = notebook_output_text(*text);
+    if (!outputs) return fail(Errc::malformed, fmt::format("{}: {}", name, outputs.error().detail));
+    if (looks_like_notebook(*outputs)) {
+      return fail(Errc::malformed, fmt::format("{}: a notebook whose output is a notebook", name));
+    }
+    return parse_log_text(*outputs, options, std::nullopt, name);
   }
   Detection detection;
   if (options.format) {
