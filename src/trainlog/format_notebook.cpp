@@ -14,7 +14,6 @@
 
 #include "base/text.hpp"
 #include "trainlog/format_parser.hpp"
-#include "trainlog/log_text.hpp"
 #include "trainlog/markers.hpp"
 #include "trainlog/notebook_text.hpp"
 

@@ -89,6 +89,8 @@ std::optional<NotebookLabel> parse_notebook_label(std::string_view line) {
 }
 
 std::optional<NotebookColumns> parse_notebook_header(std::string_view line) {
+  // Detection asks this of every line it reads: nothing is split unless the first cell can match.
+  if (!starts_with(line, "Step") && !starts_with(line, "Epoch")) return std::nullopt;
   const auto names = cells(line);
   if (names.size() < 2 || (names[0] != "Step" && names[0] != "Epoch")) return std::nullopt;
   NotebookColumns c;
