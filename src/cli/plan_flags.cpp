@@ -24,7 +24,8 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f) {
   cmd->add_option("--vocab", f.vocab, "With --params: vocabulary size");
   cmd->add_flag("--tied", f.tied, "With --params: input and output embeddings are tied");
   cmd->add_option("--mlp", f.mlp, "With --params: gated (SwiGLU/GeGLU, 3 matrices) | plain (2)");
-  cmd->add_option("--norm", f.norm, "With --params: rms | layer");
+  cmd->add_option("--norm", f.norm,
+                  "With --params: rms | layer (--mlp plain --norm layer: GPT-2's sequential block)");
   cmd->add_flag("--parallel-block", f.parallel_block,
                 "With --params: attention and MLP read the same input (GPT-NeoX, Phi, Falcon)");
   cmd->add_option("--method", f.method, "full | lora | qlora")->capture_default_str();

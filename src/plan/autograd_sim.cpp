@@ -184,9 +184,11 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
     fwd_extra += copies;
     loss_bwd += copies;
   }
-  // A loop that holds its `logits` name (LitGPT) keeps the model-dtype logits through backward,
-  // where the loss alone would have kept only what cross-entropy saved.
-  if (run.prev_graph_held && run.loss == LossPath::chunked) {
+  // A loop that holds its `logits` name keeps the model-dtype logits through backward, where the
+  // loss alone would have kept only what cross-entropy saved: LitGPT's fit() (chunked), and a
+  // hand-written loop's `logits = model(x); loss = F.cross_entropy(logits.float()...)` (hf: the
+  // upcast copy and log-softmax are the loss's, the bf16 logits the loop's).
+  if (run.prev_graph_held && (run.loss == LossPath::chunked || run.loss == LossPath::hf)) {
     loss_saved += db * V * T;
     loss_bwd += db * V * T;
   }

@@ -468,7 +468,11 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
   // AccumulateGrad adds each new gradient into it in place (torch/csrc/autograd/functions/
   // accumulate_grad.h): the backward's own parameter gradients are then temporaries.
   const double accumulated = run.grad_accum > 1 ? d(t.gradients) : 0.0;
-  const double forward = fixed + accumulated + sim.inputs + sim.forward_peak_extra;
+  // A loop that zeroes the gradients only just before backward carries the last step's into
+  // the forward (RunConfig::zero_grad_before_backward).
+  const double stale = run.zero_grad_before_backward ? d(t.gradients) : 0.0;
+  const double forward =
+      fixed + std::max(accumulated, stale) + sim.inputs + sim.forward_peak_extra;
   const double backward =
       fixed + accumulated + sim.inputs + sim.backward_peak_extra + st.reduce_transient;
   const double step = fixed + d(t.gradients) + optim_temp + st.step_transient;

@@ -107,6 +107,10 @@ struct RunConfig {
   // Fabric BitsandbytesPrecision); every nn.Linear, the lm_head included, is 4-bit (Fabric);
   // the lm_head is its own matrix even for a tied-embedding model (LitGPT's GPT).
   bool loop_holds_graph = false;
+  // The loop calls optimizer.zero_grad(set_to_none=True) between the forward and
+  // loss.backward() (Megatron-Core's example loops) instead of after optimizer.step(): the
+  // previous step's gradients then live through the next forward.
+  bool zero_grad_before_backward = false;
   bool bnb_quant_fp16 = false;
   bool quantize_head = false;
   bool separate_head = false;

@@ -103,8 +103,10 @@ Result<ResolvedModel> resolve_model(const ModelRef& ref, const HfCacheEnv& hf_ca
     m.source = ModelSource::params;
     m.shape = std::move(*shape);
     // Only layouts a layer program exists for (data/families.json): Llama's gated MLP + RMSNorm
-    // in sequence, GPT-NeoX's plain MLP + LayerNorm in parallel; any other combination has no
-    // mechanism behind it, so it is refused rather than estimated as the wrong block.
+    // in sequence, GPT-NeoX's plain MLP + LayerNorm in parallel, GPT-2's plain MLP + LayerNorm
+    // in sequence (learned positions, dropout 0.1 as GPT-2's config and Megatron-Core's
+    // TransformerConfig default); any other combination has no mechanism behind it, so it is
+    // refused rather than estimated as the wrong block.
     const bool layout_given = !ref.mlp.empty() || !ref.norm.empty() || ref.parallel_block;
     if (layout_given) {
       const std::string mlp = ref.mlp.empty() ? "gated" : ref.mlp;
@@ -116,10 +118,18 @@ Result<ResolvedModel> resolve_model(const ModelRef& ref, const HfCacheEnv& hf_ca
       } else if (mlp == "plain" && norm == "layer" && parallel) {
         m.shape.arch.family = "gpt_neox";
         m.shape.arch.mlp = MlpKind::plain;
+      } else if (mlp == "plain" && norm == "layer") {
+        m.shape.arch.family = "gpt2";
+        m.shape.arch.mlp = MlpKind::plain;
+        m.notes.push_back(
+            "block: GPT-2's (LayerNorm, attention, LayerNorm, GELU MLP in sequence, learned "
+            "positions, dropout 0.1; Megatron-Core's TransformerEngine GPT layer keeps the same "
+            "tensors)");
       } else {
         return fail(Errc::invalid_argument,
                     fmt::format("--mlp {} --norm {}{}: no layer program for that block (known: "
-                                "gated+rms sequential, plain+layer --parallel-block)",
+                                "gated+rms sequential, plain+layer sequential, plain+layer "
+                                "--parallel-block)",
                                 mlp, norm, parallel ? " --parallel-block" : ""));
       }
       // The user's --params stays the total; the linears take what the embeddings and norms of

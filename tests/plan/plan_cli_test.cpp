@@ -273,6 +273,19 @@ TEST(PlanCli, ParamsTakeTheBlockLayout) {
   for (const auto& note : l["notes"])
     noted = noted || note.get<std::string>().find("block layout assumed") != std::string::npos;
   EXPECT_TRUE(noted) << l["notes"];
+
+  // A plain MLP under LayerNorm without --parallel-block is GPT-2's sequential block (a second
+  // norm's input and output kept, dropout masks), not GPT-NeoX's.
+  const auto gpt2 = run_sparkops({"--root", root(), "plan", "--params", "7B", "--mlp", "plain",
+                                  "--norm", "layer", "--json"});
+  ASSERT_EQ(gpt2.exit_code, 0) << gpt2.err;
+  const auto g = nlohmann::json::parse(gpt2.out);
+  EXPECT_EQ(g["params"], n["params"]);
+  EXPECT_NE(g["terms"]["activations"], n["terms"]["activations"]);
+  bool named = false;
+  for (const auto& note : g["notes"])
+    named = named || note.get<std::string>().find("GPT-2's") != std::string::npos;
+  EXPECT_TRUE(named) << g["notes"];
 }
 
 }  // namespace

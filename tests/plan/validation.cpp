@@ -92,7 +92,8 @@ std::uint64_t litgpt_accum(std::string_view id) {
 }  // namespace
 
 const char* config_layer_program(std::string_view model) {
-  return icontains(model, "phi-2")                 ? "phi"
+  return icontains(model, "GPT (from scratch)")    ? "gpt2"
+         : icontains(model, "phi-2")               ? "phi"
          : icontains(model, "stablelm-base-alpha") ? "gpt_neox"
          : icontains(model, "falcon")              ? "falcon"
                                                    : nullptr;
@@ -255,6 +256,18 @@ std::vector<Row> evaluate(const std::string& csv_text) {
         run.lora_targets = LoraTargets::all_linear;
         run.lora_head = true;
       }
+    }
+    // The Megatron-Core rows (S04-S11) are a hand-written loop (ai-field-notes
+    // articles/nemo-framework-on-spark/evidence/nemo_train.py, whose loop
+    // baseline-training-loop-on-spark/evidence/sweep.py runs): `logits = model(x, ...)` then
+    // `loss = F.cross_entropy(logits.float().view(-1, V), y.view(-1))`, so the loop's `logits`
+    // (bf16, GPTModel's transposed copy) lives through backward and until the next step's forward
+    // returns: the held-logits mechanism LitGPT's fit() has too. The same loop calls
+    // `opt.zero_grad(set_to_none=True)` after the forward, just before `loss.backward()`, so the
+    // previous step's gradients live through the forward.
+    if (icontains(col(f, "framework"), "Megatron-Core")) {
+      run.loop_holds_graph = true;
+      run.zero_grad_before_backward = true;
     }
     const std::string hw = col(f, "hardware");
     run.cublas_workspace_bytes = cublas_workspace_for(hw);

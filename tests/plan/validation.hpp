@@ -46,7 +46,11 @@ std::uint64_t cublas_workspace_for(std::string_view hardware);
 // and the fc1/gelu/fc2 MLP in parallel; LitGPT's phi-2 config: parallel_residual,
 // shared_attention_norm, GptNeoxMLP, LayerNorm); StableLM-Alpha is GPTNeoXForCausalLM
 // (use_parallel_residual); tiiuae/falcon-7b is FalconForCausalLM (parallel_attn, one LayerNorm,
-// multi-query). nullptr for the other models.
+// multi-query). The Megatron-Core "GPT (from scratch)" rows take GPT-2's program: their
+// TransformerEngine layer spec (TELayerNormColumnParallelLinear, fused attention, a GELU MLP,
+// unfused bias-dropout-add, TransformerConfig's hidden_dropout 0.1) keeps the same tensors as
+// GPT2Block under flash attention: the norm inputs and outputs, q/k/v, the attention output, the
+// MLP's pre- and post-GELU tensors and two dropout masks. nullptr for the other models.
 const char* config_layer_program(std::string_view model);
 
 // Gives `shape` that program with nothing of the nearest model's own layout left (soft-capping and

@@ -15,9 +15,10 @@ std::vector<Row> rows() {
 }
 
 // Where the mechanism-derived estimator stands on these rows (docs/estimator.md explains every
-// row beyond 15 %): median |error| <= 5 %, no row beyond 28 % (were 11 % and 29 % before the
+// row beyond 10 %): median |error| <= 3 %, no row beyond 11 % (were 11 % and 29 % before the
 // LitGPT rows took their yaml's LoRA settings and accumulation, phi-2/StableLM/Falcon their
-// config's layer program, and accumulated gradients counted through forward and backward).
+// config's layer program, and accumulated gradients counted through forward and backward; 5 %
+// and 28 % before the Megatron-Core rows ran GPT-2's block and their loop's order).
 // Bounds only ever tighten; no estimator constant is tuned to them.
 TEST(EstimatorValidation, MeetsAccuracyTargetsOnEveryFullySpecifiedRow) {
   const auto all = rows();
@@ -25,13 +26,13 @@ TEST(EstimatorValidation, MeetsAccuracyTargetsOnEveryFullySpecifiedRow) {
   for (const auto& r : all) {
     if (!r.fully_specified) continue;
     errors.push_back(std::fabs(r.error));
-    EXPECT_LE(std::fabs(r.error), 0.28) << r.id << " " << r.model << " error " << r.error;
+    EXPECT_LE(std::fabs(r.error), 0.11) << r.id << " " << r.model << " error " << r.error;
   }
   ASSERT_GE(errors.size(), 25u);
   std::sort(errors.begin(), errors.end());
   const std::size_t m = errors.size() / 2;
   const double median = errors.size() % 2 == 1 ? errors[m] : (errors[m - 1] + errors[m]) / 2.0;
-  EXPECT_LE(median, 0.05);
+  EXPECT_LE(median, 0.03);
 }
 
 TEST(EstimatorValidation, PinsAHandfulOfRows) {
@@ -41,7 +42,7 @@ TEST(EstimatorValidation, PinsAHandfulOfRows) {
   };
   // Pinned to 0.1 percentage point: a formula change shows up here first.
   const std::pair<std::string_view, double> pins[] = {
-      {"S04", 0.110},  {"S11", 0.275}, {"L12", -0.023}, {"L13", -0.033},
+      {"S04", 0.002},  {"S11", 0.000}, {"L12", -0.023}, {"L13", -0.033},
       {"L20", -0.033}, {"L07", 0.007}, {"L11", -0.102}};
   for (const auto& [id, error] : pins) {
     const Row r = find(id);
