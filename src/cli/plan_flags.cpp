@@ -24,8 +24,9 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f) {
   cmd->add_option("--vocab", f.vocab, "With --params: vocabulary size");
   cmd->add_flag("--tied", f.tied, "With --params: input and output embeddings are tied");
   cmd->add_option("--mlp", f.mlp, "With --params: gated (SwiGLU/GeGLU, 3 matrices) | plain (2)");
-  cmd->add_option("--norm", f.norm,
-                  "With --params: rms | layer (--mlp plain --norm layer: GPT-2's sequential block)");
+  cmd->add_option(
+      "--norm", f.norm,
+      "With --params: rms | layer (--mlp plain --norm layer: GPT-2's sequential block)");
   cmd->add_flag("--parallel-block", f.parallel_block,
                 "With --params: attention and MLP read the same input (GPT-NeoX, Phi, Falcon)");
   cmd->add_option("--method", f.method, "full | lora | qlora")->capture_default_str();
@@ -66,7 +67,8 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f) {
   cmd->add_option("--loss", f.loss,
                   "hf (fp32 upcast cross-entropy) | chunked (LitGPT chunked head + CE) | fused "
                   "(fused linear cross-entropy, no logits) | chunked_nll (TRL: checkpointed "
-                  "256-token fp32 chunks); default: the framework's");
+                  "256-token fp32 chunks) | chunked_output (torchtune: 8 head chunks, each "
+                  "upcast in turn); default: the framework's");
   cmd->add_flag("--chunked-loss", f.chunked_loss, "Same as --loss chunked");
   cmd->add_option("--lora-dropout", f.lora_dropout,
                   "LoRA dropout probability (> 0 keeps a mask and a copy per adapted input); "

@@ -136,6 +136,34 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
       loss_bwd = loss_saved;
       break;
     }
+    case LossPath::chunked_output: {
+      // torchtune 0.6.1: TransformerDecoder.chunked_output runs the head on each of
+      // num_output_chunks = 8 `tensor_split`s of the sequence (model-dtype logits, all alive
+      // until the recipe's `del logits` after the loss); CEWithChunkedOutputLoss.forward then
+      // takes one chunk at a time: `F.cross_entropy(logits.float(), labels, reduction="sum")`,
+      // whose log_softmax output (fp32) nll_loss keeps. Labels: hstack(labels[..., 1:], ignore)
+      // (int64). Forward at chunk k: the model-dtype logits, the log-softmax of the chunks
+      // before it, its fp32 copy and its log-softmax. Backward: autograd's ready queue runs the
+      // later-created nodes first, so every chunk's loss backward (last chunk first) runs before
+      // any head matmul: at chunk k, the log-softmax of chunks 0..k, nll_loss's gradient and
+      // log_softmax's grad-input (fp32, chunk-sized) and the model-dtype logits gradients of the
+      // chunks after k, which wait for the head's backward.
+      constexpr std::uint64_t kChunks = 8;
+      const std::uint64_t s = run.seq;
+      const double b = static_cast<double>(run.batch);
+      double before = 0, fwd = 0, bwd = 0;
+      for (std::uint64_t k = 0; k < std::min(kChunks, s); ++k) {
+        const double rows = static_cast<double>(s / kChunks + (k < s % kChunks ? 1 : 0)) * b;
+        const double through = before + rows;
+        fwd = std::max(fwd, 4 * V * before + 8 * V * rows);
+        bwd = std::max(bwd, 4 * V * through + 8 * V * rows + db * V * (T - through));
+        before = through;
+      }
+      loss_saved = 4 * V * T + 8 * T;
+      fwd_extra = db * V * T + fwd + 8 * T;
+      loss_bwd = bwd + 8 * T;
+      break;
+    }
     case LossPath::chunked_nll: {
       // trl sft_trainer.py _chunked_cross_entropy_loss: hidden[..., :-1, :].reshape (a copy,
       // freed after the gather), hidden[order] (the gathered copy every chunk's checkpoint
@@ -300,9 +328,12 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   // h (the head's input) is gone by then unless the trainable head saved it.
   const double h_kept = head_keeps_h ? 0 : h_out;
   double bwd = res.activations - h_kept + loss_bwd;
+  // The head's backward: the logits' gradient in the model dtype, and (one-shot paths) the fp32
+  // gradient it was cast from; torchtune's chunks freed theirs chunk by chunk.
+  const double fp32_logits_grad = run.loss == LossPath::chunked_output ? 0 : 4 * V * T;
   if (run.loss != LossPath::chunked_nll)
-    bwd = std::max(bwd, res.activations + loss_saved - 4 * V * T + db * V * T + 4 * V * T + h_out +
-                            head_grad + (run.loss != LossPath::fused ? head_dequant : 0));
+    bwd = std::max(bwd, res.activations + loss_saved - 4 * V * T + db * V * T + fp32_logits_grad +
+                            h_out + head_grad + (run.loss != LossPath::fused ? head_dequant : 0));
   // Top layer: all activations (less the loss) + head grads + one layer's backward working set.
   // Reentrant recompute: the layer's saved set and its recomputed output exist again.
   const double ckpt_recompute = ckpt ? mid_own + h_out : 0;

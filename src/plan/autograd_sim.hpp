@@ -19,8 +19,9 @@
 namespace sparkops::plan {
 
 enum class AttnKernel { flash, sdpa, eager };  // flash-attn 2 | HF sdpa (repeat_kv) | eager
-// HF upcast CE | LitGPT chunked | fused linear-CE | TRL chunked_nll (checkpointed fp32 chunks)
-enum class LossPath { hf, chunked, fused, chunked_nll };
+// HF upcast CE | LitGPT chunked | fused linear-CE | TRL chunked_nll (checkpointed fp32 chunks) |
+// torchtune chunked_output (the head per sequence chunk, each chunk upcast and CE'd in turn)
+enum class LossPath { hf, chunked, fused, chunked_nll, chunked_output };
 enum class TrainMethod { full, lora, qlora };
 enum class Checkpointing { none, per_layer };
 

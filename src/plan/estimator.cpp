@@ -49,7 +49,8 @@ constexpr std::pair<std::string_view, LossKind> kLosses[] = {
     {"hf", LossKind::hf},
     {"chunked", LossKind::chunked},
     {"fused", LossKind::fused},
-    {"chunked_nll", LossKind::chunked_nll}};
+    {"chunked_nll", LossKind::chunked_nll},
+    {"chunked_output", LossKind::chunked_output}};
 constexpr std::pair<std::string_view, Attn> kAttns[] = {
     {"flash", Attn::flash}, {"sdpa", Attn::sdpa}, {"eager", Attn::eager}};
 
@@ -260,10 +261,11 @@ SimRun sim_run_for(const Architecture& a, const RunConfig& run) {
   r.attn = eager                     ? AttnKernel::eager
            : run.attn == Attn::flash ? AttnKernel::flash
                                      : AttnKernel::sdpa;
-  r.loss = run.loss == LossKind::chunked       ? LossPath::chunked
-           : run.loss == LossKind::fused       ? LossPath::fused
-           : run.loss == LossKind::chunked_nll ? LossPath::chunked_nll
-                                               : LossPath::hf;
+  r.loss = run.loss == LossKind::chunked          ? LossPath::chunked
+           : run.loss == LossKind::fused          ? LossPath::fused
+           : run.loss == LossKind::chunked_nll    ? LossPath::chunked_nll
+           : run.loss == LossKind::chunked_output ? LossPath::chunked_output
+                                                  : LossPath::hf;
   // Unsloth returns plain logits (the HF loss) for batches of at most 1024 tokens.
   if (run.loss == LossKind::fused && run.fused_loss_above_tokens > 0 &&
       d(run.batch) * d(run.seq) <= d(run.fused_loss_above_tokens))
@@ -471,8 +473,7 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
   // A loop that zeroes the gradients only just before backward carries the last step's into
   // the forward (RunConfig::zero_grad_before_backward).
   const double stale = run.zero_grad_before_backward ? d(t.gradients) : 0.0;
-  const double forward =
-      fixed + std::max(accumulated, stale) + sim.inputs + sim.forward_peak_extra;
+  const double forward = fixed + std::max(accumulated, stale) + sim.inputs + sim.forward_peak_extra;
   const double backward =
       fixed + accumulated + sim.inputs + sim.backward_peak_extra + st.reduce_transient;
   const double step = fixed + d(t.gradients) + optim_temp + st.step_transient;

@@ -27,7 +27,7 @@ const std::vector<FrameworkPreset>& framework_presets() {
        "lora on all linears, LoRA dropout 0, trainable params upcast to fp32, reentrant "
        "checkpointing on, packing off for sft, HF loss, foreach AdamW; several GPUs: DDP"},
       {Framework::torchtune, "torchtune", "torchtune 0.6.1 (recipes/configs/llama3_1)",
-       "chunked-output CE (fp32 log-softmax kept as HF), adapters in the model dtype, LoRA "
+       "chunked-output CE (8 head chunks, each upcast in turn), adapters in the model dtype, LoRA "
        "dropout 0, activation checkpointing on, fused AdamW; several GPUs: FSDP2, gradients "
        "reduce-scattered every micro-batch"},
       {Framework::litgpt, "litgpt", "litgpt 0.4, lightning 2.3, bitsandbytes 0.42.0",
@@ -177,7 +177,7 @@ const std::vector<PresetFields>& preset_fields() {
       p.id = Framework::torchtune;
       p.adapter_fp32 = false;
       p.lora_dropout = 0.0;
-      p.loss = LossKind::hf;
+      p.loss = LossKind::chunked_output;
       p.grad_ckpt = GradCkpt::full;
       p.fused_adamw = true;
       p.shard = ShardMode::fsdp;

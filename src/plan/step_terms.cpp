@@ -59,9 +59,11 @@ Result<nlohmann::json> step_terms_from_json(const nlohmann::json& c) {
     auto at = pick<AttnKernel>(
         c, "attn", "sdpa",
         {{"sdpa", AttnKernel::sdpa}, {"flash", AttnKernel::flash}, {"eager", AttnKernel::eager}});
-    auto lp = pick<LossPath>(
-        c, "loss", "hf",
-        {{"hf", LossPath::hf}, {"chunked", LossPath::chunked}, {"fused", LossPath::fused}});
+    auto lp = pick<LossPath>(c, "loss", "hf",
+                             {{"hf", LossPath::hf},
+                              {"chunked", LossPath::chunked},
+                              {"fused", LossPath::fused},
+                              {"chunked_output", LossPath::chunked_output}});
     auto op = pick<OptimStep>(c, "optim", "adamw_foreach",
                               {{"adamw_foreach", OptimStep::adamw_foreach},
                                {"adamw_fused", OptimStep::adamw_fused},

@@ -79,6 +79,7 @@ TEST(FrameworkPresets, TorchtuneKeepsAdaptersInTheModelDtypeAndShardsWithFsdp) {
   EXPECT_EQ(r.grad_ckpt, GradCkpt::full);
   EXPECT_EQ(r.shard, ShardMode::fsdp);
   EXPECT_FALSE(r.fsdp_no_sync);
+  EXPECT_EQ(r.loss, LossKind::chunked_output);
 }
 
 TEST(FrameworkPresets, LitgptShardsWithFsdpAndAccumulatesUnderNoSync) {

@@ -276,8 +276,8 @@ TEST(PlanCli, ParamsTakeTheBlockLayout) {
 
   // A plain MLP under LayerNorm without --parallel-block is GPT-2's sequential block (a second
   // norm's input and output kept, dropout masks), not GPT-NeoX's.
-  const auto gpt2 = run_sparkops({"--root", root(), "plan", "--params", "7B", "--mlp", "plain",
-                                  "--norm", "layer", "--json"});
+  const auto gpt2 = run_sparkops(
+      {"--root", root(), "plan", "--params", "7B", "--mlp", "plain", "--norm", "layer", "--json"});
   ASSERT_EQ(gpt2.exit_code, 0) << gpt2.err;
   const auto g = nlohmann::json::parse(gpt2.out);
   EXPECT_EQ(g["params"], n["params"]);
@@ -308,7 +308,7 @@ TEST(PlanCli, EveryFrameworkPresetIsAssumedAndPrinted) {
                         {"unsloth", "unsloth 2025.9.9", "fused", "offload"},
                         {"axolotl", "axolotl 0.18.0", "hf", "full"},
                         {"llamafactory", "LLaMA-Factory 0.9.4", "hf", "full"},
-                        {"torchtune", "torchtune 0.6.1", "hf", "full"},
+                        {"torchtune", "torchtune 0.6.1", "chunked_output", "full"},
                         {"litgpt", "litgpt 0.4", "chunked", "full"},
                         {"nemo", "NeMo 2.x", "hf", "none"}};
   for (const auto& c : cases) {

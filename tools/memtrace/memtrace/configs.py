@@ -39,7 +39,7 @@ def random_configs(n, seed=15):
                  tied=rnd.random() < 0.3 or fam == "gpt2",
                  method=rnd.choice(["full", "lora", "lora", "qlora"]),
                  grad_ckpt=rnd.choice(["none", "full"]), attn=rnd.choice(["sdpa", "eager", "flash"]),
-                 loss=rnd.choice(["hf", "hf", "chunked", "fused"]),
+                 loss=rnd.choice(["hf", "hf", "chunked", "fused", "chunked_output"]),
                  optim=rnd.choice(["adamw_foreach", "adamw_fused"]),
                  batch=rnd.choice([1, 2, 3]), seq=rnd.choice([16, 32, 48]), seed=k)
         if c["method"] != "full":

@@ -156,6 +156,23 @@ def chunked_loss(model, h, labels, chunk=128):
     return torch.cat(losses).sum() / n
 
 
+def chunked_output_loss(model, h, labels, chunks=8):
+    """torchtune 0.6.1: TransformerDecoder.chunked_output (the head on each tensor_split chunk of
+    the sequence, model dtype) + CEWithChunkedOutputLoss.forward (labels shifted with hstack,
+    each chunk's F.cross_entropy(logits.float(), labels, reduction="sum") in turn); the recipe's
+    `del logits` drops the model-dtype chunks before backward."""
+    logits = [head(model, x) for x in h.tensor_split(chunks, dim=1)]
+    labels = torch.hstack((labels[..., 1:], torch.full_like(labels[..., :1], -100)))
+    total = (labels != -100).sum()
+    labels = [t.reshape(-1) for t in labels.tensor_split(chunks, dim=1)]
+    flat = [c.reshape(-1, c.size(-1)) for c in logits]
+    loss = 0.0
+    for lc, tc in zip(flat, labels):
+        loss = loss + F.cross_entropy(lc.float(), tc, ignore_index=-100, reduction="sum")
+    del logits, flat
+    return loss / total
+
+
 class _FusedLinearCE(torch.autograd.Function):
     """Liger LigerFusedLinearCrossEntropyFunction (ops/fused_linear_cross_entropy.py): logits are
     computed per chunk of tokens, the gradient of the input (and of the head weight when trainable)
@@ -206,4 +223,5 @@ def fused_loss(model, h, labels):
     return _FusedLinearCE.apply(h.reshape(b * s, d), model.lm_head.weight, labels.reshape(-1))
 
 
-LOSSES = {"hf": hf_loss, "chunked": chunked_loss, "fused": fused_loss}
+LOSSES = {"hf": hf_loss, "chunked": chunked_loss, "fused": fused_loss,
+          "chunked_output": chunked_output_loss}

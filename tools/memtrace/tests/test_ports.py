@@ -42,6 +42,23 @@ class PortsTest(unittest.TestCase):
         # r (d_in + d_out) per adapted map, fp32: q 64->64, v 64->32, two layers
         self.assertEqual(lora["adapter"], 2 * 8 * ((64 + 64) + (64 + 32)) * 4)
 
+    def test_chunked_output_keeps_the_fp32_log_softmax_and_upcasts_one_chunk_at_a_time(self):
+        # torchtune's loss keeps every chunk's fp32 log-softmax (4 B per logit) and the shifted
+        # int64 labels, as HF's does, but its forward holds one fp32 chunk at a time and its
+        # backward one chunk's gradients: both phases peak lower.
+        c = cfg(family="llama", method="lora", lora_rank=8, lora_targets=["q_proj"], vocab=512,
+                batch=2, seq=64)
+        tt = measure(dict(c, loss="chunked_output"))
+        hf = measure(dict(c, loss="hf"))
+        tokens = c["batch"] * c["seq"]
+        # The loss term is measured after the stack's output (bf16, 2 B per hidden unit), which
+        # a frozen head does not keep, is released.
+        kept = 4 * c["vocab"] * tokens + 8 * tokens - 2 * c["hidden"] * tokens
+        self.assertAlmostEqual(tt["loss"], kept, delta=64)
+        self.assertAlmostEqual(tt["loss"], hf["loss"], delta=64)
+        self.assertLess(tt["phase_peaks"]["forward"], hf["phase_peaks"]["forward"])
+        self.assertLess(tt["phase_peaks"]["backward"], hf["phase_peaks"]["backward"])
+
     def test_qlora_base_is_packed_nf4(self):
         q = measure(cfg(family="llama", method="qlora", lora_rank=8, lora_targets=["q_proj"]))
         self.assertLess(q["weights"], measure(cfg(family="llama", method="lora", lora_rank=8,
