@@ -68,7 +68,8 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f) {
                   "hf (fp32 upcast cross-entropy) | chunked (LitGPT chunked head + CE) | fused "
                   "(fused linear cross-entropy, no logits) | chunked_nll (TRL: checkpointed "
                   "256-token fp32 chunks) | chunked_output (torchtune: 8 head chunks, each "
-                  "upcast in turn); default: the framework's");
+                  "upcast in turn) | megatron (Megatron-Core vocab-parallel CE: softmax in place "
+                  "on one fp32 copy); default: the framework's");
   cmd->add_flag("--chunked-loss", f.chunked_loss, "Same as --loss chunked");
   cmd->add_option("--lora-dropout", f.lora_dropout,
                   "LoRA dropout probability (> 0 keeps a mask and a copy per adapted input); "

@@ -184,6 +184,33 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
                  4 * C * V * 4 + cap;
       break;
     }
+    case LossPath::megatron: {
+      // Megatron-LM d98e8a64 megatron/core/tensor_parallel/cross_entropy.py
+      // _VocabParallelCrossEntropy (tensor-parallel size 1; fused_cross_entropy.py runs the same
+      // helpers): calculate_logits_max makes the one fp32 copy of the logits (`.float()`, none
+      // when they are fp32 already) and max(dim=-1) (values fp32, indices int64); subtract-max,
+      // exp and divide run in place on that copy, which ctx keeps as the softmax together with
+      // target_mask (bool) and masked_target_1d (int64). language_module.py
+      // compute_language_model_loss transposes the labels [b s] => [s b] and the loss back
+      // (.contiguous() copies, when b > 1); NeMo 2 masked_token_loss (nemo/lightning/
+      // megatron_parallel.py) multiplies by the batch's float loss_mask, which the mul keeps.
+      const double copy32 = db == 4 ? 0 : 4 * V * T;
+      const double transposed = run.batch > 1 ? 1 : 0;
+      loss_saved = 4 * V * T + 9 * T + 4 * T;
+      // Forward peak, at log(sum_exp) - predicted: the model-dtype logits (alive in GPTModel
+      // until it returns the loss), the fp32 copy, the [s b] labels (8T) and the helpers' int64
+      // and fp32 temporaries alive at once: target_mask 1, masked_target 8, arange 8,
+      // logits_max 4, predicted_logits 4, sum_exp 4, the log 4, the loss 4 (37 bytes a token).
+      fwd_extra = db * V * T + copy32 + 37 * T + 8 * T * transposed;
+      // Backward: the gradient is written in place into the saved softmax; its working set
+      // (grad_output 4, 1 - target_mask.float() 4, arange 8, the gathered target column 4:
+      // 20 bytes a token) comes before the engine casts the returned fp32 gradient to the
+      // logits' dtype (validate_outputs; the fused path's .to(bfloat16)) while it lives.
+      // Backward has already freed the loss_mask (4T) by then.
+      const double copy_back = db == 4 ? 0 : db * V * T;
+      loss_bwd = 4 * V * T + 9 * T + std::max(copy_back, 20 * T);
+      break;
+    }
   }
   // NormHead (Baichuan-2): F.normalize(weight) is a new head-sized tensor every forward, and
   // F.linear keeps it (mm saves its second operand for the input's gradient) until the head's
@@ -329,8 +356,10 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   const double h_kept = head_keeps_h ? 0 : h_out;
   double bwd = res.activations - h_kept + loss_bwd;
   // The head's backward: the logits' gradient in the model dtype, and (one-shot paths) the fp32
-  // gradient it was cast from; torchtune's chunks freed theirs chunk by chunk.
-  const double fp32_logits_grad = run.loss == LossPath::chunked_output ? 0 : 4 * V * T;
+  // gradient it was cast from; torchtune's chunks freed theirs chunk by chunk, and Megatron's
+  // (the saved softmax, worked in place) is freed once the engine has cast it.
+  const double fp32_logits_grad =
+      run.loss == LossPath::chunked_output || run.loss == LossPath::megatron ? 0 : 4 * V * T;
   if (run.loss != LossPath::chunked_nll)
     bwd = std::max(bwd, res.activations + loss_saved - 4 * V * T + db * V * T + fp32_logits_grad +
                             h_out + head_grad + (run.loss != LossPath::fused ? head_dequant : 0));

@@ -20,8 +20,9 @@ namespace sparkops::plan {
 
 enum class AttnKernel { flash, sdpa, eager };  // flash-attn 2 | HF sdpa (repeat_kv) | eager
 // HF upcast CE | LitGPT chunked | fused linear-CE | TRL chunked_nll (checkpointed fp32 chunks) |
-// torchtune chunked_output (the head per sequence chunk, each chunk upcast and CE'd in turn)
-enum class LossPath { hf, chunked, fused, chunked_nll, chunked_output };
+// torchtune chunked_output (the head per sequence chunk, each chunk upcast and CE'd in turn) |
+// Megatron-Core vocab-parallel CE (softmax in place on one fp32 copy)
+enum class LossPath { hf, chunked, fused, chunked_nll, chunked_output, megatron };
 enum class TrainMethod { full, lora, qlora };
 enum class Checkpointing { none, per_layer };
 

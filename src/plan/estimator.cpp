@@ -50,7 +50,8 @@ constexpr std::pair<std::string_view, LossKind> kLosses[] = {
     {"chunked", LossKind::chunked},
     {"fused", LossKind::fused},
     {"chunked_nll", LossKind::chunked_nll},
-    {"chunked_output", LossKind::chunked_output}};
+    {"chunked_output", LossKind::chunked_output},
+    {"megatron", LossKind::megatron}};
 constexpr std::pair<std::string_view, Attn> kAttns[] = {
     {"flash", Attn::flash}, {"sdpa", Attn::sdpa}, {"eager", Attn::eager}};
 
@@ -265,6 +266,7 @@ SimRun sim_run_for(const Architecture& a, const RunConfig& run) {
            : run.loss == LossKind::fused          ? LossPath::fused
            : run.loss == LossKind::chunked_nll    ? LossPath::chunked_nll
            : run.loss == LossKind::chunked_output ? LossPath::chunked_output
+           : run.loss == LossKind::megatron       ? LossPath::megatron
                                                   : LossPath::hf;
   // Unsloth returns plain logits (the HF loss) for batches of at most 1024 tokens.
   if (run.loss == LossKind::fused && run.fused_loss_above_tokens > 0 &&

@@ -31,8 +31,9 @@ enum class GradCkpt { none, full, offload };
 enum class Attn { flash, sdpa, eager };
 enum class LoraTargets { all_linear, attn, list };
 enum class KbitPrep { off, on };
-// HF upcast CE | chunked (LitGPT) | fused linear-CE | TRL's checkpointed 256-token chunks
-enum class LossKind { hf, chunked, fused, chunked_nll, chunked_output };
+// HF upcast CE | chunked (LitGPT) | fused linear-CE | TRL's checkpointed 256-token chunks |
+// torchtune's chunked output | Megatron-Core's vocab-parallel CE (in place on one fp32 copy)
+enum class LossKind { hf, chunked, fused, chunked_nll, chunked_output, megatron };
 // presets: plan/frameworks.hpp
 enum class Framework { hf, trl, unsloth, axolotl, llamafactory, torchtune, litgpt, nemo };
 // How the static terms are split across data-parallel ranks: plan/sharding.hpp

@@ -35,8 +35,9 @@ const std::vector<FrameworkPreset>& framework_presets() {
        "the next forward; QLoRA: 4-bit lm_head, fp16 quant state, inputs kept, PagedAdamW; "
        "several GPUs: FSDP per Block, accumulation under no_backward_sync"},
       {Framework::nemo, "nemo", "NeMo 2.x llm recipes, Megatron-Core",
-       "distributed optimizer (fp32 main params and Adam states sharded across ranks), fp32 "
-       "gradient buffer, adapters in the model dtype, LoRA dropout 0, no recompute"},
+       "Megatron-Core vocab-parallel cross-entropy (fp32 softmax in place), distributed "
+       "optimizer (fp32 main params and Adam states sharded across ranks), fp32 gradient "
+       "buffer, adapters in the model dtype, LoRA dropout 0, no recompute"},
   };
   return presets;
 }
@@ -220,11 +221,16 @@ const std::vector<PresetFields>& preset_fields() {
       // sharded across data-parallel ranks; recipes/precision/mixed_precision.py bf16_mixed:
       // params_dtype bf16, grad_reduce_in_fp32=True (an fp32 main_grad buffer); llm/peft/lora.py
       // LoRA(dropout=0.0), adapters built in params_dtype.
+      // Loss: Megatron-Core GPTModel.compute_language_model_loss (Megatron-LM d98e8a64,
+      // megatron/core/models/common/language_module/language_module.py): the vocab-parallel
+      // cross-entropy of tensor_parallel/cross_entropy.py, or with cross_entropy_loss_fusion
+      // (NeMo 8cfedd72 llm/gpt/model/base.py GPTConfig: True; the llm recipes' LoRA branch sets it
+      // False) fusions/fused_cross_entropy.py's: the same saved softmax either way.
       PresetFields p;
       p.id = Framework::nemo;
       p.adapter_fp32 = false;
       p.lora_dropout = 0.0;
-      p.loss = LossKind::hf;
+      p.loss = LossKind::megatron;
       p.grad_ckpt = GradCkpt::none;
       p.fp32_grads = true;
       p.fp32_optimizer_states = true;

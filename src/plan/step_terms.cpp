@@ -63,7 +63,8 @@ Result<nlohmann::json> step_terms_from_json(const nlohmann::json& c) {
                              {{"hf", LossPath::hf},
                               {"chunked", LossPath::chunked},
                               {"fused", LossPath::fused},
-                              {"chunked_output", LossPath::chunked_output}});
+                              {"chunked_output", LossPath::chunked_output},
+                              {"megatron", LossPath::megatron}});
     auto op = pick<OptimStep>(c, "optim", "adamw_foreach",
                               {{"adamw_foreach", OptimStep::adamw_foreach},
                                {"adamw_fused", OptimStep::adamw_fused},

@@ -96,6 +96,7 @@ TEST(FrameworkPresets, NemoIsMegatronsDistributedOptimizer) {
   EXPECT_TRUE(r.fp32_optimizer_states);
   EXPECT_FALSE(r.adapter_fp32);
   EXPECT_EQ(r.grad_ckpt, GradCkpt::none);
+  EXPECT_EQ(r.loss, LossKind::megatron);
 }
 
 TEST(FrameworkPresets, EveryPresetParsesAndHasItsDocRow) {

@@ -310,7 +310,7 @@ TEST(PlanCli, EveryFrameworkPresetIsAssumedAndPrinted) {
                         {"llamafactory", "LLaMA-Factory 0.9.4", "hf", "full"},
                         {"torchtune", "torchtune 0.6.1", "chunked_output", "full"},
                         {"litgpt", "litgpt 0.4", "chunked", "full"},
-                        {"nemo", "NeMo 2.x", "hf", "none"}};
+                        {"nemo", "NeMo 2.x", "megatron", "none"}};
   for (const auto& c : cases) {
     const auto j =
         run_sparkops({"--root", root(), "plan", "Llama-3.1-8B", "--framework", c.name, "--json"});

@@ -1,6 +1,7 @@
 """Random training-step configurations for the agreement test: family x method (full, LoRA with
 varied targets, ranks and dropout, QLoRA-shaped NF4 bases) x checkpointing x attention x loss x
-optimizer x batch x sequence, at dimensions small enough for a CPU step in ~0.1 s."""
+optimizer x batch x sequence (the loss: HF, LitGPT chunked, Liger fused, torchtune chunked output or
+Megatron-Core's), at dimensions small enough for a CPU step in ~0.1 s."""
 
 from __future__ import annotations
 
@@ -51,4 +52,10 @@ def random_configs(n, seed=15):
             c["double_quant"] = rnd.random() < 0.7
             c["bnb_saves_input"] = rnd.random() < 0.3
         out.append(c)
+    # Megatron-Core's loss (model.megatron_loss) on part of the HF-loss draws, from a stream of its
+    # own so the configurations drawn above stay what they were.
+    lrnd = random.Random(seed * 7919 + 1)
+    for c in out:
+        if c["loss"] == "hf" and lrnd.random() < 0.4:
+            c["loss"] = "megatron"
     return out

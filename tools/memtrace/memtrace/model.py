@@ -223,5 +223,87 @@ def fused_loss(model, h, labels):
     return _FusedLinearCE.apply(h.reshape(b * s, d), model.lm_head.weight, labels.reshape(-1))
 
 
+class _VocabParallelCrossEntropy(torch.autograd.Function):
+    """Megatron-Core's cross-entropy (Megatron-LM d98e8a64,
+    megatron/core/tensor_parallel/cross_entropy.py: _VocabParallelCrossEntropy with the
+    VocabParallelCrossEntropy helpers inlined) at tensor-parallel size 1: the all-reduces over one
+    rank are no-ops and the partition's vocabulary range is the whole vocabulary.
+
+    Forward: one fp32 copy of the logits (`.float()`), then subtract-max, exp and divide in place
+    on it; ctx keeps that softmax (fp32), target_mask (bool) and masked_target_1d (int64).
+    Backward: works in place on the saved softmax and returns it (fp32); the engine casts it to
+    the logits' dtype (validate_outputs) while it lives. fused_cross_entropy.py (the fused path,
+    NeMo's default for full fine-tuning) runs the same helpers and casts with .to(bfloat16)
+    inside: the same bytes."""
+
+    @staticmethod
+    def forward(ctx, vocab_parallel_logits, target):
+        # calculate_logits_max
+        vocab_parallel_logits = vocab_parallel_logits.float()
+        logits_max = torch.max(vocab_parallel_logits, dim=-1)[0]
+        vocab_start_index, vocab_end_index = 0, vocab_parallel_logits.size()[-1]
+        # calculate_predicted_logits
+        vocab_parallel_logits -= logits_max.unsqueeze(dim=-1)
+        target_mask = (target < vocab_start_index) | (target >= vocab_end_index)
+        masked_target = target.clone() - vocab_start_index
+        masked_target[target_mask] = 0
+        partition_vocab_size = vocab_parallel_logits.size()[-1]
+        logits_2d = vocab_parallel_logits.view(-1, partition_vocab_size)
+        masked_target_1d = masked_target.view(-1)
+        arange_1d = torch.arange(start=0, end=logits_2d.size()[0])
+        predicted_logits_1d = logits_2d[arange_1d, masked_target_1d]
+        predicted_logits_1d = predicted_logits_1d.clone().contiguous()
+        predicted_logits = predicted_logits_1d.view_as(target)
+        predicted_logits[target_mask] = 0.0
+        exp_logits = vocab_parallel_logits
+        torch.exp(vocab_parallel_logits, out=exp_logits)
+        sum_exp_logits = exp_logits.sum(dim=-1)
+        # calculate_cross_entropy_loss (label_smoothing 0)
+        loss = torch.log(sum_exp_logits) - predicted_logits
+        exp_logits.div_(sum_exp_logits.unsqueeze(dim=-1))
+        ctx.save_for_backward(exp_logits, target_mask, masked_target_1d)
+        return loss
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        softmax, target_mask, masked_target_1d = ctx.saved_tensors
+        # prepare_gradient_calculation_operands
+        grad_input = softmax
+        partition_vocab_size = softmax.size()[-1]
+        grad_2d = grad_input.view(-1, partition_vocab_size)
+        arange_1d = torch.arange(start=0, end=grad_2d.size()[0])
+        softmax_update = 1.0 - target_mask.view(-1).float()
+        # calculate_gradients
+        grad_2d[arange_1d, masked_target_1d] -= softmax_update
+        grad_input.mul_(grad_output.unsqueeze(dim=-1))
+        return grad_input, None
+
+
+def megatron_loss(model, h, labels):
+    """Megatron-Core GPTModel.forward's output_layer and compute_language_model_loss
+    (megatron/core/models/common/language_module/language_module.py), then NeMo 2's
+    MaskedTokenLossReduction (nemo/lightning/megatron_parallel.py masked_token_loss, NeMo 8cfedd72).
+
+    The labels arrive shifted (Megatron's datasets build them), so nothing is padded or shifted.
+    Megatron's hidden states are [s, b, h]; this port keeps the [b, s] order of the ported blocks
+    (the same bytes per tensor) and makes the copies that compute_language_model_loss's
+    transposes make ([b s] => [s b] labels, [s b] => [b s] loss: .contiguous() copies when b > 1).
+    The output layer is ColumnParallelLinear: a trained weight saves (input, weight)
+    (LinearWithGradAccumulationAndAsyncCommunication), a frozen one only the weight
+    (LinearWithFrozenWeight): what nn.Linear keeps."""
+    logits = head(model, h)
+    labels_sb = labels.transpose(0, 1).contiguous()  # the kernel's target, alive through the call
+    loss = _VocabParallelCrossEntropy.apply(logits, labels)
+    del labels_sb, logits  # GPTModel.forward returns: its logits die
+    loss = loss.transpose(0, 1).contiguous()
+    # masked_token_loss: the batch's loss_mask (Megatron GPTDataset: float ones) is kept by the mul.
+    loss_mask = torch.ones(labels.shape, dtype=torch.float32)
+    losses = loss.view(-1).float()
+    loss_mask = loss_mask.view(-1).float()
+    loss_sum = torch.sum(losses * loss_mask)
+    num_valid_tokens = loss_mask.sum()
+    return loss_sum / num_valid_tokens
+
+
 LOSSES = {"hf": hf_loss, "chunked": chunked_loss, "fused": fused_loss,
-          "chunked_output": chunked_output_loss}
+          "chunked_output": chunked_output_loss, "megatron": megatron_loss}
