@@ -1,7 +1,7 @@
 """Random training-step configurations for the agreement test: family x method (full, LoRA with
 varied targets, ranks and dropout, QLoRA-shaped NF4 bases) x checkpointing x attention x loss x
-optimizer x batch x sequence (the loss: HF, LitGPT chunked, Liger fused, torchtune chunked output or
-Megatron-Core's), at dimensions small enough for a CPU step in ~0.1 s."""
+optimizer x batch x sequence (the loss: HF, LitGPT chunked, Liger fused, torchtune's chunked
+output or Megatron-Core's), at dimensions small enough for a CPU step in ~0.1 s."""
 
 from __future__ import annotations
 
