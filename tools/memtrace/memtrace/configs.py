@@ -40,7 +40,7 @@ def random_configs(n, seed=15):
                  tied=rnd.random() < 0.3 or fam == "gpt2",
                  method=rnd.choice(["full", "lora", "lora", "qlora"]),
                  grad_ckpt=rnd.choice(["none", "full"]), attn=rnd.choice(["sdpa", "eager", "flash"]),
-                 loss=rnd.choice(["hf", "hf", "chunked", "fused", "chunked_output"]),
+                 loss=rnd.choice(["hf", "hf", "chunked", "fused"]),
                  optim=rnd.choice(["adamw_foreach", "adamw_fused"]),
                  batch=rnd.choice([1, 2, 3]), seq=rnd.choice([16, 32, 48]), seed=k)
         if c["method"] != "full":
@@ -52,10 +52,12 @@ def random_configs(n, seed=15):
             c["double_quant"] = rnd.random() < 0.7
             c["bnb_saves_input"] = rnd.random() < 0.3
         out.append(c)
-    # Megatron-Core's loss (model.megatron_loss) on part of the HF-loss draws, from a stream of its
-    # own so the configurations drawn above stay what they were.
+    # Megatron-Core's loss (model.megatron_loss) and torchtune's chunked output
+    # (model.chunked_output_loss) on part of the HF-loss draws, from a stream of their own so the
+    # configurations drawn above stay what they were.
     lrnd = random.Random(seed * 7919 + 1)
     for c in out:
-        if c["loss"] == "hf" and lrnd.random() < 0.4:
-            c["loss"] = "megatron"
+        if c["loss"] == "hf":
+            u = lrnd.random()
+            c["loss"] = "megatron" if u < 0.4 else "chunked_output" if u < 0.6 else "hf"
     return out
