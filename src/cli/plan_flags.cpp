@@ -46,7 +46,9 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f) {
                   "in a unified pool); default: the framework's (full; unsloth offload, nemo "
                   "none)");
   cmd->add_option("--attn", f.attn,
-                  "flash | sdpa | eager; default: the framework's (sdpa; axolotl flash)");
+                  "flash | sdpa | eager | math (torch SDPA's math fallback: a mask before torch "
+                  "2.1, unequal heads, ...; keeps the probabilities, s x s a head); default: the "
+                  "framework's (sdpa; axolotl flash)");
   cmd->add_option("--lora-rank", f.lora_rank, "LoRA rank r")->capture_default_str();
   cmd->add_option("--lora-targets", f.lora_targets, "all-linear | attn | a list: q_proj,v_proj,...")
       ->capture_default_str();

@@ -18,7 +18,8 @@
 
 namespace sparkops::plan {
 
-enum class AttnKernel { flash, sdpa, eager };  // flash-attn 2 | HF sdpa (repeat_kv) | eager
+// flash-attn 2 | HF sdpa (repeat_kv) | eager | torch SDPA's math fallback
+enum class AttnKernel { flash, sdpa, eager, math };
 // HF upcast CE | LitGPT chunked | fused linear-CE | TRL chunked_nll (checkpointed fp32 chunks) |
 // torchtune chunked_output (the head per sequence chunk, each chunk upcast and CE'd in turn) |
 // Megatron-Core vocab-parallel CE (softmax in place on one fp32 copy)

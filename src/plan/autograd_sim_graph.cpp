@@ -222,6 +222,28 @@ struct Builder {
     (void)partial;
     return op({x}, n, db, saves, 2 * n * db);
   }
+  // torch SDPA's math fallback (aten/src/ATen/native/transformers/attention.cpp
+  // _scaled_dot_product_attention_math, torch 2.0-2.5), which SDPA takes when neither fused
+  // kernel accepts the call (an attn_mask before torch 2.1's efficient kernel, k/v with fewer
+  // heads than q, ...): query * sqrt(scale) and key^T * sqrt(scale) are copies; matmul saves
+  // both (fewer k/v heads broadcast: matmul's expand + reshape copies them to q's size, as
+  // repeat_kv would); the causal mask is added in place; _softmax in the input dtype saves its
+  // output (heads x s per token); matmul(attn, value) saves the probabilities and value; the
+  // caller's transpose(1, 2) + reshape copies the output.
+  int math_attention(int q, int k, int v) {
+    const double qel = d.q;
+    const double sc = d.heads * d.s;
+    q = op({q}, qel, db, {});
+    k = op({k}, g.tensors[k].elems, db, {});
+    int w = op({q, k}, sc, db, matmul_saves(q, k));
+    w = op({w}, sc, db, {});
+    save_output(w);
+    const Storage& vs = g.storages[g.tensors[v].storage];
+    if (vs.per_token > g.tensors[v].elems * g.tensors[v].bytes + 0.5)
+      v = op({v}, g.tensors[v].elems, db, {});  // a head-strided view: matmul's reshape copies
+    int o = op({w, v}, qel, db, matmul_saves(w, v));
+    return op({o}, qel, db, {});
+  }
   int attention(int q, int k, int v) {
     const double qel = d.q;
     const bool gqa = d.kvh != d.heads;
@@ -229,6 +251,7 @@ struct Builder {
       k = op({k}, qel, db, {});  // repeat_kv: expand + reshape copies
       v = op({v}, qel, db, {});
     }
+    if (run.attn == AttnKernel::math) return math_attention(q, k, v);
     if (run.attn != AttnKernel::eager) {
       Prim p;
       for (int t : {q, k, v})
@@ -358,13 +381,14 @@ struct Builder {
 };
 
 std::string graph_key(const Family& f, const SimRun& run, const Dims& d, unsigned db) {
-  std::string k = fmt::format(
-      "{}|{} {} {} {} {} {} {} {}|{} {} {} {} {}|{} {} {} {} {} {} {} {} {}", f.name, d.h, d.hd,
-      d.heads, d.kvh, d.i, d.k, d.E, run.attn == AttnKernel::eager ? d.s : 0.0,
-      static_cast<int>(run.method), db, run.adapter_bytes, d.r, run.lora_dropout > 0,
-      run.all_linear, static_cast<int>(run.attn), static_cast<int>(run.ckpt), run.bnb_saves_input,
-      run.dropout_off, run.fused_qkv_lora, run.dequant_copies, run.autocast_base_copies,
-      run.targets.size());
+  std::string k =
+      fmt::format("{}|{} {} {} {} {} {} {} {}|{} {} {} {} {}|{} {} {} {} {} {} {} {} {}", f.name,
+                  d.h, d.hd, d.heads, d.kvh, d.i, d.k, d.E,
+                  run.attn == AttnKernel::eager || run.attn == AttnKernel::math ? d.s : 0.0,
+                  static_cast<int>(run.method), db, run.adapter_bytes, d.r, run.lora_dropout > 0,
+                  run.all_linear, static_cast<int>(run.attn), static_cast<int>(run.ckpt),
+                  run.bnb_saves_input, run.dropout_off, run.fused_qkv_lora, run.dequant_copies,
+                  run.autocast_base_copies, run.targets.size());
   for (const auto& t : run.targets) k += "|" + t;
   return k;
 }

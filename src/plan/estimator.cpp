@@ -53,7 +53,7 @@ constexpr std::pair<std::string_view, LossKind> kLosses[] = {
     {"chunked_output", LossKind::chunked_output},
     {"megatron", LossKind::megatron}};
 constexpr std::pair<std::string_view, Attn> kAttns[] = {
-    {"flash", Attn::flash}, {"sdpa", Attn::sdpa}, {"eager", Attn::eager}};
+    {"flash", Attn::flash}, {"sdpa", Attn::sdpa}, {"eager", Attn::eager}, {"math", Attn::math}};
 
 template <class E, std::size_t N>
 std::string_view enum_name(E v, const std::pair<std::string_view, E> (&table)[N]) {
@@ -261,6 +261,7 @@ SimRun sim_run_for(const Architecture& a, const RunConfig& run) {
   const bool eager = run.attn == Attn::eager || (a.needs_eager_attention && run.attn == Attn::sdpa);
   r.attn = eager                     ? AttnKernel::eager
            : run.attn == Attn::flash ? AttnKernel::flash
+           : run.attn == Attn::math  ? AttnKernel::math
                                      : AttnKernel::sdpa;
   r.loss = run.loss == LossKind::chunked          ? LossPath::chunked
            : run.loss == LossKind::fused          ? LossPath::fused

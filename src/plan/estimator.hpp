@@ -28,7 +28,8 @@ enum class Method { full, lora, qlora };
 enum class Precision { bf16, fp16, fp32, mixed };
 enum class Optim { adamw, adamw8bit, paged_adamw, paged_adamw8bit, adafactor, sgd };
 enum class GradCkpt { none, full, offload };
-enum class Attn { flash, sdpa, eager };
+// flash-attn 2 | SDPA's flash/efficient kernels | eager | SDPA's math fallback (s^2 kept)
+enum class Attn { flash, sdpa, eager, math };
 enum class LoraTargets { all_linear, attn, list };
 enum class KbitPrep { off, on };
 // HF upcast CE | chunked (LitGPT) | fused linear-CE | TRL's checkpointed 256-token chunks |

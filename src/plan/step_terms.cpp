@@ -56,9 +56,11 @@ Result<nlohmann::json> step_terms_from_json(const nlohmann::json& c) {
     auto m = pick<TrainMethod>(
         c, "method", "full",
         {{"full", TrainMethod::full}, {"lora", TrainMethod::lora}, {"qlora", TrainMethod::qlora}});
-    auto at = pick<AttnKernel>(
-        c, "attn", "sdpa",
-        {{"sdpa", AttnKernel::sdpa}, {"flash", AttnKernel::flash}, {"eager", AttnKernel::eager}});
+    auto at = pick<AttnKernel>(c, "attn", "sdpa",
+                               {{"sdpa", AttnKernel::sdpa},
+                                {"flash", AttnKernel::flash},
+                                {"eager", AttnKernel::eager},
+                                {"math", AttnKernel::math}});
     auto lp = pick<LossPath>(c, "loss", "hf",
                              {{"hf", LossPath::hf},
                               {"chunked", LossPath::chunked},

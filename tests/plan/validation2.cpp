@@ -208,6 +208,13 @@ std::vector<Row> evaluate_v2(const std::string& csv_text) {
     run.attn = contains(attn, "eager")  ? Attn::eager
                : contains(attn, "sdpa") ? Attn::sdpa
                                         : Attn::flash;
+    // lit-gpt before 50b1974b (2023-10-24, "training: flash attention requires it") expanded k
+    // and v only when n_query_groups != 1, so a multi-query model (Falcon-7B) reached SDPA with
+    // one k/v head for 71 query heads: neither fused kernel takes unequal heads, and SDPA ran its
+    // math fallback (lit_gpt/model.py CausalSelfAttention at the rows' commit 29de2828).
+    if (contains(to_lower(col("framework_version")), "29de2828") && trim(col("kv_heads")) == "1" &&
+        run.attn == Attn::sdpa)
+      run.attn = Attn::math;
     const std::string loss = to_lower(col("loss_impl"));
     if (starts_with(loss, "chunked")) run.loss = LossKind::chunked;
     if (starts_with(loss, "fused")) run.loss = LossKind::fused;

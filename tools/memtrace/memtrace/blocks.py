@@ -87,6 +87,8 @@ class Attention(nn.Module):
                                     self.spec.get("attn_softcap"))
         elif attn == "sdpa":
             out = L.sdpa_attention(q, k, v, rep)
+        elif attn == "math":
+            out = L.math_attention(q, k, v, rep, self.scaling)
         else:  # flash_attention_2: GQA native, output (b, s, h, d)
             out = L.flash_attention(q, k, v).transpose(1, 2).contiguous()
         out = out.reshape(b, s, -1).contiguous()

@@ -1,7 +1,8 @@
 """Random training-step configurations for the agreement test: family x method (full, LoRA with
 varied targets, ranks and dropout, QLoRA-shaped NF4 bases) x checkpointing x attention x loss x
-optimizer x batch x sequence (the loss: HF, LitGPT chunked, Liger fused, torchtune's chunked
-output or Megatron-Core's), at dimensions small enough for a CPU step in ~0.1 s."""
+optimizer x batch x sequence (attention: flash, SDPA, eager or SDPA's math fallback; the loss:
+HF, LitGPT chunked, Liger fused, torchtune's chunked output or Megatron-Core's), at dimensions
+small enough for a CPU step in ~0.1 s."""
 
 from __future__ import annotations
 
@@ -60,4 +61,9 @@ def random_configs(n, seed=15):
         if c["loss"] == "hf":
             u = lrnd.random()
             c["loss"] = "megatron" if u < 0.4 else "chunked_output" if u < 0.6 else "hf"
+    # torch SDPA's math fallback (layers.math_attention) on part of the SDPA draws, likewise.
+    arnd = random.Random(seed * 7919 + 2)
+    for c in out:
+        if c["attn"] == "sdpa" and arnd.random() < 0.3:
+            c["attn"] = "math"
     return out

@@ -246,6 +246,21 @@ def eager_attention(q, k, v, n_rep, scaling, mask, p=0.0, softcap=None):
     return out.transpose(1, 2).contiguous()
 
 
+def math_attention(q, k, v, n_rep, scaling):
+    """torch SDPA's math fallback, causal (aten/src/ATen/native/transformers/attention.cpp
+    _scaled_dot_product_attention_math, torch 2.0-2.5): q and k^T each scaled by sqrt(scale)
+    (copies), matmul (k and v of fewer heads reach q's heads: matmul's broadcast expands and its
+    reshape copies, as repeat_kv does), the causal mask added in place, softmax in the input dtype,
+    matmul with v; the caller's transpose(1, 2) + reshape copies the output."""
+    k = repeat_kv(k, n_rep)
+    v = repeat_kv(v, n_rep)
+    sf = math.sqrt(scaling)
+    w = torch.matmul(q * sf, k.transpose(-2, -1) * sf)
+    w.add_(causal_mask(q.shape[-2], q.dtype)[0, 0])
+    w = torch.softmax(w, dim=-1)
+    return torch.matmul(w, v).transpose(1, 2).contiguous()
+
+
 def sdpa_attention(q, k, v, n_rep):
     """sdpa_attention_forward (transformers integrations/sdpa_attention.py): repeat_kv, then
     torch SDPA (flash / efficient backend) and transpose(1, 2).contiguous() (a no-op copy-wise,
