@@ -21,7 +21,7 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   const auto& fs = families();
   if (!fs.error.empty()) return fail(Errc::malformed, fs.error);
   SimResult res;
-  res.family = std::string(family_for(a.family, &res.family_known));
+  res.family = std::string(program_for(a.family, run, &res.family_known));
   const Family& f = fs.by_name.at(res.family);
   const double T = static_cast<double>(run.batch) * static_cast<double>(run.seq);
   const unsigned db = run.model_bytes;
@@ -64,7 +64,15 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   const double layer_in = d.h * db * T;
   const bool mid_saves_in = mid->first.saved.count(0) > 0;
   const bool first_saves_in = first->first.saved.count(0) > 0;
-  const double rope_bytes = has_rope ? 2 * d.hd * f.rotary_fraction * db * T : 0;
+  double rope_bytes = has_rope ? 2 * d.hd * f.rotary_fraction * db * T : 0;
+  bool rope_used = uses_rope(mid->first) || uses_rope(first->first);
+  if (f.rope_shared == "freqs_fp32") {
+    // GPTModel's rotary_pos_emb, kept by every FusedRoPEFunc a gradient flows through.
+    rope_bytes = d.s * d.hd * 4;
+    rope_used = first->first.keeps_freqs || (L > 1 && mid->first.keeps_freqs);
+  } else if (f.rope_shared == "none") {
+    rope_bytes = 0;
+  }
   const double mask_bytes = run.attn == AttnKernel::eager ? d.s * db * T : 0;
   // Inputs bitsandbytes keeps as ctx attributes: live until the graph is dropped.
   const double mid_held = saved_bytes(mid->first, mid->first.held, T);
@@ -98,7 +106,7 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
     acts += first_own + (L - 1) * mid_own;
     acts += (first_saves_in ? layer_in : 0) + (L - 1) * (mid_saves_in ? layer_in : 0);
     acts += final_saves_in ? layer_in : 0;
-    if (uses_rope(mid->first) || uses_rope(first->first)) acts += rope_bytes;
+    if (rope_used) acts += rope_bytes;
   } else {
     // Reentrant checkpoint per layer: each layer's inputs (hidden, cos, sin, mask) are saved.
     acts += L * layer_in + rope_bytes + mask_bytes;

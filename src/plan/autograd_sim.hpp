@@ -73,6 +73,10 @@ struct SimRun {
   // adds each new gradient into it in place: the walk's parameter gradients are temporaries, not
   // a growing set (the caller counts the accumulated ones with the fixed terms).
   bool grads_accumulated = false;
+  // Megatron-Core's own decoder layer (NeMo 2: the TransformerEngine layer spec) in place of the
+  // Hugging Face one, for the models program_for maps (Llama, Mistral, Qwen2) when nothing is
+  // recomputed and the base is not 4-bit; every other run keeps the HF program.
+  bool megatron_layer = false;
 };
 
 struct SimResult {
@@ -112,6 +116,10 @@ Result<SimResult> simulate_step(const models::Architecture& arch, const SimRun& 
 
 // The family entry for a config model_type, following aliases; "llama" when unknown (noted).
 std::string_view family_for(std::string_view model_type, bool* known);
+
+// The layer program a run executes for model_type: family_for's, or with run.megatron_layer
+// Megatron-Core's (megatron_gpt*) for llama, mistral and qwen2 without recompute or a 4-bit base.
+std::string_view program_for(std::string_view model_type, const SimRun& run, bool* known);
 
 }  // namespace sparkops::plan
 

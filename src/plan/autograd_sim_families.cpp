@@ -47,6 +47,7 @@ const Families& families() {
       fam.learned_positions = e.value("learned_positions", fam.learned_positions);
       fam.norm_head = e.value("norm_head", fam.norm_head);
       fam.dropout = e.value("dropout", fam.dropout);
+      fam.rope_shared = e.value("rope_shared", fam.rope_shared);
       return fam;
     };
     for (const auto& [name, e] : fams.items()) {
@@ -68,6 +69,7 @@ const Families& families() {
               ln.words.emplace_back(t);
           }
         }
+        if (contains(text, "mcore_rope")) out.by_name[name].seq_saves = true;
         out.by_name[name].program.push_back(std::move(ln));
       }
       for (const auto& a : e.value("aliases", std::vector<std::string>{})) out.alias[a] = name;
@@ -117,9 +119,14 @@ bool is_targeted(const SimRun& run, const std::string& module) {
   // A fused q/k/v projection (GPT-NeoX/Falcon query_key_value, Phi-3 qkv_proj, GPT-2 c_attn,
   // Baichuan W_pack) is adapted when any of q, k, v is: the estimator counts the adapter on the
   // separate maps (models::layer_linears), and the fused module's input is what the LoRA keeps.
-  const bool fused_qkv =
-      last == "query_key_value" || last == "qkv_proj" || last == "c_attn" || last == "W_pack";
-  return fused_qkv && (named("q_proj") || named("k_proj") || named("v_proj"));
+  const bool fused_qkv = last == "query_key_value" || last == "qkv_proj" || last == "c_attn" ||
+                         last == "W_pack" || last == "linear_qkv";
+  if (fused_qkv && (named("q_proj") || named("k_proj") || named("v_proj"))) return true;
+  // Megatron-Core's names for the Llama projections (NeMo's LoRA target_modules).
+  if (last == "linear_proj") return named("o_proj");
+  if (last == "linear_fc1") return named("gate_proj") || named("up_proj");
+  if (last == "linear_fc2") return named("down_proj");
+  return false;
 }
 
 }  // namespace sim
@@ -142,12 +149,24 @@ std::string_view family_for(std::string_view model_type, bool* known) {
   return "llama";
 }
 
+std::string_view program_for(std::string_view model_type, const SimRun& run, bool* known) {
+  const std::string_view hf = family_for(model_type, known);
+  if (!run.megatron_layer || run.ckpt != Checkpointing::none || run.method == TrainMethod::qlora)
+    return hf;
+  // NeMo 8cfedd72 llm/gpt/model: LlamaConfig sets bias_activation_fusion and apply_rope_fusion,
+  // MistralConfig7B and Qwen2Config (add_qkv_bias) leave Megatron's defaults (both off).
+  if (model_type == "llama") return "megatron_gpt";
+  if (model_type == "mistral") return "megatron_gpt_glu";
+  if (model_type == "qwen2") return "megatron_gpt_glu_qkv_bias";
+  return hf;
+}
+
 Result<ParamBytes> param_bytes(const Architecture& a, const SimRun& run, bool double_quant,
                                std::uint64_t positions) {
   const auto& fs = families();
   if (!fs.error.empty()) return fail(Errc::malformed, fs.error);
   bool known = false;
-  const Family& f = fs.by_name.at(std::string(family_for(a.family, &known)));
+  const Family& f = fs.by_name.at(std::string(program_for(a.family, run, &known)));
   Dims d{};
   d.h = static_cast<double>(a.hidden);
   d.hd = static_cast<double>(a.head_dim);
@@ -180,7 +199,9 @@ Result<ParamBytes> param_bytes(const Architecture& a, const SimRun& run, bool do
   }
   double norms = 0;
   for (const auto& line : f.layer) {
-    if (contains(line, "= rmsnorm") || contains(line, "= gemma_rmsnorm")) norms += d.h;
+    if (contains(line, "= rmsnorm") || contains(line, "= gemma_rmsnorm") ||
+        contains(line, "= te_rmsnorm") || contains(line, "= te_norm_linear"))
+      norms += d.h;
     if (contains(line, "= layernorm")) norms += 2 * d.h;
     if (contains(line, "head_rmsnorm") || contains(line, "head_gemma_rmsnorm")) norms += d.hd;
   }

@@ -37,6 +37,11 @@ struct Family {
   // head weight that the matmul keeps for its input's gradient.
   bool norm_head = false;
   double dropout = 0.0;
+  // What the layers' rotary keeps that all layers share: "cos_sin" (HF: the model-dtype cos and
+  // sin, 2*hd a token), "freqs_fp32" (TE FusedRoPEFunc keeps GPTModel's rotary_pos_emb, fp32
+  // [s, hd], once), "none" (each call keeps its own: the mcore_rope op).
+  std::string rope_shared = "cos_sin";
+  bool seq_saves = false;  // some op keeps sequence-sized tensors (the graphs depend on s)
 };
 
 struct Families {

@@ -301,6 +301,52 @@ struct Builder {
     int o = op({w, v}, qel, db, matmul_saves(w, v));
     return op({o}, qel, db, {});
   }
+  // Megatron-Core's TE decoder layer (the megatron_gpt programs; docs/estimator.md lists the
+  // rules). TE LayerNormLinear's norm half (TransformerEngine d0067d0d
+  // pytorch/module/layernorm_linear.py _LayerNormLinear.forward): prepare_for_saving(inputmat,
+  // ..., mu, rsigma) keeps the input and rsigma (fp32, one per row; RMSNorm has no mu) whenever a
+  // gradient flows; ln_out (this op's output) is kept by the linear half under the linear rule
+  // (a trained weight, or a LoRA adapter fed by return_layernorm_output).
+  int te_rmsnorm(int x) {
+    const bool wt = full();
+    Prim p;
+    if (g.tensors[x].rg) p.grad_inputs = {x};
+    const bool rg = g.tensors[x].rg || wt;
+    if (rg) {
+      g.save(p, x);
+      g.save(p, g.fresh(1, 4, false));
+    }
+    p.param_grad = wt ? d.h * db : 0;
+    p.out = g.fresh(g.tensors[x].elems, db, rg);
+    return g.push(p);
+  }
+  // TE LayerNormLinear: the norm above, then the GEMM (with its LoRA adapter) under the linear
+  // rule. One autograd.Function: its backward runs the norm's backward while the engine still
+  // holds the GEMM output's gradient (the call's grad_output), so that is counted there.
+  Result<int> te_norm_linear(int x, const std::string& module) {
+    const std::size_t at = g.prims.size();
+    te_rmsnorm(x);
+    auto out = linear(g.prims[at].out, module);
+    if (!out) return out;
+    const Tensor& gemm = g.tensors[g.prims[at + 1].out];
+    if (g.tensors[g.prims[at].out].rg) g.prims[at].extra += gemm.elems * gemm.bytes;
+    return out;
+  }
+  // TEDotProductAttention on the cuDNN fused backend: q, k, v (GQA native, no repeat), the output
+  // and the fp32 softmax stats (one per head per token) whatever run.attn says (HF's kernels).
+  int te_attention(int q, int k, int v) {
+    Prim p;
+    for (int t : {q, k, v})
+      if (g.tensors[t].rg) p.grad_inputs.push_back(t);
+    const bool rg = !p.grad_inputs.empty();
+    p.out = g.fresh(d.q, db, rg);
+    if (rg) {
+      for (int t : {q, k, v}) g.save(p, t);
+      g.save(p, g.fresh(d.heads, 4, false));
+      g.save(p, p.out);
+    }
+    return g.push(p);
+  }
   int dropout(int x) {
     const double p = run.dropout_off ? 0 : f.dropout;
     if (p <= 0) return x;
@@ -350,6 +396,35 @@ struct Builder {
           env[outs[k]] = g.alias(it->second, *el);
         }
         continue;
+      } else if (o == "te_rmsnorm") {
+        out = te_rmsnorm(ins.at(0));
+      } else if (o == "te_norm_linear") {
+        auto r = te_norm_linear(ins.at(0), module);
+        if (!r) return tl::unexpected(r.error());
+        out = *r;
+      } else if (o == "te_attention") {
+        out = te_attention(ins.at(0), ins.at(1), ins.at(2));
+      } else if (o == "te_fused_rope") {
+        // TE FusedRoPEFunc (pytorch/attention/rope.py): ctx keeps only the shared freqs
+        // (rope_shared "freqs_fp32"); forward and backward are one kernel each.
+        out = op({ins.at(0)}, g.tensors[ins.at(0)].elems, db, {});
+        g.keeps_freqs = g.keeps_freqs || g.tensors[out].rg;
+      } else if (o == "mcore_rope") {
+        // Megatron rope_utils _apply_rotary_pos_emb_bshd: cos_ and sin_ ([s, hd], the model
+        // dtype) made per call and kept by the muls (t * cos_, _rotate_half(t) * sin_).
+        const double n = g.tensors[ins.at(0)].elems;
+        out = op({ins.at(0)}, n, db, {}, 2 * n * db);
+        if (g.tensors[out].rg) {
+          g.storages.push_back({0, 2 * d.s * d.hd * db});
+          const int cs = static_cast<int>(g.storages.size()) - 1;
+          g.prims.back().saved.push_back(cs);
+          g.saved.insert(cs);
+        }
+      } else if (o == "contiguous") {
+        out = add({ins.at(0)});  // a copy; its gradient passes through
+      } else if (o == "swiglu") {
+        // Megatron SwiGLUFunction: keeps its input (both halves), returns half of it.
+        out = op({ins.at(0)}, g.tensors[ins.at(0)].elems / 2, db, {ins.at(0)});
       } else if (o == "rope" || o == "partial_rope") {
         out = rope(ins.at(0), o == "partial_rope");
       } else if (o == "attention") {
@@ -381,14 +456,14 @@ struct Builder {
 };
 
 std::string graph_key(const Family& f, const SimRun& run, const Dims& d, unsigned db) {
-  std::string k =
-      fmt::format("{}|{} {} {} {} {} {} {} {}|{} {} {} {} {}|{} {} {} {} {} {} {} {} {}", f.name,
-                  d.h, d.hd, d.heads, d.kvh, d.i, d.k, d.E,
-                  run.attn == AttnKernel::eager || run.attn == AttnKernel::math ? d.s : 0.0,
-                  static_cast<int>(run.method), db, run.adapter_bytes, d.r, run.lora_dropout > 0,
-                  run.all_linear, static_cast<int>(run.attn), static_cast<int>(run.ckpt),
-                  run.bnb_saves_input, run.dropout_off, run.fused_qkv_lora, run.dequant_copies,
-                  run.autocast_base_copies, run.targets.size());
+  std::string k = fmt::format(
+      "{}|{} {} {} {} {} {} {} {}|{} {} {} {} {}|{} {} {} {} {} {} {} {} {}", f.name, d.h, d.hd,
+      d.heads, d.kvh, d.i, d.k, d.E,
+      run.attn == AttnKernel::eager || run.attn == AttnKernel::math || f.seq_saves ? d.s : 0.0,
+      static_cast<int>(run.method), db, run.adapter_bytes, d.r, run.lora_dropout > 0,
+      run.all_linear, static_cast<int>(run.attn), static_cast<int>(run.ckpt), run.bnb_saves_input,
+      run.dropout_off, run.fused_qkv_lora, run.dequant_copies, run.autocast_base_copies,
+      run.targets.size());
   for (const auto& t : run.targets) k += "|" + t;
   return k;
 }
@@ -456,6 +531,8 @@ Result<std::shared_ptr<const StepGraphs>> step_graphs(const Family& f, const Sim
   int last = out->fg.fresh(d.h, db, true);
   if (f.norm == "layernorm")
     fb.layernorm(last);
+  else if (f.norm == "te_rmsnorm")
+    fb.te_rmsnorm(last);  // TransformerBlock.final_layernorm: TENorm, TE's RMSNorm
   else
     fb.rmsnorm(last, 1, f.norm == "gemma_rmsnorm");
   std::lock_guard<std::mutex> lock(mu);

@@ -44,8 +44,9 @@ struct Graph {
   std::vector<Storage> storages;
   std::vector<Tensor> tensors;
   std::vector<Prim> prims;
-  std::set<int> saved;  // storages saved by some prim
-  std::set<int> held;   // saved as a ctx attribute: released with the graph, not by backward
+  std::set<int> saved;       // storages saved by some prim
+  std::set<int> held;        // saved as a ctx attribute: released with the graph, not by backward
+  bool keeps_freqs = false;  // a TE fused RoPE saved the shared rotary freqs (a gradient flowed)
 
   int fresh(double elems, unsigned bytes, bool rg) {
     storages.push_back({elems * bytes, 0});
