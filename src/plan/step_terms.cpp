@@ -94,6 +94,7 @@ Result<nlohmann::json> step_terms_from_json(const nlohmann::json& c) {
     r.dequant_copies = c.value("dequant_copies", 1u);
     r.head_4bit = c.value("head_4bit", false);
     r.fused_qkv_lora = c.value("fused_qkv_lora", false);
+    r.megatron_layer = c.value("megatron_layer", false);
     auto t = step_terms(a, r, *op, c.value("double_quant", true));
     if (!t) return tl::unexpected(t.error());
     return nlohmann::json{{"weights", t->weights},

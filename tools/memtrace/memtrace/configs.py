@@ -2,7 +2,8 @@
 varied targets, ranks and dropout, QLoRA-shaped NF4 bases) x checkpointing x attention x loss x
 optimizer x batch x sequence (attention: flash, SDPA, eager or SDPA's math fallback; the loss:
 HF, LitGPT chunked, Liger fused, torchtune's chunked output or Megatron-Core's), at dimensions
-small enough for a CPU step in ~0.1 s."""
+small enough for a CPU step in ~0.1 s; then n // 10 draws of Megatron-Core's own decoder layer
+(NeMo 2)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ MODULES = {
     "gpt_neox": ["query_key_value", "dense", "dense_h_to_4h", "dense_4h_to_h"],
     "gpt2": ["c_attn", "c_proj", "c_fc"],
 }
+MEGATRON_MODULES = ["linear_qkv", "linear_proj", "linear_fc1", "linear_fc2"]
 
 
 def modules(family):
@@ -62,8 +64,31 @@ def random_configs(n, seed=15):
             u = lrnd.random()
             c["loss"] = "megatron" if u < 0.4 else "chunked_output" if u < 0.6 else "hf"
     # torch SDPA's math fallback (layers.math_attention) on part of the SDPA draws, likewise.
-    arnd = random.Random(seed * 7919 + 2)
+    arnd = random.Random(seed * 7919 + 3)
     for c in out:
         if c["attn"] == "sdpa" and arnd.random() < 0.3:
             c["attn"] = "math"
+    # Megatron-Core's TE decoder layer as NeMo 2 runs it (model.CausalLM megatron_layer,
+    # memtrace.megatron): n // 10 draws appended from a stream of their own, so the draws above
+    # stay what they were. NeMo's LoRA: targets among its four module names, adapters in the
+    # model dtype, dropout 0; its loss is Megatron's; nothing recomputed.
+    mrnd = random.Random(seed * 7919 + 2)
+    for k in range(n // 10):
+        heads = mrnd.choice([2, 4])
+        head_dim = mrnd.choice([8, 16])
+        c = dict(family=mrnd.choice(["llama", "mistral", "qwen2"]), megatron_layer=True,
+                 hidden=heads * head_dim * mrnd.choice([2, 4]), layers=mrnd.choice([1, 2, 3]),
+                 heads=heads, kv_heads=min(heads, mrnd.choice([1, 2, heads])), head_dim=head_dim,
+                 intermediate=mrnd.choice([64, 96, 128]), vocab=mrnd.choice([128, 256, 384]),
+                 tied=mrnd.random() < 0.3, method=mrnd.choice(["full", "lora"]), grad_ckpt="none",
+                 attn="flash", loss="megatron",
+                 optim=mrnd.choice(["adamw_foreach", "adamw_fused"]),
+                 batch=mrnd.choice([1, 2, 3]), seq=mrnd.choice([16, 32, 48]), seed=n + k)
+        if c["method"] == "lora":
+            mods = MEGATRON_MODULES
+            c["lora_targets"] = sorted(mrnd.sample(mods, mrnd.randint(1, len(mods))))
+            c["lora_rank"] = mrnd.choice([2, 4, 8])
+            c["lora_dropout"] = 0.0
+            c["adapter_dtype"] = "bf16"
+        out.append(c)
     return out

@@ -10,6 +10,7 @@ import torch.nn.functional as F
 import torch.utils.checkpoint as ckpt
 
 from memtrace import layers as L
+from memtrace import megatron as MG
 from memtrace.blocks import DecoderLayer, make_norm
 
 # Structure of each family as its transformers modeling file builds it.
@@ -71,7 +72,24 @@ class CausalLM(nn.Module):
                                     c.get("lora_dropout", 0.0), adtype)
             return base
 
-        if True:
+        if c.get("megatron_layer"):
+            # NeMo 2 / Megatron-Core GPTModel with the TE layer spec (memtrace.megatron).
+            spec["megatron_fusions"] = c["family"] == "llama"  # NeMo LlamaConfig's fusions
+
+            def make_te(name, d_in, d_out, bias, norm=False):
+                base = (MG.TELayerNormLinear(d_in, d_out, bias, dtype) if norm
+                        else nn.Linear(d_in, d_out, bias=bias, dtype=dtype))
+                if method == "lora" and name in targets:
+                    return MG.LoRALinear(base, MG.Adapter(d_in, d_out, c["lora_rank"],
+                                                          2 * c["lora_rank"], dtype))
+                return base
+
+            self.embed = nn.Embedding(c["vocab"], c["hidden"], dtype=dtype)
+            self.layers = nn.ModuleList(MG.MegatronLayer(c, spec, make_te, dtype)
+                                        for _ in range(c["layers"]))
+            self.norm = MG.TENorm(c["hidden"], dtype)
+            self.lm_head = nn.Linear(c["hidden"], c["vocab"], bias=False, dtype=dtype)
+        else:
             self.embed = nn.Embedding(c["vocab"], c["hidden"], dtype=dtype)
             if spec.get("learned_positions"):
                 self.wpe = nn.Embedding(c["seq"], c["hidden"], dtype=dtype)
@@ -95,6 +113,11 @@ class CausalLM(nn.Module):
         c, spec = self.c, self.spec
         b, s = ids.shape
         x = self.embed(ids)
+        if c.get("megatron_layer"):
+            freqs = MG.rotary_freqs(s, c["head_dim"])
+            for layer in self.layers:
+                x = layer(x, freqs)
+            return self.norm(x)
         if c["grad_ckpt"] != "none" and not x.requires_grad:
             x.requires_grad_(True)  # PreTrainedModel.enable_input_require_grads (forward hook)
         if spec.get("embed_scale"):
