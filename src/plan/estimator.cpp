@@ -280,6 +280,8 @@ SimRun sim_run_for(const Architecture& a, const RunConfig& run) {
   r.head_4bit = run.quantize_head;
   r.fused_qkv_lora = run.fused_qkv_lora;
   r.lora_head = run.lora_head && run.method != Method::full;
+  // NeMo 2 trains Megatron-Core's GPTModel (TransformerEngine layer spec), not the HF modules.
+  r.megatron_layer = run.framework == Framework::nemo;
   // LoRA on an fp32 base computed under autocast: one process, or DDP (each rank the whole
   // model). FSDP's MixedPrecision gathers bf16 units and DeepSpeed casts the module: no autocast
   // copies there.

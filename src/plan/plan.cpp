@@ -13,6 +13,8 @@
 #include "host/meminfo.hpp"
 #include "models/catalogue.hpp"
 #include "models/resolve.hpp"
+#include "plan/autograd_sim.hpp"
+#include "plan/estimator.hpp"
 #include "plan/frameworks.hpp"
 #include "plan/reserve_model.hpp"
 
@@ -324,6 +326,24 @@ std::vector<Advice> advise(const ModelShape& shape, const RunConfig& run, std::u
 
 namespace {
 
+// Which decoder layer --framework nemo's activations came from (autograd_sim program_for).
+std::string nemo_layer_note(const models::ModelShape& shape, const RunConfig& run) {
+  bool known = false;
+  const SimRun sr = sim_run_for(shape.arch, run);
+  const std::string_view prog = program_for(shape.arch.family, sr, &known);
+  if (prog.rfind("megatron_gpt", 0) == 0)
+    return fmt::format(
+        "--framework nemo: activations from Megatron-Core's own decoder layer (TransformerEngine "
+        "spec: fused RMSNorm+linear, cuDNN fused attention, {} SwiGLU and RoPE as NeMo's {} "
+        "config sets them, dropout 0); LoRA adapters still counted per Hugging Face projection "
+        "(NeMo's fused linear_qkv adapter is 2·r·h a layer smaller)",
+        prog == "megatron_gpt" ? "fused" : "unfused", shape.arch.family);
+  return fmt::format(
+      "--framework nemo: activations from the Hugging Face {} layer (Megatron-Core's layer is "
+      "modelled for llama, mistral and qwen2 without recompute or a 4-bit base)",
+      shape.arch.family);
+}
+
 // The peak under every preset: each alternative's reserve is scaled from the planned run's
 // replay (reserve_fraction_hint) to rank them, then the two ends are estimated with their own
 // replay, so the printed figures are replayed ones.
@@ -392,6 +412,7 @@ Result<PlanResult> make_plan(const PlanInput& input, const PlanEnvironment& env)
         "sdpa in Hugging Face: a·s² scores counted; --attn flash avoids them");
   }
   r.estimate = estimate(r.model.shape, run, shard);
+  if (run.framework == Framework::nemo) r.notes.push_back(nemo_layer_note(r.model.shape, run));
   if (r.estimate.pinned_host_bytes > 0) {
     r.notes.push_back(fmt::format(
         "offloaded checkpointing: {:.1f} GiB of layer inputs in pinned host memory, outside "

@@ -495,6 +495,30 @@ TEST(Estimator, NormHeadKeepsANormalizedCopyOfTheHeadWeight) {
   EXPECT_GT(baichuan.train_peak_allocated_bytes, llama.train_peak_allocated_bytes);
 }
 
+TEST(Estimator, NemoRunsMegatronsLayerForLlamaAndTheHfOneElsewhere) {
+  // --framework nemo, full fine-tuning, nothing recomputed: Megatron-Core's TE layer keeps per
+  // token and layer (bf16) the LayerNormLinear inputs and ln_outs (4 x 2h), two rsigmas (2 x 4),
+  // q and out (2 x 2q), k and v's copy (2 x 2kv), the softmax stats (4 a head), the SwiGLU input
+  // (2 x 2i) and output (2i): data/families.json megatron_gpt.
+  RunConfig r;
+  r.method = Method::full;
+  apply_framework(Framework::nemo, r);
+  const auto s = shape("Llama-3.1-8B");
+  RunConfig hf = r;
+  hf.framework = Framework::hf;  // the same run under the HF program
+  const double per_layer = 8 * 4096 + 8 + 4 * 4096 + 4 * 1024 + 4 * 32 + 6 * 14336;
+  const double T = static_cast<double>(r.batch * r.seq);
+  const double a = static_cast<double>(estimate(s, r).terms.activations);
+  const double layers = per_layer * T * 32;
+  EXPECT_GT(a, layers);
+  EXPECT_LT(a - layers, 0.02 * layers);  // the stem, final norm and output: small beside them
+  EXPECT_LT(a, static_cast<double>(estimate(s, hf).terms.activations));
+  // Qwen3 (q/k norms) has no Megatron program here: the HF one, under either framework.
+  auto q3 = s;
+  q3.arch.family = "qwen3";
+  EXPECT_EQ(estimate(q3, r).terms.activations, estimate(q3, hf).terms.activations);
+}
+
 TEST(Estimator, QloraWithAnFp16HeadUnderBf16AutocastKeepsOneHeadCopy) {
   // transformers < 4.37 loads a 4-bit model without torch_dtype in fp16: the unquantized lm_head
   // is fp16, and autocast(bfloat16) casts it per call; the matmul keeps the bf16 copy (V x h,
