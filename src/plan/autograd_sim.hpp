@@ -1,10 +1,11 @@
 #pragma once
 // What autograd keeps for one training step of a decoder-only model, computed by running the
 // family's layer program (data/families.json: the operator sequence of its Hugging Face modeling
-// code) through PyTorch's save rules (which inputs each operator's backward needs, given which of
-// them require grad), then walking it backward for the transient peak. docs/estimator.md
-// "Activations, by mechanism" lists every rule and its source; tools/memtrace measures the same
-// step on the real engine and tests/plan/memtrace_agreement checks the two agree.
+// code, or of Megatron-Core's TE layer under NeMo) through PyTorch's save rules (which inputs each
+// operator's backward needs, given which of them require grad), then walking it backward for the
+// transient peak. docs/estimator.md "Activations, by mechanism" lists every rule and its source;
+// tools/memtrace measures the same step on the real engine and tests/plan/memtrace_agreement checks
+// the two agree.
 //
 // Pure; all sizes in bytes; no allocation rounding (caching_allocator.hpp models that).
 

@@ -277,7 +277,8 @@ class _SwiGLU(torch.autograd.Function):
             y1, y2 = torch.chunk(y.float(), 2, -1)
             sg = torch.sigmoid(y1)
             g32 = g.float()
-            dy.copy_(torch.cat((g32 * sg * (1 + y1 * (1 - sg)) * y2, g32 * y1 * sg), -1).to(y.dtype))
+            d1 = g32 * sg * (1 + y1 * (1 - sg)) * y2
+            dy.copy_(torch.cat((d1, g32 * y1 * sg), -1).to(y.dtype))
         return dy
 
 
