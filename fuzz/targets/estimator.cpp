@@ -1,6 +1,7 @@
 // libFuzzer target: the estimator's arithmetic on any shape a config.json can describe. The input
-// is the config.json itself (so the fixture configs are seeds as they are); its length and middle
-// byte pick the run (method, precision, batch, seq, rank, nodes, checkpointing). A config that
+// is the config.json itself (so the fixture configs are seeds as they are); its length, first,
+// middle and last bytes pick the run (method, precision, batch, seq, rank, nodes, checkpointing,
+// the framework preset, and the loss path and attention kernel over it). A config that
 // parses and passes check_plausible is estimated, and every term must come out without undefined
 // behaviour (UBSan: float-cast-overflow, signed overflow) and with a peak no smaller than the
 // weights it holds.
@@ -11,6 +12,7 @@
 
 #include "models/model_shape.hpp"
 #include "plan/estimator.hpp"
+#include "plan/frameworks.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
@@ -31,6 +33,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   run.lora_rank = std::uint64_t{4} << ((a >> 3) % 6);
   run.nodes = 1 + ((a >> 6) % 2);
   run.grad_ckpt = (b >> 6) % 2 == 0 ? GradCkpt::full : GradCkpt::none;
+  const std::uint8_t c = data[0], d = data[size - 1];
+  // Every preset (nemo's runs Megatron-Core's layer program where it has one), then any loss
+  // path and attention kernel on top of it.
+  apply_framework(static_cast<Framework>(c % 8), run);
+  if ((c >> 3) % 2 == 1) run.loss = static_cast<LossKind>((c >> 4) % 6);
+  if (d % 2 == 1) run.attn = static_cast<Attn>((d >> 1) % 4);
   if (!validate_run(run, shape)) return 0;
   const Estimate e = estimate(shape, run);
   if (e.peak_pool_bytes() < e.terms.weights) std::abort();
