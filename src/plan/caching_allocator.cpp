@@ -26,7 +26,7 @@ void CachingAllocator::note_peaks() {
 }
 
 // get_free_block: the smallest cached block >= size, unless max_split_size forbids it.
-bool CachingAllocator::find_free(bool small, std::uint64_t size, Id& out) {
+bool CachingAllocator::find_free(bool small, std::uint64_t size, FreeSet::iterator& at) {
   FreeSet& p = pool(small);
   auto it = p.lower_bound({size, 0});
   if (it == p.end()) return false;
@@ -35,8 +35,7 @@ bool CachingAllocator::find_free(bool small, std::uint64_t size, Id& out) {
   // Do not return an oversized block for a small request, nor one far larger than a large one.
   if (size < max_split && block >= max_split) return false;
   if (size >= max_split && block >= size + kLargeBuffer) return false;
-  out = it->second;
-  p.erase(it);
+  at = it;
   return true;
 }
 
@@ -116,12 +115,17 @@ CachingAllocator::Id CachingAllocator::malloc(std::uint64_t bytes) {
   const std::uint64_t size = round_size(bytes);
   const bool small = size <= kSmallSize;
   Id id = 0;
-  bool found = find_free(small, size, id);
+  FreeSet::iterator at{};
+  bool from_free = find_free(small, size, at);
+  if (from_free) id = at->second;
+  bool found = from_free;
   if (!found && config_.expandable_segments) {
     found = grow_expandable(small, size, id);
     if (!found) {
       release_free_segments();
-      found = find_free(small, size, id) || grow_expandable(small, size, id);
+      from_free = find_free(small, size, at);
+      if (from_free) id = at->second;
+      found = from_free || grow_expandable(small, size, id);
     }
     if (!found) {
       oom_ = true;
@@ -139,6 +143,7 @@ CachingAllocator::Id CachingAllocator::malloc(std::uint64_t bytes) {
     }
     id = new_segment(small, seg);
   }
+  // Nothing below touches the free lists before `at` is consumed (only the block table grows).
   Block& b = blocks_[id];
   const std::uint64_t remaining = b.size - size;
   const bool split =
@@ -157,7 +162,13 @@ CachingAllocator::Id CachingAllocator::malloc(std::uint64_t bytes) {
     bb.size = size;
     std::int64_t& tail = tail_[small ? 1 : 0];
     if (config_.expandable_segments && tail == static_cast<std::int64_t>(id)) tail = rid;
-    pool(small).insert({remaining, static_cast<Id>(rid)});
+    const FreeSet::Key rest_key{remaining, static_cast<Id>(rid)};
+    if (from_free)
+      pool(small).replace(at, rest_key);
+    else
+      pool(small).insert(rest_key);
+  } else if (from_free) {
+    pool(small).erase(at);
   }
   Block& a = blocks_[id];
   a.allocated = true;
@@ -177,10 +188,21 @@ void CachingAllocator::free(Id id) {
   b.requested = 0;
   FreeSet& p = pool(b.small);
   std::int64_t& tail = tail_[b.small ? 1 : 0];
-  // try_merge_blocks with the previous and the next block of the segment when they are free.
+  // try_merge_blocks with the previous and the next block of the segment when they are free. The
+  // first key a merge removes is replaced by the merged block's (one shift of the list).
+  bool have_slot = false;
+  FreeSet::Key slot{};
+  auto vacate = [&](FreeSet::Key k) {
+    if (have_slot) {
+      p.erase(k);
+    } else {
+      slot = k;
+      have_slot = true;
+    }
+  };
   auto absorb = [&](std::int64_t into, std::int64_t gone) {
     Block& g = blocks_[gone];
-    p.erase({g.size, static_cast<Id>(gone)});
+    vacate({g.size, static_cast<Id>(gone)});
     blocks_[into].size += g.size;
     blocks_[into].next = g.next;
     if (g.next >= 0) blocks_[g.next].prev = into;
@@ -191,7 +213,7 @@ void CachingAllocator::free(Id id) {
   if (b.next >= 0 && !blocks_[b.next].allocated && blocks_[b.next].live) absorb(cur, b.next);
   if (blocks_[cur].prev >= 0 && !blocks_[blocks_[cur].prev].allocated) {
     const std::int64_t prev = blocks_[cur].prev;
-    p.erase({blocks_[prev].size, static_cast<Id>(prev)});
+    vacate({blocks_[prev].size, static_cast<Id>(prev)});
     // Merge cur into prev: prev keeps its identity (its address comes first).
     Block& pv = blocks_[prev];
     Block& c = blocks_[cur];
@@ -202,7 +224,11 @@ void CachingAllocator::free(Id id) {
     if (tail == cur) tail = prev;
     cur = prev;
   }
-  p.insert({blocks_[cur].size, static_cast<Id>(cur)});
+  const FreeSet::Key merged{blocks_[cur].size, static_cast<Id>(cur)};
+  if (have_slot)
+    p.replace(slot, merged);
+  else
+    p.insert(merged);
 }
 
 }  // namespace sparkops::plan

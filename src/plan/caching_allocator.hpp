@@ -90,6 +90,8 @@ class CachingAllocator {
   // The cached free blocks of a pool ordered by (size, id): best fit, then the oldest. A sorted
   // vector: a replay keeps at most a few hundred free blocks, where this beats a tree. The key is
   // trivially copyable (std::pair is not), so an insert or an erase shifts it with one memmove.
+  // A merge or a split replaces one key with another (`replace`): only the entries between the
+  // two positions move, once, instead of an erase's shift and an insert's shift of the tail.
   class FreeSet {
    public:
     struct Key {
@@ -97,25 +99,49 @@ class CachingAllocator {
       Id second = 0;            // block id
       friend auto operator<=>(const Key&, const Key&) = default;
     };
-    std::vector<Key>::iterator lower_bound(Key k) {
-      return std::lower_bound(v_.begin(), v_.end(), k);
-    }
-    std::vector<Key>::iterator begin() { return v_.begin(); }
-    std::vector<Key>::iterator end() { return v_.end(); }
+    using iterator = std::vector<Key>::iterator;
+    iterator lower_bound(Key k) { return std::lower_bound(v_.begin(), v_.end(), k); }
+    iterator begin() { return v_.begin(); }
+    iterator end() { return v_.end(); }
     void insert(Key k) { v_.insert(lower_bound(k), k); }
     void erase(Key k) {
       auto it = lower_bound(k);
       if (it != v_.end() && *it == k) v_.erase(it);
     }
-    std::vector<Key>::iterator erase(std::vector<Key>::iterator it) { return v_.erase(it); }
+    iterator erase(iterator it) { return v_.erase(it); }
+    // Erases the entry at `at` and inserts `k`: the same list as erase(at) then insert(k).
+    void replace(iterator at, Key k) {
+      if (at == v_.end()) {
+        insert(k);
+        return;
+      }
+      if (*at < k) {
+        // k sorts at or after the vacated slot: pull the entries in between one place left.
+        auto to = std::lower_bound(at + 1, v_.end(), k);
+        std::move(at + 1, to, at);
+        *(to - 1) = k;
+      } else {
+        auto to = std::lower_bound(v_.begin(), at, k);
+        std::move_backward(to, at, at + 1);
+        *to = k;
+      }
+    }
+    // erase(old) then insert(k); like erase, an absent `old` removes nothing.
+    void replace(Key old, Key k) {
+      auto it = lower_bound(old);
+      if (it != v_.end() && *it == old)
+        replace(it, k);
+      else
+        insert(k);
+    }
 
    private:
-    __extension__ using Order = unsigned __int128;  // GCC/Clang's 128-bit integer
-    static Order order(Key k) { return (static_cast<Order>(k.first) << 32) | k.second; }
     std::vector<Key> v_;
   };
   FreeSet& pool(bool small) { return small ? small_free_ : large_free_; }
-  bool find_free(bool small, std::uint64_t size, Id& out);
+  // get_free_block: the cached block a request of `size` takes, left in its list at `at` (the
+  // caller erases it, or replaces its key with the split remainder's).
+  bool find_free(bool small, std::uint64_t size, FreeSet::iterator& at);
   Id new_segment(bool small, std::uint64_t size);
   bool grow_expandable(bool small, std::uint64_t size, Id& out);
   void release_free_segments();

@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -86,10 +87,20 @@ std::string replay_key(const ModelShape& shape, const RunConfig& run, const Term
 
 // Memoized: the advice ladder and the fit matrix re-plan the same run many times, and a
 // long-running caller plans the same shapes again; bounded like the activation model's cache.
+namespace {
+std::mutex memo_mu;
+std::map<std::string, ReserveFigures> memo;
+}  // namespace
+
+void clear_replay_cache() {
+  std::lock_guard<std::mutex> lock(memo_mu);
+  memo.clear();
+}
+
 ReserveFigures replay_reserve(const ModelShape& shape, const RunConfig& run, const Terms& terms,
                               std::uint64_t paged_bytes, double grad_share) {
-  static std::mutex mu;
-  static std::map<std::string, ReserveFigures> cache;
+  auto& mu = memo_mu;
+  auto& cache = memo;
   const std::string key = replay_key(shape, run, terms, paged_bytes, grad_share);
   {
     std::lock_guard<std::mutex> lock(mu);
@@ -102,9 +113,8 @@ ReserveFigures replay_reserve(const ModelShape& shape, const RunConfig& run, con
   return f;
 }
 
-ReserveFigures replay_reserve_uncached(const ModelShape& shape, const RunConfig& run,
-                                       const Terms& terms, std::uint64_t paged_bytes,
-                                       double grad_share) {
+ReplayInputs replay_inputs(const ModelShape& shape, const RunConfig& run, const Terms& terms,
+                           std::uint64_t paged_bytes, double grad_share) {
   const models::Architecture& a = shape.arch;
   const ParamCounts& p = shape.params;
   const bool peft = run.method != Method::full;
@@ -245,23 +255,35 @@ ReserveFigures replay_reserve_uncached(const ModelShape& shape, const RunConfig&
     return step_shape(*sim, a, run, run.batch * seq);
   };
 
-  AllocatorConfig cfg;
-  cfg.expandable_segments = run.expandable_segments;
+  ReplayInputs in;
+  in.config.expandable_segments = run.expandable_segments;
   m.min_layer_block = kSmallSize;
-  auto replay = [&](const std::vector<StepShape>& steps) { return replay_training(m, steps, cfg); };
+  in.model = std::move(m);
+  const StepShape full = shape_at(run.seq);
+  in.fixed = {full, full};
+  if (!run.packed && run.seq >= kVaryingShapes) {
+    for (unsigned k = 1; k <= kVaryingShapes; ++k)
+      in.varying.push_back(k == kVaryingShapes ? full : shape_at(run.seq * k / kVaryingShapes));
+  }
+  return in;
+}
+
+ReserveFigures replay_reserve_uncached(const ModelShape& shape, const RunConfig& run,
+                                       const Terms& terms, std::uint64_t paged_bytes,
+                                       double grad_share) {
+  const ReplayInputs in = replay_inputs(shape, run, terms, paged_bytes, grad_share);
+  auto replay = [&](const std::vector<StepShape>& steps) {
+    return replay_training(in.model, steps, in.config);
+  };
   ReserveFigures out;
   out.workspaces = 2 * run.cublas_workspace_bytes + kCublasLtWorkspaceBytes;
-  const StepShape full = shape_at(run.seq);
-  const ReplayResult fixed = replay({full, full});
+  const ReplayResult fixed = replay(in.fixed);
   out.fixed_replay = fixed;
   out.fixed = fixed.peak_reserved - std::min(fixed.peak_reserved, fixed.peak_requested);
   out.varying = out.fixed;
   out.varying_replay = out.fixed_replay;
-  if (!run.packed && run.seq >= kVaryingShapes) {
-    std::vector<StepShape> rising;
-    for (unsigned k = 1; k <= kVaryingShapes; ++k)
-      rising.push_back(k == kVaryingShapes ? full : shape_at(run.seq * k / kVaryingShapes));
-    const ReplayResult varying = replay(rising);
+  if (!in.varying.empty()) {
+    const ReplayResult varying = replay(in.varying);
     out.varying_replay = varying;
     // Above what the longest step asks for: the rise leaves the shorter steps' segments cached.
     out.varying = varying.peak_reserved - std::min(varying.peak_reserved, fixed.peak_requested);

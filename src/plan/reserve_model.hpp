@@ -32,6 +32,19 @@ inline constexpr unsigned kVaryingShapes = 8;
 // Memoized (bounded): the same run planned again costs a lookup.
 ReserveFigures replay_reserve(const ModelShape& shape, const RunConfig& run, const Terms& terms,
                               std::uint64_t paged_bytes, double grad_share = 1.0);
+// Forgets every memoized replay, so the next plan replays as a fresh process does (benchmarks).
+void clear_replay_cache();
+
+// What replay_reserve_uncached replays: the model's tensors, the allocator's settings and the two
+// step lists (`varying` empty where the lengths do not vary: packed, or seq below the shapes).
+struct ReplayInputs {
+  ReplayModel model;
+  AllocatorConfig config;
+  std::vector<StepShape> fixed, varying;
+};
+ReplayInputs replay_inputs(const ModelShape& shape, const RunConfig& run, const Terms& terms,
+                           std::uint64_t paged_bytes, double grad_share = 1.0);
+
 // The replay itself, for benchmarks.
 ReserveFigures replay_reserve_uncached(const ModelShape& shape, const RunConfig& run,
                                        const Terms& terms, std::uint64_t paged_bytes,
