@@ -9,6 +9,7 @@
 #include <benchmark/benchmark.h>
 
 #include "../tests/models/safetensors_writer.hpp"
+#include "../tests/plan/replay_reference.hpp"
 #include "models/catalogue.hpp"
 #include "models/safetensors.hpp"
 #include "plan/plan.hpp"
@@ -32,6 +33,23 @@ void BM_PlanCatalogueModel(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_PlanCatalogueModel)->Unit(benchmark::kMicrosecond);
+
+// The same plan as a fresh process makes it: the replay memo is emptied every iteration, so each
+// plan replays every run it prints (the layer-graph cache of plan/autograd_sim stays warm).
+void BM_PlanCatalogueModelCold(benchmark::State& state) {
+  plan::PlanInput input;
+  input.model.name = "Llama-3.1-70B";
+  input.run.method = plan::Method::full;
+  input.budget_bytes = 100ULL << 30;
+  plan::PlanEnvironment env;
+  env.anchors = plan::embedded_anchors();
+  for (auto _ : state) {
+    plan::clear_replay_cache();
+    auto r = plan::make_plan(input, env);
+    benchmark::DoNotOptimize(r);
+  }
+}
+BENCHMARK(BM_PlanCatalogueModelCold)->Unit(benchmark::kMicrosecond);
 
 // The framework not named: the same flags under every preset, the range's two ends replayed.
 void BM_PlanUnknownFramework(benchmark::State& state) {
@@ -85,6 +103,43 @@ void BM_ReplayUncachedLlama70BQlora(benchmark::State& state) {
 BENCHMARK(BM_ReplayUncachedLlama8BPacked)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ReplayUncachedLlama8BVarying)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ReplayUncachedLlama70BQlora)->Unit(benchmark::kMicrosecond);
+
+// The replays alone (the step shapes built once, outside the loop): the tuned replay against
+// the full replay as it stood before tuning (tests/plan/replay_reference.cpp), in one binary, so
+// their ratio comes from one run.
+void replay_only(benchmark::State& state, const char* model, plan::Method method, bool packed,
+                 bool reference) {
+  const auto* e = models::find_in_catalogue(model);
+  const plan::ModelShape shape{e->name, e->arch, plan::count_params(e->arch), std::nullopt};
+  plan::RunConfig run;
+  run.method = method;
+  run.packed = packed;
+  const plan::Estimate est = plan::estimate(shape, run);
+  const plan::ReplayInputs in = plan::replay_inputs(shape, run, est.terms, est.paged_bytes);
+  auto replay = [&](const std::vector<plan::StepShape>& steps) {
+    return reference ? plan::reference::replay_training(in.model, steps, in.config)
+                     : plan::replay_training(in.model, steps, in.config);
+  };
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(replay(in.fixed));
+    if (!in.varying.empty()) benchmark::DoNotOptimize(replay(in.varying));
+  }
+}
+void BM_ReplayOnlyLlama8BPacked(benchmark::State& state, bool reference) {
+  replay_only(state, "Llama-3.1-8B", plan::Method::lora, true, reference);
+}
+void BM_ReplayOnlyLlama8BVarying(benchmark::State& state, bool reference) {
+  replay_only(state, "Llama-3.1-8B", plan::Method::lora, false, reference);
+}
+void BM_ReplayOnlyLlama70BQlora(benchmark::State& state, bool reference) {
+  replay_only(state, "Llama-3.1-70B", plan::Method::qlora, true, reference);
+}
+BENCHMARK_CAPTURE(BM_ReplayOnlyLlama8BPacked, reference, true)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_ReplayOnlyLlama8BPacked, tuned, false)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_ReplayOnlyLlama8BVarying, reference, true)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_ReplayOnlyLlama8BVarying, tuned, false)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_ReplayOnlyLlama70BQlora, reference, true)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_ReplayOnlyLlama70BQlora, tuned, false)->Unit(benchmark::kMicrosecond);
 
 class ThirtyShardDir {
  public:

@@ -38,6 +38,10 @@ struct Replayer {
     for (auto& h : hs) drop(h);
     hs.clear();
   }
+  // Takes each of `sizes` in order, appending to `out`.
+  void take_into(const std::vector<std::uint64_t>& sizes, std::vector<Held>& out) {
+    for (const auto sz : sizes) out.push_back(take(static_cast<double>(sz)));
+  }
   std::vector<Held> take_all(const std::vector<std::uint64_t>& sizes) {
     std::vector<Held> out;
     out.reserve(sizes.size());
@@ -59,11 +63,10 @@ struct Replayer {
   }
 
   // One layer's forward: storages in creation order; with `keep_saved` a saved storage stays
-  // (returned), any other dies as soon as the next storage exists (its consumer ran). A 4-bit
-  // linear's output is preceded by its weight's dequantization, dropped once it exists.
-  std::vector<Held> layer_forward(const StepShape& s, bool keep_saved, double min_block,
-                                  unsigned dequant_copies) {
-    std::vector<Held> kept;
+  // (appended to `kept`), any other dies as soon as the next storage exists (its consumer ran). A
+  // 4-bit linear's output is preceded by its weight's dequantization, dropped once it exists.
+  void layer_forward(const StepShape& s, bool keep_saved, double min_block, unsigned dequant_copies,
+                     std::vector<Held>& kept) {
     Held pending;
     for (const auto& b : s.layer) {
       Held w = dequantize(b.dequant, dequant_copies);
@@ -80,7 +83,6 @@ struct Replayer {
         pending = h;
     }
     drop(pending);
-    return kept;
   }
 };
 
@@ -110,25 +112,30 @@ ReplayResult replay_training(const ReplayModel& m, const std::vector<StepShape>&
   bool states_made = false;
   const std::uint64_t L = std::max<std::uint64_t>(m.layers, 1);
   const double min_block = static_cast<double>(m.min_layer_block);
+  std::vector<Held> saved;
+  std::vector<std::size_t> saved_at;
+  std::vector<Held> layer_inputs;
 
   for (const StepShape& s : steps) {
     Held inputs = r.take(s.inputs);
     Held stem = r.take(s.hidden);
     Held stem_extra = r.take(s.stem_extra);
     Held rope = r.take(s.rope);
-    if (!workspaces_made)
-      for (auto& w : r.take_all(m.forward_workspaces)) workspaces.push_back(w);
+    if (!workspaces_made) r.take_into(m.forward_workspaces, workspaces);
 
-    // Forward: each layer's input is the previous layer's output.
-    std::vector<std::vector<Held>> saved(L);
-    std::vector<Held> layer_inputs(L);
+    // Forward: each layer's input is the previous layer's output. Layer l's saved storages are
+    // saved[saved_at[l], saved_at[l + 1]) (one list for all layers: no allocation per layer).
+    saved.clear();
+    saved_at.assign(L + 1, 0);
+    layer_inputs.assign(L, Held{});
     // The stem output (layer 0's input) lives through the step either way: the embedding's
     // backward, or the leaf that enable_input_require_grads made of it, keeps it.
     layer_inputs[0] = stem;
     Held x = stem;
     const bool keep_input = m.checkpointing || s.layer_saves_input;
     for (std::uint64_t l = 0; l < L; ++l) {
-      saved[l] = r.layer_forward(s, !m.checkpointing, min_block, m.dequant_copies);
+      r.layer_forward(s, !m.checkpointing, min_block, m.dequant_copies, saved);
+      saved_at[l + 1] = saved.size();
       Held out = r.take(s.hidden);
       if (l > 0) {
         if (keep_input)
@@ -148,8 +155,7 @@ ReplayResult replay_training(const ReplayModel& m, const std::vector<StepShape>&
     }
 
     // Backward: the loss, then the head (its gradients), then the layers top-down.
-    if (!workspaces_made)
-      for (auto& w : r.take_all(m.backward_workspaces)) workspaces.push_back(w);
+    if (!workspaces_made) r.take_into(m.backward_workspaces, workspaces);
     workspaces_made = true;
     {
       Held t = r.take(s.loss_backward);
@@ -168,11 +174,15 @@ ReplayResult replay_training(const ReplayModel& m, const std::vector<StepShape>&
     }();
     for (std::uint64_t l = L; l-- > 0;) {
       Held recomputed_out;
+      // Under checkpointing the forward kept nothing: the recomputed layer's storages go at the
+      // list's end and are dropped below, before the next (lower) layer recomputes.
+      const std::size_t saved_from = m.checkpointing ? saved.size() : saved_at[l];
       if (m.checkpointing) {
-        saved[l] = r.layer_forward(s, true, min_block, m.dequant_copies);
+        r.layer_forward(s, true, min_block, m.dequant_copies, saved);
         recomputed_out = r.take(s.hidden);
       }
-      for (auto& g : r.take_all(m.layer_grads)) grads.push_back(g);
+      const std::size_t saved_to = m.checkpointing ? saved.size() : saved_at[l + 1];
+      r.take_into(m.layer_grads, grads);
       // MatMul4Bit.backward: grad_A = grad @ dequantize_4bit(B).to(dtype).t(), each 4-bit linear
       // in reverse order, one weight at a time (the working set below holds the gradients).
       for (auto it = s.layer.rbegin(); it != s.layer.rend(); ++it) {
@@ -188,11 +198,12 @@ ReplayResult replay_training(const ReplayModel& m, const std::vector<StepShape>&
       Held grad_in = r.take(s.hidden);
       r.drop(grad);
       grad = grad_in;
-      r.drop_all(saved[l]);
+      for (std::size_t i = saved_from; i < saved_to; ++i) r.drop(saved[i]);
+      if (m.checkpointing) saved.resize(saved_from);
       r.drop(recomputed_out);
       if (l > 0) r.drop(layer_inputs[l]);
     }
-    for (auto& g : r.take_all(m.stem_grads)) grads.push_back(g);
+    r.take_into(m.stem_grads, grads);
     r.drop(grad);
     Held leaf = r.take(s.leaf_grad);
     r.drop(layer_inputs[0]);
