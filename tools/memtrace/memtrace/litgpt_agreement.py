@@ -9,9 +9,9 @@ within BOUND of the port's steady-state peak (the highest after the first iterat
 previous step's graph and the accumulated gradients are live) above its parameters. At these
 small dimensions the estimate's forward phase is its peak, and it runs above the port by a
 vocabulary-sized term (+0.0 % to +3.5 % here; +14.6 % with a 3000-entry vocabulary at 128
-tokens): most likely the previous step's logits, which the estimate keeps through this step's
-loss while fit() drops them when it rebinds `logits` after the model's forward; not separated
-yet. At Llama-2-7B's dimensions the backward is the peak and the two agree within 1.1 %
+tokens), not separated yet: taking the previous step's logits out of this step's loss phase
+(fit() rebinds `logits` when the model's forward returns) turns every case into an
+underestimate of 4-9 %, so that alone is not it. At Llama-2-7B's dimensions the backward is the peak and the two agree within 1.1 %
 (docs/estimator.md). Bounds only ever tighten.
 """
 
