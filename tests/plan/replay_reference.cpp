@@ -87,7 +87,6 @@ class CachingAllocator {
   bool oom_ = false;
 };
 
-
 CachingAllocator::CachingAllocator(AllocatorConfig config) : config_(config) {
   blocks_.reserve(1024);
 }
@@ -181,7 +180,6 @@ void CachingAllocator::release_free_segments() {
   }
 }
 
-
 CachingAllocator::Id CachingAllocator::malloc(std::uint64_t bytes) {
   const std::uint64_t size = round_size(bytes);
   const bool small = size <= kSmallSize;
@@ -274,7 +272,6 @@ void CachingAllocator::free(Id id) {
   }
   p.insert({blocks_[cur].size, static_cast<Id>(cur)});
 }
-
 
 }  // namespace
 
