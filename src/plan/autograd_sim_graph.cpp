@@ -230,6 +230,14 @@ struct Builder {
   // repeat_kv would); the causal mask is added in place; _softmax in the input dtype saves its
   // output (heads x s per token); matmul(attn, value) saves the probabilities and value; the
   // caller's transpose(1, 2) + reshape copies the output.
+  // matmul reshapes a head-strided view of a fused projection (b, h, s, d over (b, s, 3, h, d))
+  // into (b*h, s, d): not viewable, so it copies, and bmm saves the copy, not the projection.
+  int matmul_operand(int t) {
+    const Storage& st = g.storages[g.tensors[t].storage];
+    if (st.per_token > g.tensors[t].elems * g.tensors[t].bytes + 0.5)
+      return op({t}, g.tensors[t].elems, db, {});
+    return t;
+  }
   int math_attention(int q, int k, int v) {
     const double qel = d.q;
     const double sc = d.heads * d.s;
@@ -238,9 +246,7 @@ struct Builder {
     int w = op({q, k}, sc, db, matmul_saves(q, k));
     w = op({w}, sc, db, {});
     save_output(w);
-    const Storage& vs = g.storages[g.tensors[v].storage];
-    if (vs.per_token > g.tensors[v].elems * g.tensors[v].bytes + 0.5)
-      v = op({v}, g.tensors[v].elems, db, {});  // a head-strided view: matmul's reshape copies
+    v = matmul_operand(v);
     int o = op({w, v}, qel, db, matmul_saves(w, v));
     return op({o}, qel, db, {});
   }
@@ -270,17 +276,9 @@ struct Builder {
     // + mask; softmax(fp32) saves its output; .to(dtype); [dropout]; matmul(probs, v) saves both;
     // transpose(1, 2).contiguous() copies.
     const double sc = d.heads * d.s;
-    // matmul reshapes a head-strided view of a fused projection (b, h, s, d over (b, s, 3, h, d))
-    // into (b*h, s, d): not viewable, so it copies, and bmm saves the copy, not the projection.
-    auto contiguous = [&](int t) {
-      const Storage& st = g.storages[g.tensors[t].storage];
-      if (st.per_token > g.tensors[t].elems * g.tensors[t].bytes + 0.5)
-        return op({t}, g.tensors[t].elems, db, {});
-      return t;
-    };
-    q = contiguous(q);
-    k = contiguous(k);
-    v = contiguous(v);
+    q = matmul_operand(q);
+    k = matmul_operand(k);
+    v = matmul_operand(v);
     int w = op({q, k}, sc, db, matmul_saves(q, k));
     w = op({w}, sc, db, {});
     if (f.attn_softcap) {
