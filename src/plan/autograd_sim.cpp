@@ -356,8 +356,6 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   const double head_grad = ((head_trainable ? V * d.h * db : 0) +
                             (run.lora_head && !full ? d.r * (d.h + V) * run.adapter_bytes : 0)) *
                            run.grad_share;
-  const double embed_grad = full && !false ? V * d.h * db : 0;
-  (void)embed_grad;
   const double norm_grad = (full ? d.h * db : 0) * run.grad_share;
   // Loss backward, then the lm_head backward (grad of logits in the model dtype + grad of h).
   // h (the head's input) is gone by then unless the trainable head saved it.
@@ -385,8 +383,20 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   const double held_above = ckpt ? 0 : (L - 1) * mid_held + (head_held ? h_out : 0);
   bwd = std::max(
       bwd, stem + bottom_saved + head_grad + norm_grad + all_layer_grads + first_peak + held_above);
+  // The embedding's backward, last: aten::embedding_dense_backward (derivatives.yaml `embedding`,
+  // ATen/native/Embedding.cpp) zero-fills a new V x h gradient in the weight's dtype while the
+  // embedding output's gradient (T x h) is still its input, beside every other parameter's
+  // gradient. Untied, that new tensor is the embedding's own .grad. Tied (tie_word_embeddings),
+  // the head's gradient of the same weight has waited in the engine's input buffer since the
+  // head's backward (head_grad above), so two V x h gradients are alive until
+  // InputBuffer::accumulate adds the second into the first in place (torch >= 2.0
+  // input_buffer.cpp `can_accumulate_inplace`: grad mode off, a dense buffered gradient held by
+  // nothing else) and AccumulateGrad steals the sum.
+  if (full) {
+    const double layer_params = all_layer_grads + first_params * run.grad_share;
+    bwd = std::max(bwd, head_grad + norm_grad + layer_params + layer_in + V * d.h * db);
+  }
   res.backward_peak_extra = bwd;
-  (void)first_params;
   return res;
 }
 

@@ -43,6 +43,55 @@ FAMILIES = {
 }
 
 
+class _TiedUse(torch.autograd.Function):
+    """One use of a weight shared by several autograd nodes (the tied embedding and head), with
+    the gradient accumulation of torch >= 2.0's engine: InputBuffer::accumulate
+    (torch/csrc/autograd/input_buffer.cpp, `can_accumulate_inplace`) adds a later gradient into
+    the one already buffered with `old_var.add_(var)` when grad mode is off and the buffered
+    gradient is a dense tensor nobody else references, so the two gradients of a tied weight are
+    both alive only until the second one has been added in. torch 1.13 (the tracer's engine)
+    still accumulated out of place, `old_var + var`: a third weight-sized tensor. Each use
+    returns an alias of the weight; its backward parks the first gradient (as the engine's
+    buffer would), adds the later ones into it in place, and hands the sum to AccumulateGrad
+    with the last use."""
+
+    @staticmethod
+    def forward(ctx, w, tie):
+        ctx.tie = tie
+        return w.view_as(w)
+
+    @staticmethod
+    def backward(ctx, g):
+        tie = ctx.tie
+        tie.pending_uses -= 1
+        if tie.buffered is None:
+            tie.buffered = g
+        elif tie.buffered.is_contiguous():
+            tie.buffered.add_(g)
+        else:
+            tie.buffered = tie.buffered + g
+        if tie.pending_uses > 0:
+            return None, None
+        out, tie.buffered = tie.buffered, None
+        return out, None
+
+
+class TiedWeight:
+    """The weight the embedding and the head share (tie_word_embeddings): every use goes through
+    _TiedUse while it trains; a frozen one is used as is."""
+
+    def __init__(self, weight):
+        self.weight = weight
+        self.pending_uses = 0
+        self.buffered = None
+
+    def use(self):
+        if not self.weight.requires_grad:
+            return self.weight
+        self.pending_uses += 1
+        return _TiedUse.apply(self.weight, self)
+
+
 class CausalLM(nn.Module):
     def __init__(self, c):
         super().__init__()
@@ -97,6 +146,7 @@ class CausalLM(nn.Module):
             self.norm = make_norm(spec, c["hidden"])
             self.lm_head = nn.Linear(c["hidden"], c["vocab"], bias=spec.get("lm_head_bias", False),
                                      dtype=dtype)
+        self.tie = None
         if c.get("tied"):
             self.lm_head.weight = self.embed.weight
         if method in ("lora", "qlora"):
@@ -108,11 +158,22 @@ class CausalLM(nn.Module):
                 for n, p in self.named_parameters():
                     if "lora_" not in n and p.dtype in (torch.bfloat16, torch.float16):
                         p.data = p.data.float()
+        if c.get("tied"):
+            self.tie = TiedWeight(self.embed.weight)
+
+    def head_weight(self):
+        """lm_head's weight for one use (through the tie when the embedding shares it)."""
+        return self.tie.use() if self.tie else self.lm_head.weight
+
+    def embed_tokens(self, ids):
+        if self.tie is None:
+            return self.embed(ids)
+        return F.embedding(ids, self.tie.use())
 
     def hidden(self, ids):
         c, spec = self.c, self.spec
         b, s = ids.shape
-        x = self.embed(ids)
+        x = self.embed_tokens(ids)
         if c.get("megatron_layer"):
             freqs = MG.rotary_freqs(s, c["head_dim"])
             for layer in self.layers:
@@ -144,8 +205,8 @@ class CausalLM(nn.Module):
 
 def head(model, h):
     if model.spec.get("norm_head"):  # Baichuan-2 NormHead.forward (training)
-        return F.linear(h, F.normalize(model.lm_head.weight))
-    return model.lm_head(h)
+        return F.linear(h, F.normalize(model.head_weight()))
+    return F.linear(h, model.head_weight(), model.lm_head.bias)
 
 
 def hf_loss(model, h, labels):
@@ -168,7 +229,7 @@ def hf_loss(model, h, labels):
 def chunked_loss(model, h, labels, chunk=128):
     """LitGPT GPT.forward(lm_head_chunk_size=128) + chunked_cross_entropy: logits as a list of
     128-token chunks (model dtype), cross-entropy per chunk in that dtype."""
-    chunks = [model.lm_head(x) for x in h.split(chunk, dim=1)]
+    chunks = [F.linear(x, model.head_weight(), model.lm_head.bias) for x in h.split(chunk, dim=1)]
     labels = labels[..., 1:]
     labels = F.pad(labels, (0, 1), value=-100)
     tchunks = labels.split(chunk, dim=1)
@@ -243,7 +304,7 @@ class _FusedLinearCE(torch.autograd.Function):
 def fused_loss(model, h, labels):
     labels = F.pad(labels, (0, 1), value=-100)[..., 1:].contiguous()
     b, s, d = h.shape
-    return _FusedLinearCE.apply(h.reshape(b * s, d), model.lm_head.weight, labels.reshape(-1))
+    return _FusedLinearCE.apply(h.reshape(b * s, d), model.head_weight(), labels.reshape(-1))
 
 
 class _VocabParallelCrossEntropy(torch.autograd.Function):
