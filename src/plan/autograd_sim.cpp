@@ -119,14 +119,23 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   const bool head_trainable = full;
   double loss_saved = 0, fwd_extra = 0, loss_bwd = 0;
   switch (run.loss) {
-    case LossPath::hf:
-      // log_softmax output (fp32) and the shifted int64 target kept by nll_loss; the bf16
-      // logits (and soft-capped copies) are transient; tanh keeps its output (Gemma-2).
-      loss_saved = 4 * V * T + 8 * T + (f.final_softcap ? db * V * T : 0);
-      fwd_extra = 8 * V * T + 8 * T + (f.final_softcap ? db * V * T : 0);
+    case LossPath::hf: {
+      // transformers >= 4.49 (PR #35646, through 4.5x): LlamaForCausalLM.forward keeps its
+      // model-dtype `logits` (the soft-capped ones for Gemma-2, whose tanh keeps its output)
+      // while loss_utils.py ForCausalLMLoss makes its fp32 copy (`.float()`: none when the logits
+      // are fp32), pads the labels (int64, b x (s+1)) and shifts them (`.contiguous()`, b x s),
+      // and cross-entropy's log_softmax writes its fp32 output: the forward's peak. After the
+      // loss, log_softmax's output and nll_loss's target are what autograd keeps; the caller's
+      // logits die with Trainer.compute_loss's `outputs`, before backward.
+      const double cap = f.final_softcap ? db * V * T : 0;
+      const double copy32 = db == 4 ? 0 : 4 * V * T;
+      const double b = static_cast<double>(run.batch);
+      loss_saved = 4 * V * T + 8 * T + cap;
+      fwd_extra = db * V * T + copy32 + 4 * V * T + 8 * (T + b) + 8 * T + cap;
       // log_softmax_backward: saved output + incoming grad + grad input, all fp32.
-      loss_bwd = 12 * V * T + 8 * T + (f.final_softcap ? db * V * T : 0);
+      loss_bwd = 12 * V * T + 8 * T + cap;
       break;
+    }
     case LossPath::chunked:
       loss_saved = db * V * T + 8 * T;
       fwd_extra = 2 * db * V * T + 8 * T;

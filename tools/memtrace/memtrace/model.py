@@ -209,21 +209,34 @@ def head(model, h):
     return F.linear(h, model.head_weight(), model.lm_head.bias)
 
 
+def for_causal_lm_loss(logits, labels, vocab):
+    """transformers loss/loss_utils.py ForCausalLMLoss as of 4.49 (PR #35646 dropped 4.46-4.48's
+    `shift_logits = logits[..., :-1, :].contiguous()` copy; the same code through 4.5x): an fp32
+    copy of the logits in this scope, the labels padded and shifted, cross-entropy (log_softmax
+    saves its fp32 output; nll_loss the shifted target), the sum over Trainer's
+    num_items_in_batch."""
+    logits = logits.float()
+    labels = F.pad(labels, (0, 1), value=-100)
+    shift_labels = labels[..., 1:].contiguous()
+    logits = logits.view(-1, vocab)
+    shift_labels = shift_labels.view(-1)
+    return F.cross_entropy(logits, shift_labels, ignore_index=-100,
+                           reduction="sum") / (shift_labels != -100).sum()
+
+
 def hf_loss(model, h, labels):
-    """LlamaForCausalLM.forward + ForCausalLMLoss (transformers 4.46+): bf16 logits, upcast to
-    fp32, labels padded and shifted, cross-entropy (log_softmax saved, fp32)."""
+    """LlamaForCausalLM.forward (transformers >= 4.46): `logits = self.lm_head(...)` (Gemma-2:
+    soft-capped, each step rebinding `logits`), then `loss = self.loss_function(logits=logits,
+    ...)`: the caller's model-dtype logits stay alive (they are also returned in the output)
+    while ForCausalLMLoss runs. Trainer.compute_loss drops the output when it returns the loss,
+    before backward; nothing autograd saved refers to them, so they die with it."""
     logits = head(model, h)
     cap = model.spec.get("final_softcap")
     if cap is not None:  # Gemma2ForCausalLM
         logits = logits / cap
         logits = torch.tanh(logits)
         logits = logits * cap
-    logits = logits.float()
-    labels = F.pad(labels, (0, 1), value=-100)
-    shift = labels[..., 1:].contiguous()
-    loss = F.cross_entropy(logits.view(-1, logits.shape[-1]), shift.view(-1), ignore_index=-100,
-                           reduction="sum") / (shift != -100).sum()
-    return loss
+    return for_causal_lm_loss(logits, labels, logits.shape[-1])
 
 
 def chunked_loss(model, h, labels, chunk=128):
