@@ -378,6 +378,13 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   if (run.loss != LossPath::chunked_nll)
     bwd = std::max(bwd, res.activations + loss_saved - 4 * V * T + db * V * T + fp32_logits_grad +
                             h_out + head_grad + (run.loss != LossPath::fused ? head_dequant : 0));
+  // The final norm's backward, between the head's and the top layer's: its output's gradient
+  // and its own working set (RMSNorm's fp32 upcasts, pow and products) over what the forward
+  // kept, the head's output and input already gone.
+  {
+    const auto final_walk = walk(fg, fg.prims.back().out, true);
+    bwd = std::max(bwd, res.activations - h_out + head_grad + std::get<0>(final_walk));
+  }
   // Top layer: all activations (less the loss) + head grads + one layer's backward working set.
   // Reentrant recompute: the layer's saved set and its recomputed output exist again.
   const double ckpt_recompute = ckpt ? mid_own + h_out : 0;
