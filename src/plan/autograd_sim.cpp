@@ -305,7 +305,14 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
     const double logits = no_logits ? 0 : db * V * T;
     res.prev_graph = held + logits;
   }
-  res.forward_peak_extra = std::max(0.0, res.activations + fwd_extra + res.prev_graph);
+  // The loop rebinds `logits` when this step's model output returns, before its loss: at the
+  // HF loss's peak the previous step's logits are gone and the loop's are this step's, which
+  // fwd_extra counts as the caller's (the allocation of the new logits beside the old, 2 x the
+  // model-dtype logits, stays below that peak). The chunked path keeps the previous logits in
+  // its forward peak (memtrace/litgpt_agreement.py states what taking them out does there).
+  const double prev_logits_gone = run.prev_graph_held && run.loss == LossPath::hf ? db * V * T : 0;
+  res.forward_peak_extra =
+      std::max(0.0, res.activations + fwd_extra + res.prev_graph - prev_logits_gone);
 
   // ---- backward through one layer: reverse walk with reference-counted gradients ----
   auto walk = [&](const Graph& lg, int out, bool with_saved) {

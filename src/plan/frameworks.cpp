@@ -9,7 +9,7 @@ namespace sparkops::plan {
 
 const std::vector<FrameworkPreset>& framework_presets() {
   static const std::vector<FrameworkPreset> presets = {
-      {Framework::hf, "hf", "transformers 4.46 + peft 0.13",
+      {Framework::hf, "hf", "transformers 4.49 + peft 0.13",
        "HF Trainer + PEFT: fp32-upcast cross-entropy, fp32 adapters, LoRA dropout 0, foreach "
        "AdamW; several GPUs: DDP, accumulation under no_sync"},
       {Framework::trl, "trl", "trl 1.9.0 (transformers >= 4.56.2, torch >= 2.8)",
@@ -100,8 +100,10 @@ struct PresetFields {
 
 // The HF Trainer + PEFT stack several presets build on: PEFT LoraConfig(lora_dropout=0.0) and
 // get_peft_model(autocast_adapter_dtype=True) keep adapters fp32; transformers ForCausalLMLoss
-// upcasts logits to fp32; torchrun without an FSDP/DeepSpeed config wraps the model in DDP and
-// Accelerate's accumulate() runs non-final micro-batches under no_sync.
+// upcasts logits to fp32 (the `hf` loss program is its code from 4.49, transformers PR #35646:
+// 4.46-4.48 also made a shifted fp32 `.contiguous()` copy of the logits); torchrun without an
+// FSDP/DeepSpeed config wraps the model in DDP and Accelerate's accumulate() runs non-final
+// micro-batches under no_sync.
 PresetFields hf_stack(Framework id) {
   PresetFields p;
   p.id = id;
@@ -116,7 +118,7 @@ PresetFields hf_stack(Framework id) {
 const std::vector<PresetFields>& preset_fields() {
   static const std::vector<PresetFields> rows = [] {
     std::vector<PresetFields> v;
-    // transformers 4.46 TrainingArguments: default_optim "adamw_torch" (foreach).
+    // transformers 4.49 TrainingArguments: default_optim "adamw_torch" (foreach).
     v.push_back(hf_stack(Framework::hf));
     {
       // trl/trainer/sft_config.py SFTConfig: gradient_checkpointing=True (SFTTrainer sets

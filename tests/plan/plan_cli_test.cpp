@@ -303,7 +303,7 @@ TEST(PlanCli, EveryFrameworkPresetIsAssumedAndPrinted) {
     const char* loss;
     const char* grad_ckpt;
   };
-  const Case cases[] = {{"hf", "transformers 4.46", "hf", "full"},
+  const Case cases[] = {{"hf", "transformers 4.49", "hf", "full"},
                         {"trl", "trl 1.9.0", "chunked_nll", "full"},
                         {"unsloth", "unsloth 2025.9.9", "fused", "offload"},
                         {"axolotl", "axolotl 0.18.0", "hf", "full"},
