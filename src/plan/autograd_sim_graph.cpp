@@ -168,13 +168,16 @@ struct Builder {
       base = g.push(p);
     }
     if (!targeted(name)) return base;
-    // The adapted linear's caller holds its input (the call's argument) until the wrapper returns
-    // the sum, past the adapter's cast of it (PEFT lora.Linear.forward rebinds only its local x).
-    struct HoldInput {
+    // Until the wrapper returns the sum, the caller holds the adapted linear's input (the call's
+    // argument) and PEFT lora.Linear.forward's local `x` its cast to the adapter dtype
+    // (`x = self._cast_input_dtype(x, lora_A.weight.dtype)`), which dropout alone would free.
+    struct HoldUntilReturn {
       Graph& g;
-      int storage;
-      ~HoldInput() { g.held_until[storage] = static_cast<int>(g.prims.size()) - 1; }
-    } hold{g, g.tensors[x].storage};
+      std::vector<int> storages;
+      ~HoldUntilReturn() {
+        for (int s : storages) g.held_until[s] = static_cast<int>(g.prims.size()) - 1;
+      }
+    } hold{g, {g.tensors[x].storage}};
     // PEFT lora.Linear.forward: x.to(A.dtype); B(A(dropout(x))) * scaling; result + ...; .to()
     const unsigned ab = run.adapter_bytes;
     // LitGPT's LoRAQKVLinear adapts q, k and v of its fused projection from one
@@ -184,6 +187,7 @@ struct Builder {
     if (auto sd = shared_dropped.find(x); shared && sd != shared_dropped.end())
       return lora_tail(base, sd->second, out_el, experts, scale, *din, *dout);
     int xa = cast(x, ab);
+    hold.storages.push_back(g.tensors[xa].storage);
     int dropped = xa;
     if (run.lora_dropout > 0) {
       Prim p;
