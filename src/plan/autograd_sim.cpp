@@ -306,19 +306,18 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   const int skip = has_rope ? 3 : 1;
   const auto& top = L > 1 ? *mid : *first;
   if (!ckpt) {
-    const double below =
-        L > 1 ? first_own + (first_saves_in ? layer_in : 0) +
-                    (L - 2) * (mid_own + (mid_saves_in ? layer_in : 0))
-              : 0;
+    const double below = L > 1 ? first_own + (first_saves_in ? layer_in : 0) +
+                                     (L - 2) * (mid_own + (mid_saves_in ? layer_in : 0))
+                               : 0;
     res.forward_peak_extra = std::max(
         res.forward_peak_extra,
         stem + (rope_used ? rope_bytes : 0) + mask_bytes + below + layer_in + res.prev_graph +
             forward_peak(top.first, top.second, true, skip, T, run.dequant_copies));
   } else {
-    res.forward_peak_extra = std::max(
-        res.forward_peak_extra,
-        stem + L * layer_in + rope_bytes + mask_bytes + res.prev_graph +
-            forward_peak(top.first, top.second, false, skip, T, run.dequant_copies));
+    res.forward_peak_extra =
+        std::max(res.forward_peak_extra,
+                 stem + L * layer_in + rope_bytes + mask_bytes + res.prev_graph +
+                     forward_peak(top.first, top.second, false, skip, T, run.dequant_copies));
   }
 
   // ---- backward through one layer: reverse walk with reference-counted gradients ----
@@ -417,22 +416,17 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
     // gradient of its output waits: the recomputed graph's saved set and temporaries, top layer
     // (above what the layers below keep) and bottom layer (beside every layer's gradients).
     bwd = std::max(bwd, below_final + head_grad + norm_grad + h_out +
-                            forward_peak(top.first, top.second, true, skip, T,
-                                         run.dequant_copies));
-    bwd = std::max(bwd, stem + layer_in + rope_bytes + mask_bytes + head_grad + norm_grad +
-                            all_layer_grads + h_out +
-                            forward_peak(first->first, first->second, true, skip, T,
-                                         run.dequant_copies));
+                            forward_peak(top.first, top.second, true, skip, T, run.dequant_copies));
+    bwd = std::max(
+        bwd, stem + layer_in + rope_bytes + mask_bytes + head_grad + norm_grad + all_layer_grads +
+                 h_out +
+                 forward_peak(first->first, first->second, true, skip, T, run.dequant_copies));
   }
   // The final norm's backward, once the head's is done: every layer's saved set is still live
   // and the norm's fp32 formula temporaries (RMSNorm: the pow and mean gradients beside x32's)
   // come on top of its output's gradient.
-  {
-    auto [final_peak, final_params, final_end] = walk(fg, fg.prims.back().out, true);
-    (void)final_params;
-    (void)final_end;
-    bwd = std::max(bwd, res.activations - h_out + head_grad + final_peak);
-  }
+  const double final_peak = std::get<0>(walk(fg, fg.prims.back().out, true));
+  bwd = std::max(bwd, res.activations - h_out + head_grad + final_peak);
   res.backward_peak_extra = bwd;
   (void)first_params;
   return res;

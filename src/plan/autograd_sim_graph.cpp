@@ -175,7 +175,7 @@ struct Builder {
       Graph& g;
       std::vector<int> storages;
       ~HoldUntilReturn() {
-        for (int s : storages) g.held_until[s] = static_cast<int>(g.prims.size()) - 1;
+        for (int s : storages) g.hold(s, static_cast<int>(g.prims.size()) - 1);
       }
     } hold{g, {g.tensors[x].storage}};
     // PEFT lora.Linear.forward: x.to(A.dtype); B(A(dropout(x))) * scaling; result + ...; .to()
@@ -481,12 +481,10 @@ struct Builder {
     for (const auto& [value, until] : f.held) {
       auto v = env.find(value), u = env.find(until);
       if (v == env.end() || u == env.end())
-        return fail(Errc::malformed,
-                    fmt::format("families.json {}: held {} -> {}: no such value", f.name, value,
-                                until));
+        return fail(Errc::malformed, fmt::format("families.json {}: held {} -> {}: no such value",
+                                                 f.name, value, until));
       for (std::size_t k = 0; k < g.prims.size(); ++k)
-        if (g.prims[k].out == u->second)
-          g.held_until[g.tensors[v->second].storage] = static_cast<int>(k);
+        if (g.prims[k].out == u->second) g.hold(g.tensors[v->second].storage, static_cast<int>(k));
     }
     return last;
   }
@@ -542,7 +540,8 @@ double forward_peak(const Graph& g, int out, bool keep_saved, int skip, double t
     // MatMul4Bit.forward: the dequantized weight's copies exist before the output, one of them
     // (the .to(A.dtype) copy, or the only one) until the output does.
     if (const double dq = g.storages[g.tensors[p.out].storage].dequant; dq > 0)
-      peak = std::max({peak, live - bytes(g.tensors[p.out].storage) + dq * std::max(1u, dequant_copies),
+      peak = std::max({peak,
+                       live - bytes(g.tensors[p.out].storage) + dq * std::max(1u, dequant_copies),
                        live + dq});
   }
   return peak;

@@ -4,6 +4,7 @@
 // gradient), built from a family's layer program under PyTorch's save rules. Internal to the
 // activation model: autograd_sim.hpp is the public interface.
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <set>
@@ -68,6 +69,11 @@ struct Graph {
   void save(Prim& p, int t) {
     p.saved.push_back(tensors[t].storage);
     saved.insert(tensors[t].storage);
+  }
+  // Keeps storage s alive at least until prim k has run.
+  void hold(int s, int k) {
+    auto [it, fresh] = held_until.emplace(s, k);
+    if (!fresh) it->second = std::max(it->second, k);
   }
   int push(Prim p) {
     prims.push_back(std::move(p));
