@@ -313,6 +313,28 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   const double prev_logits_gone = run.prev_graph_held && run.loss == LossPath::hf ? db * V * T : 0;
   res.forward_peak_extra =
       std::max(0.0, res.activations + fwd_extra + res.prev_graph - prev_logits_gone);
+  // Inside the top layer's forward (forward_peak: each storage from its first use to its last,
+  // a saved one to backward): the layers below it keep their saved sets (without
+  // checkpointing) or their inputs (with it: the forward runs under no_grad and keeps nothing),
+  // the causal mask is alive for the whole stack, and the layer's own temporaries (a LoRA
+  // adapter's fp32 output and its scaled copy beside the base output, rope's products, a norm's
+  // fp32 copies) come on top of what it has saved so far.
+  const int skip = has_rope ? 3 : 1;
+  const auto& top = L > 1 ? *mid : *first;
+  if (!ckpt) {
+    const double below = L > 1 ? first_own + (first_saves_in ? layer_in : 0) +
+                                     (L - 2) * (mid_own + (mid_saves_in ? layer_in : 0))
+                               : 0;
+    res.forward_peak_extra = std::max(
+        res.forward_peak_extra,
+        stem + (rope_used ? rope_bytes : 0) + mask_bytes + below + layer_in + res.prev_graph +
+            forward_peak(top.first, top.second, true, skip, T, run.dequant_copies));
+  } else {
+    res.forward_peak_extra =
+        std::max(res.forward_peak_extra,
+                 stem + L * layer_in + rope_bytes + mask_bytes + res.prev_graph +
+                     forward_peak(top.first, top.second, false, skip, T, run.dequant_copies));
+  }
 
   // ---- backward through one layer: reverse walk with reference-counted gradients ----
   auto walk = [&](const Graph& lg, int out, bool with_saved) {
@@ -392,10 +414,12 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
     const auto final_walk = walk(fg, fg.prims.back().out, true);
     bwd = std::max(bwd, res.activations - h_out + head_grad + std::get<0>(final_walk));
   }
-  // Top layer: all activations (less the loss) + head grads + one layer's backward working set.
-  // Reentrant recompute: the layer's saved set and its recomputed output exist again.
+  // Top layer: all activations (less the loss and what the final norm kept, which its backward
+  // has released by then) + head grads + one layer's backward working set. Reentrant recompute:
+  // the layer's saved set and its recomputed output exist again.
+  const double below_final = res.activations - h_out - res.final_saved;
   const double ckpt_recompute = ckpt ? mid_own + h_out : 0;
-  bwd = std::max(bwd, res.activations - h_out + head_grad + norm_grad + ckpt_recompute + mid_peak);
+  bwd = std::max(bwd, below_final + head_grad + norm_grad + ckpt_recompute + mid_peak);
   // Bottom layer: what layer 0 keeps + every layer's parameter gradients + its working set.
   const double all_layer_grads =
       run.grads_accumulated ? 0.0 : mid_params * (L - 1) * run.grad_share;
@@ -406,6 +430,17 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   const double held_above = ckpt ? 0 : (L - 1) * mid_held + (head_held ? h_out : 0);
   bwd = std::max(
       bwd, stem + bottom_saved + head_grad + norm_grad + all_layer_grads + first_peak + held_above);
+  if (ckpt) {
+    // CheckpointFunction.backward reruns the layer's forward with grad enabled while the
+    // gradient of its output waits: the recomputed graph's saved set and temporaries, top layer
+    // (above what the layers below keep) and bottom layer (beside every layer's gradients).
+    bwd = std::max(bwd, below_final + head_grad + norm_grad + h_out +
+                            forward_peak(top.first, top.second, true, skip, T, run.dequant_copies));
+    bwd = std::max(
+        bwd, stem + layer_in + rope_bytes + mask_bytes + head_grad + norm_grad + all_layer_grads +
+                 h_out +
+                 forward_peak(first->first, first->second, true, skip, T, run.dequant_copies));
+  }
   // The embedding's backward, last: aten::embedding_dense_backward (derivatives.yaml `embedding`,
   // ATen/native/Embedding.cpp) zero-fills a new V x h gradient in the weight's dtype while the
   // embedding output's gradient (T x h) is still its input, beside every other parameter's

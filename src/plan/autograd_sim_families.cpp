@@ -48,6 +48,8 @@ const Families& families() {
       fam.norm_head = e.value("norm_head", fam.norm_head);
       fam.dropout = e.value("dropout", fam.dropout);
       fam.rope_shared = e.value("rope_shared", fam.rope_shared);
+      if (e.contains("layer")) fam.held.clear();
+      if (e.contains("held")) fam.held = e["held"].get<std::map<std::string, std::string>>();
       return fam;
     };
     for (const auto& [name, e] : fams.items()) {

@@ -42,6 +42,10 @@ struct Family {
   // [s, hd], once), "none" (each call keeps its own: the mcore_rope op).
   std::string rope_shared = "cos_sin";
   bool seq_saves = false;  // some op keeps sequence-sized tensors (the graphs depend on s)
+  // value -> the value whose creation frees it: the modeling code's variable that keeps a
+  // sub-module's input alive until the sub-module returns (`hidden_states` holds the norm's
+  // output through self_attn / mlp), past the value's last use as an operand.
+  std::map<std::string, std::string> held;
 };
 
 struct Families {

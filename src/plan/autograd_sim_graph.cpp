@@ -35,6 +35,7 @@ struct Builder {
   int cast(int x, unsigned bytes) {
     if (g.tensors[x].bytes == bytes) return x;
     Prim p;
+    p.inputs = {x};
     if (g.tensors[x].rg) p.grad_inputs = {x};
     p.out = g.fresh(g.tensors[x].elems, bytes, g.tensors[x].rg);
     return g.push(p);
@@ -43,6 +44,7 @@ struct Builder {
   int op(std::vector<int> ins, double elems, unsigned bytes, std::vector<int> saves,
          double extra = 0, double param_grad = 0, bool param_rg = false) {
     Prim p;
+    p.inputs = ins;
     bool rg = param_rg;
     for (int t : ins) {
       if (g.tensors[t].rg) p.grad_inputs.push_back(t);
@@ -70,6 +72,7 @@ struct Builder {
   }
   int add(std::vector<int> ins) {
     Prim p;
+    p.inputs = ins;
     bool rg = false;
     for (int t : ins) {
       if (g.tensors[t].rg) p.alias_inputs.push_back(t);
@@ -113,6 +116,7 @@ struct Builder {
     const bool wt = full();
     const double n = g.tensors[x].elems;
     Prim p;
+    p.inputs = {x};
     if (g.tensors[x].rg) p.grad_inputs = {x};
     const bool rg = g.tensors[x].rg || wt;
     if (rg) {
@@ -138,6 +142,7 @@ struct Builder {
     int base;
     {
       Prim p;
+      p.inputs = {x};
       if (g.tensors[x].rg) p.grad_inputs = {x};
       const bool save_in =
           wt || (run.method == TrainMethod::qlora && run.bnb_saves_input && g.tensors[x].rg);
@@ -163,6 +168,16 @@ struct Builder {
       base = g.push(p);
     }
     if (!targeted(name)) return base;
+    // Until the wrapper returns the sum, the caller holds the adapted linear's input (the call's
+    // argument) and PEFT lora.Linear.forward's local `x` its cast to the adapter dtype
+    // (`x = self._cast_input_dtype(x, lora_A.weight.dtype)`), which dropout alone would free.
+    struct HoldUntilReturn {
+      Graph& g;
+      std::vector<int> storages;
+      ~HoldUntilReturn() {
+        for (int s : storages) g.hold(s, static_cast<int>(g.prims.size()) - 1);
+      }
+    } hold{g, {g.tensors[x].storage}};
     // PEFT lora.Linear.forward: x.to(A.dtype); B(A(dropout(x))) * scaling; result + ...; .to()
     const unsigned ab = run.adapter_bytes;
     // LitGPT's LoRAQKVLinear adapts q, k and v of its fused projection from one
@@ -172,9 +187,11 @@ struct Builder {
     if (auto sd = shared_dropped.find(x); shared && sd != shared_dropped.end())
       return lora_tail(base, sd->second, out_el, experts, scale, *din, *dout);
     int xa = cast(x, ab);
+    hold.storages.push_back(g.tensors[xa].storage);
     int dropped = xa;
     if (run.lora_dropout > 0) {
       Prim p;
+      p.inputs = {xa};
       if (g.tensors[xa].rg) {
         p.grad_inputs = {xa};
         int maskt = g.fresh(in_el, 1, false);
@@ -194,6 +211,7 @@ struct Builder {
     int a;
     {
       Prim p;
+      p.inputs = {dropped};
       if (g.tensors[dropped].rg) p.grad_inputs = {dropped};
       g.save(p, dropped);
       p.param_grad = experts * r * din * ab;
@@ -203,6 +221,7 @@ struct Builder {
     int bo;
     {
       Prim p;
+      p.inputs = {a};
       p.grad_inputs = {a};
       g.save(p, a);
       p.param_grad = experts * r * dout * ab;
@@ -215,12 +234,19 @@ struct Builder {
     g.storages[g.tensors[sum].storage].per_token = out_el * std::max(db, ab);
     return cast(sum, db);
   }
+  // HF apply_rotary_pos_emb: (x * cos) + (rotate_half(x) * sin), rotate_half a cat of two
+  // halves (one negated). Forward: x * cos, the cat and its product with sin are alive together
+  // (3n), or x * cos, that product and the sum (2n beside the output). A partial rotary
+  // (GPT-NeoX, Phi: the first rotary_fraction of each head) runs that on the rotated slice, then
+  // torch.cat((x_rot, x_pass)) makes the output beside the rotated part: n * fraction beside it.
   int rope(int x, bool partial) {
     const double n = g.tensors[x].elems;
     std::vector<int> saves;
     if (cos >= 0) saves = {cos, sin};
-    (void)partial;
-    return op({x}, n, db, saves, 2 * n * db);
+    const int out = op({x}, n, db, saves, 2 * n * db);
+    const double nr = n * f.rotary_fraction;
+    g.prims.back().fwd_extra = partial ? std::max(nr, 3 * nr - n) * db : 2 * n * db;
+    return out;
   }
   // torch SDPA's math fallback (aten/src/ATen/native/transformers/attention.cpp
   // _scaled_dot_product_attention_math, torch 2.0-2.5), which SDPA takes when neither fused
@@ -260,6 +286,7 @@ struct Builder {
     if (run.attn == AttnKernel::math) return math_attention(q, k, v);
     if (run.attn != AttnKernel::eager) {
       Prim p;
+      p.inputs = {q, k, v};
       for (int t : {q, k, v})
         if (g.tensors[t].rg) p.grad_inputs.push_back(t);
       const bool rg = !p.grad_inputs.empty();
@@ -308,6 +335,7 @@ struct Builder {
   int te_rmsnorm(int x) {
     const bool wt = full();
     Prim p;
+    p.inputs = {x};
     if (g.tensors[x].rg) p.grad_inputs = {x};
     const bool rg = g.tensors[x].rg || wt;
     if (rg) {
@@ -334,6 +362,7 @@ struct Builder {
   // and the fp32 softmax stats (one per head per token) whatever run.attn says (HF's kernels).
   int te_attention(int q, int k, int v) {
     Prim p;
+    p.inputs = {q, k, v};
     for (int t : {q, k, v})
       if (g.tensors[t].rg) p.grad_inputs.push_back(t);
     const bool rg = !p.grad_inputs.empty();
@@ -449,6 +478,14 @@ struct Builder {
       env[outs[0]] = out;
       last = out;
     }
+    for (const auto& [value, until] : f.held) {
+      auto v = env.find(value), u = env.find(until);
+      if (v == env.end() || u == env.end())
+        return fail(Errc::malformed, fmt::format("families.json {}: held {} -> {}: no such value",
+                                                 f.name, value, until));
+      for (std::size_t k = 0; k < g.prims.size(); ++k)
+        if (g.prims[k].out == u->second) g.hold(g.tensors[v->second].storage, static_cast<int>(k));
+    }
     return last;
   }
 };
@@ -467,6 +504,48 @@ std::string graph_key(const Family& f, const SimRun& run, const Dims& d, unsigne
 }
 
 }  // namespace
+
+double forward_peak(const Graph& g, int out, bool keep_saved, int skip, double tokens,
+                    unsigned dequant_copies) {
+  const int n = static_cast<int>(g.storages.size());
+  const int never = static_cast<int>(g.prims.size());
+  std::vector<int> born(n, never), dies(n, -1);
+  for (int k = 0; k < never; ++k) {
+    const Prim& p = g.prims[k];
+    const int o = g.tensors[p.out].storage;
+    born[o] = std::min(born[o], k);
+    dies[o] = std::max(dies[o], k);
+    for (int s : p.saved) {
+      born[s] = std::min(born[s], k);
+      dies[s] = std::max(dies[s], k);
+    }
+    for (int t : p.inputs) dies[g.tensors[t].storage] = std::max(dies[g.tensors[t].storage], k);
+  }
+  for (const auto& [s, k] : g.held_until) dies[s] = std::max(dies[s], k);
+  dies[g.tensors[out].storage] = never;
+  if (keep_saved)
+    for (int s : g.saved) dies[s] = never;
+  auto bytes = [&](int s) { return g.storages[s].per_token * tokens + g.storages[s].absolute; };
+  std::vector<double> delta(never + 2, 0);
+  for (int s = skip; s < n; ++s) {
+    if (born[s] >= never) continue;
+    delta[born[s]] += bytes(s);
+    delta[std::min(dies[s], never) + 1] -= bytes(s);
+  }
+  double live = 0, peak = 0;
+  for (int k = 0; k < never; ++k) {
+    live += delta[k];
+    const Prim& p = g.prims[k];
+    peak = std::max(peak, live + p.fwd_extra * tokens);
+    // MatMul4Bit.forward: the dequantized weight's copies exist before the output, one of them
+    // (the .to(A.dtype) copy, or the only one) until the output does.
+    if (const double dq = g.storages[g.tensors[p.out].storage].dequant; dq > 0)
+      peak = std::max({peak,
+                       live - bytes(g.tensors[p.out].storage) + dq * std::max(1u, dequant_copies),
+                       live + dq});
+  }
+  return peak;
+}
 
 double saved_bytes(const Graph& g, const std::set<int>& ids, double tokens) {
   double b = 0;

@@ -4,6 +4,8 @@
 // gradient), built from a family's layer program under PyTorch's save rules. Internal to the
 // activation model: autograd_sim.hpp is the public interface.
 
+#include <algorithm>
+#include <map>
 #include <memory>
 #include <set>
 #include <utility>
@@ -31,6 +33,7 @@ struct Tensor {
 
 // One primitive as backward sees it.
 struct Prim {
+  std::vector<int> inputs;        // every tensor operand (forward lifetimes: a storage's last use)
   std::vector<int> grad_inputs;   // tensors that receive a new gradient
   std::vector<int> alias_inputs;  // tensors whose gradient is the output gradient itself
   int out = -1;
@@ -38,6 +41,7 @@ struct Prim {
   double param_grad = 0;   // bytes (absolute) of parameter gradients produced
   double extra = 0;        // per-token bytes of temporaries inside the backward formula
   double extra_abs = 0;    // bytes independent of tokens (a dequantized NF4 weight)
+  double fwd_extra = 0;    // per-token bytes of temporaries inside the forward formula
 };
 
 struct Graph {
@@ -47,6 +51,9 @@ struct Graph {
   std::set<int> saved;       // storages saved by some prim
   std::set<int> held;        // saved as a ctx attribute: released with the graph, not by backward
   bool keeps_freqs = false;  // a TE fused RoPE saved the shared rotary freqs (a gradient flowed)
+  // storage -> the prim whose output frees it: a caller's variable holds a module's input until
+  // the module returns (Family::held), past the storage's last use as an operand.
+  std::map<int, int> held_until;
 
   int fresh(double elems, unsigned bytes, bool rg) {
     storages.push_back({elems * bytes, 0});
@@ -63,11 +70,26 @@ struct Graph {
     p.saved.push_back(tensors[t].storage);
     saved.insert(tensors[t].storage);
   }
+  // Keeps storage s alive at least until prim k has run.
+  void hold(int s, int k) {
+    auto [it, fresh] = held_until.emplace(s, k);
+    if (!fresh) it->second = std::max(it->second, k);
+  }
   int push(Prim p) {
     prims.push_back(std::move(p));
     return prims.back().out;
   }
 };
+
+// The forward pass through a layer graph as the caching allocator sees it: each storage is
+// allocated by the first prim that makes or keeps it and freed after its last use as an operand
+// (or after the prim Graph::held_until names), unless backward keeps it (`keep_saved`: the forward
+// of a graph that records; false: a no_grad forward, which keeps nothing). The first `skip`
+// storages (the layer input, the shared cos/sin) and the output's are counted by the caller
+// (the output stays). Returns the largest live total, in bytes at `tokens` tokens, including each
+// prim's in-formula temporaries and a 4-bit linear's dequantized weight (`dequant_copies` copies).
+double forward_peak(const Graph& g, int out, bool keep_saved, int skip, double tokens,
+                    unsigned dequant_copies);
 
 // Bytes of the storages `ids` of g at `tokens` tokens.
 double saved_bytes(const Graph& g, const std::set<int>& ids, double tokens);

@@ -231,7 +231,10 @@ class MegatronLayer(nn.Module):
         self.linear_fc1 = make_linear("linear_fc1", h, 2 * i, False, norm=True)
         self.linear_fc2 = make_linear("linear_fc2", i, h, False)
 
-    def forward(self, x, freqs):
+    def _forward_attention(self, x, freqs):
+        """TransformerLayer._forward_attention (Megatron-LM d98e8a64): the attention's locals
+        (linear_qkv's output through its q/k/v views, linear_proj's output) die when it returns
+        the bias-dropout-add, before the MLP runs."""
         b, s, _ = x.shape
         # SelfAttention.get_query_key_value_tensors: view (.., ng, (np/ng + 2) * hn), split.
         mixed = self.linear_qkv(x).view(b, s, self.ng, (self.nh // self.ng + 2) * self.hd)
@@ -246,7 +249,10 @@ class MegatronLayer(nn.Module):
         core = L.flash_attention(query.transpose(1, 2), key.transpose(1, 2), value.transpose(1, 2))
         core = core.transpose(1, 2).reshape(b, s, -1)  # a view: the kernel wrote (b, s, h, d)
         out = self.linear_proj(core)
-        x = x + out  # bias-dropout-add, p = 0
+        return x + out  # bias-dropout-add, p = 0
+
+    def forward(self, x, freqs):
+        x = self._forward_attention(x, freqs)
         fc1 = self.linear_fc1(x)
         if self.fused:
             act = _SwiGLU.apply(fc1)

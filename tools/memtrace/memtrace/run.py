@@ -40,7 +40,9 @@ def _nbytes(ts):
     return n
 
 
-def measure(c):
+def measure(c, tracker=LiveBytes):
+    """`tracker`: makes the LiveBytes to measure with (memtrace.peak_dump passes one that keeps
+    the live set at the peak)."""
     torch.manual_seed(c.get("seed", 0))
     m = M.CausalLM(c)
     m.train()
@@ -76,7 +78,7 @@ def measure(c):
         return grads
 
     step(None)
-    tr = LiveBytes()
+    tr = tracker()
     params = list(m.parameters()) + list(m.buffers())
     tr.adopt(params + opt.state_tensors())
     lora = [p for n, p in m.named_parameters() if "lora_" in n]
