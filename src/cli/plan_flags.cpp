@@ -67,7 +67,10 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f) {
                   "docs/estimator.md); default: config plan.framework, else hf with the range "
                   "the presets span");
   cmd->add_option("--loss", f.loss,
-                  "hf (fp32 upcast cross-entropy) | chunked (LitGPT chunked head + CE) | fused "
+                  "hf (fp32 upcast cross-entropy, transformers >= 4.49) | hf_shifted (the same "
+                  "with the shifted .contiguous() copy of the fp32 logits: transformers <= 4.45 "
+                  "and remote code of that era, e.g. Qwen-1, ChatGLM3, Baichuan-2) | chunked "
+                  "(LitGPT chunked head + CE) | fused "
                   "(fused linear cross-entropy, no logits) | chunked_nll (TRL: checkpointed "
                   "256-token fp32 chunks) | chunked_output (torchtune: 8 head chunks, each "
                   "upcast in turn) | megatron (Megatron-Core vocab-parallel CE: softmax in place "

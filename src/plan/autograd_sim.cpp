@@ -118,6 +118,8 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   const double V = d.V;
   const bool head_trainable = full;
   double loss_saved = 0, fwd_extra = 0, loss_bwd = 0;
+  // What the loss's backward frees before the head's: the fp32 log-softmax (or softmax) output.
+  double loss_output_freed = 4 * V * T;
   switch (run.loss) {
     case LossPath::hf: {
       // transformers >= 4.49 (PR #35646, through 4.5x): LlamaForCausalLM.forward keeps its
@@ -134,6 +136,41 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
       fwd_extra = db * V * T + copy32 + 4 * V * T + 8 * (T + b) + 8 * T + cap;
       // log_softmax_backward: saved output + incoming grad + grad input, all fp32.
       loss_bwd = 12 * V * T + 8 * T + cap;
+      res.loss_forward_blocks = {{db * V * T}, {copy32}, {8 * (T + b)}};
+      // nll_loss_backward's gradient, then log_softmax_backward's grad input: both die, with the
+      // saved log-softmax, once the grad input exists.
+      res.loss_backward_blocks = {{4 * V * T, 1}, {4 * V * T}};
+      res.loss_saved_freed_after = 1;
+      break;
+    }
+    case LossPath::hf_shifted: {
+      // transformers <= 4.45 LlamaForCausalLM.forward (4.36: `logits = self.lm_head(h);
+      // logits = logits.float()`, the model-dtype logits dying with the rebinding) and the remote
+      // code of that era (Qwen-1 modeling_qwen.py, ChatGLM3, Baichuan-2: bf16 logits that
+      // autocast's fp32 cross_entropy casts): `shift_logits = logits[..., :-1, :].contiguous()`
+      // copies all but each sequence's last position before CrossEntropyLoss, whose log_softmax
+      // writes its fp32 output over those b x (s - 1) rows: 12 V bytes a token at the forward's
+      // peak (the fp32 logits, their shifted copy, the log-softmax; in remote code the bf16
+      // logits, their bf16 shifted copy and autocast's fp32 cast of it, the same bytes in bf16).
+      // After the loss, the log-softmax and nll_loss's shifted int64 target are what autograd
+      // keeps. Backward: log_softmax_backward's saved output, incoming grad and grad input
+      // (fp32, shifted rows); slice's backward then zero-fills a full-size fp32 gradient and
+      // copies the grad input into it (torch slice_backward: `at::zeros(input_sizes)`), after
+      // the saved output and nll_loss's gradient are gone: below the 12 V peak, but one more
+      // logits-sized block for the allocator.
+      const double rows = T - static_cast<double>(run.batch);
+      const double cap = f.final_softcap ? db * V * T : 0;
+      loss_saved = 4 * V * rows + 8 * rows + cap;
+      fwd_extra = 4 * V * T + 4 * V * rows + 4 * V * rows + 8 * rows + cap;
+      loss_bwd = 12 * V * rows + 8 * rows + cap;
+      loss_output_freed = 4 * V * rows;
+      // The model-dtype logits die once their fp32 copy exists (none in fp32).
+      if (db == 4)
+        res.loss_forward_blocks = {{4 * V * T}, {4 * V * rows}};
+      else
+        res.loss_forward_blocks = {{db * V * T, 1}, {4 * V * T}, {4 * V * rows}};
+      res.loss_backward_blocks = {{4 * V * rows, 1}, {4 * V * rows}, {4 * V * T}};
+      res.loss_saved_freed_after = 1;
       break;
     }
     case LossPath::chunked:
@@ -229,10 +266,15 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
       break;
     }
   }
+  // What the listed blocks account for; the terms added below (the head's copies, dequantized
+  // weight and LoRA) join the replay as one more block each phase.
+  const double listed_forward = fwd_extra - loss_saved;
+  const double listed_backward = loss_bwd - loss_saved;
   // NormHead (Baichuan-2): F.normalize(weight) is a new head-sized tensor every forward, and
   // F.linear keeps it (mm saves its second operand for the input's gradient) until the head's
   // backward ran (the model's own loss path; other paths are other code).
-  if (f.norm_head && run.loss == LossPath::hf) {
+  const bool hf_loss = run.loss == LossPath::hf || run.loss == LossPath::hf_shifted;
+  if (f.norm_head && hf_loss) {
     const double w = V * d.h * db;
     res.head_copy = w;
     loss_saved += w;
@@ -245,7 +287,7 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   const bool head_cast =
       run.method == TrainMethod::lora || (run.method == TrainMethod::qlora && !run.head_4bit);
   if (run.autocast_base_copies && head_cast &&
-      (run.loss == LossPath::hf || run.loss == LossPath::chunked)) {
+      (hf_loss || run.loss == LossPath::chunked)) {
     const double calls =
         run.loss == LossPath::chunked ? std::ceil(static_cast<double>(run.seq) / 128.0) : 1.0;
     const double copies = calls * V * d.h * 2;
@@ -260,7 +302,7 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   // loss alone would have kept only what cross-entropy saved: LitGPT's fit() (chunked), and a
   // hand-written loop's `logits = model(x); loss = F.cross_entropy(logits.float()...)` (hf: the
   // upcast copy and log-softmax are the loss's, the bf16 logits the loop's).
-  if (run.prev_graph_held && (run.loss == LossPath::chunked || run.loss == LossPath::hf)) {
+  if (run.prev_graph_held && (run.loss == LossPath::chunked || hf_loss)) {
     loss_saved += db * V * T;
     loss_bwd += db * V * T;
   }
@@ -297,6 +339,10 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   res.final_saved = final_own + (final_saves_in ? layer_in : 0);
   res.loss_forward_transient = std::max(0.0, fwd_extra - loss_saved);
   res.loss_backward_transient = std::max(0.0, loss_bwd - loss_saved);
+  if (!res.loss_forward_blocks.empty() && res.loss_forward_transient > listed_forward)
+    res.loss_forward_blocks.push_back({res.loss_forward_transient - listed_forward});
+  if (!res.loss_backward_blocks.empty() && res.loss_backward_transient > listed_backward)
+    res.loss_backward_blocks.push_back({res.loss_backward_transient - listed_backward});
   // The previous step's graph, when the loop still holds it: its ctx-held bitsandbytes inputs
   // (none under reentrant checkpointing: the recomputed graphs were local to each backward) and
   // its logits (the model-dtype outputs the loop's `logits` name keeps).
@@ -310,7 +356,7 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   // fwd_extra counts as the caller's (the allocation of the new logits beside the old, 2 x the
   // model-dtype logits, stays below that peak). The chunked path keeps the previous logits in
   // its forward peak (memtrace/litgpt_agreement.py states what taking them out does there).
-  const double prev_logits_gone = run.prev_graph_held && run.loss == LossPath::hf ? db * V * T : 0;
+  const double prev_logits_gone = run.prev_graph_held && hf_loss ? db * V * T : 0;
   res.forward_peak_extra =
       std::max(0.0, res.activations + fwd_extra + res.prev_graph - prev_logits_gone);
   // Inside the top layer's forward (forward_peak: each storage from its first use to its last,
@@ -405,7 +451,8 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   const double fp32_logits_grad =
       run.loss == LossPath::chunked_output || run.loss == LossPath::megatron ? 0 : 4 * V * T;
   if (run.loss != LossPath::chunked_nll)
-    bwd = std::max(bwd, res.activations + loss_saved - 4 * V * T + db * V * T + fp32_logits_grad +
+    bwd = std::max(bwd, res.activations + loss_saved - loss_output_freed + db * V * T +
+                            fp32_logits_grad +
                             h_out + head_grad + (run.loss != LossPath::fused ? head_dequant : 0));
   // The final norm's backward, between the head's and the top layer's: its output's gradient
   // and its own working set (RMSNorm's fp32 upcasts, pow and products) over what the forward

@@ -21,10 +21,11 @@ namespace sparkops::plan {
 
 // flash-attn 2 | HF sdpa (repeat_kv) | eager | torch SDPA's math fallback
 enum class AttnKernel { flash, sdpa, eager, math };
-// HF upcast CE | LitGPT chunked | fused linear-CE | TRL chunked_nll (checkpointed fp32 chunks) |
-// torchtune chunked_output (the head per sequence chunk, each chunk upcast and CE'd in turn) |
-// Megatron-Core vocab-parallel CE (softmax in place on one fp32 copy)
-enum class LossPath { hf, chunked, fused, chunked_nll, chunked_output, megatron };
+// HF upcast CE (transformers >= 4.49) | the same with the shifted copy of transformers <= 4.45 and
+// that era's remote code | LitGPT chunked | fused linear-CE | TRL chunked_nll (checkpointed fp32
+// chunks) | torchtune chunked_output (the head per sequence chunk, each chunk upcast and CE'd in
+// turn) | Megatron-Core vocab-parallel CE (softmax in place on one fp32 copy)
+enum class LossPath { hf, hf_shifted, chunked, fused, chunked_nll, chunked_output, megatron };
 enum class TrainMethod { full, lora, qlora };
 enum class Checkpointing { none, per_layer };
 
@@ -110,6 +111,21 @@ struct SimResult {
   double final_saved = 0;          // what the final norm keeps
   double loss_forward_transient = 0;   // the loss forward's working set above `loss`
   double loss_backward_transient = 0;  // the loss backward's working set above `loss`
+  // The loss's transients tensor by tensor, in the order its code allocates them, for the
+  // allocator replay: each lives to the end of its phase, or dies once block `freed_after` (an
+  // index into the same list) exists. Forward: taken before the saved set (`loss`), the ones
+  // still alive dropped after it; backward: taken after the saved set, then dropped. A last block
+  // carries what the head's copies, dequantized weight or LoRA add to the phase's *_transient
+  // figure. Empty: the replay takes each *_transient as one block after the saved set (a path
+  // not yet listed).
+  struct LossBlock {
+    double bytes = 0;
+    int freed_after = -1;
+  };
+  std::vector<LossBlock> loss_forward_blocks, loss_backward_blocks;
+  // The backward block after which the saved set dies (autograd releases it once the node that
+  // kept it has run); -1: after the last.
+  int loss_saved_freed_after = -1;
 };
 
 // Errors: a families.json entry that does not parse (names the entry and the line).

@@ -47,6 +47,7 @@ constexpr std::pair<std::string_view, GradCkpt> kCkpts[] = {
     {"none", GradCkpt::none}, {"full", GradCkpt::full}, {"offload", GradCkpt::offload}};
 constexpr std::pair<std::string_view, LossKind> kLosses[] = {
     {"hf", LossKind::hf},
+    {"hf_shifted", LossKind::hf_shifted},
     {"chunked", LossKind::chunked},
     {"fused", LossKind::fused},
     {"chunked_nll", LossKind::chunked_nll},
@@ -263,7 +264,8 @@ SimRun sim_run_for(const Architecture& a, const RunConfig& run) {
            : run.attn == Attn::flash ? AttnKernel::flash
            : run.attn == Attn::math  ? AttnKernel::math
                                      : AttnKernel::sdpa;
-  r.loss = run.loss == LossKind::chunked          ? LossPath::chunked
+  r.loss = run.loss == LossKind::hf_shifted       ? LossPath::hf_shifted
+           : run.loss == LossKind::chunked        ? LossPath::chunked
            : run.loss == LossKind::fused          ? LossPath::fused
            : run.loss == LossKind::chunked_nll    ? LossPath::chunked_nll
            : run.loss == LossKind::chunked_output ? LossPath::chunked_output

@@ -56,6 +56,9 @@ StepShape step_shape(const SimResult& sim, const models::Architecture& a, const 
   s.loss_saved = std::max(0.0, sim.loss - sim.head_copy);
   s.loss_forward = sim.loss_forward_transient;
   s.loss_backward = sim.loss_backward_transient;
+  s.loss_forward_blocks = sim.loss_forward_blocks;
+  s.loss_backward_blocks = sim.loss_backward_blocks;
+  s.loss_saved_freed_after = sim.loss_saved_freed_after;
   s.leaf_grad = sim.leaf_grad;
   return s;
 }

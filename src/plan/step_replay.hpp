@@ -35,6 +35,10 @@ struct StepShape {
   double head_copy = 0;      // a weight-sized copy the head keeps to its backward (NormHead)
   double loss_forward = 0;   // the loss forward's transient above loss_saved
   double loss_backward = 0;  // the loss backward's transient above loss_saved
+  // The same tensor by tensor, when the loss path lists them (SimResult::LossBlock): then the
+  // replay follows these instead of the two figures above.
+  std::vector<SimResult::LossBlock> loss_forward_blocks, loss_backward_blocks;
+  int loss_saved_freed_after = -1;  // SimResult::loss_saved_freed_after
   double leaf_grad = 0;      // .grad of the embedding output made a leaf (checkpointed PEFT)
 };
 

@@ -63,6 +63,7 @@ Result<nlohmann::json> step_terms_from_json(const nlohmann::json& c) {
                                 {"math", AttnKernel::math}});
     auto lp = pick<LossPath>(c, "loss", "hf",
                              {{"hf", LossPath::hf},
+                              {"hf_shifted", LossPath::hf_shifted},
                               {"chunked", LossPath::chunked},
                               {"fused", LossPath::fused},
                               {"chunked_output", LossPath::chunked_output},

@@ -308,6 +308,19 @@ struct Replayer {
     for (auto& h : hs) drop(h);
     hs.clear();
   }
+  // A loss phase's listed transients (SimResult::LossBlock) in order: block j dropped once block
+  // freed_after exists, `also` (the saved set, in backward) once block also_freed_after does; the
+  // ones alive at the end are appended to `live`.
+  void take_loss_blocks(const std::vector<SimResult::LossBlock>& blocks, std::vector<Held>& live,
+                        Held* also = nullptr, int also_freed_after = -1) {
+    const std::size_t first = live.size();
+    for (std::size_t i = 0; i < blocks.size(); ++i) {
+      live.push_back(take(blocks[i].bytes));
+      for (std::size_t j = 0; j < i; ++j)
+        if (blocks[j].freed_after == static_cast<int>(i)) drop(live[first + j]);
+      if (also && also_freed_after == static_cast<int>(i)) drop(*also);
+    }
+  }
   std::vector<Held> take_all(const std::vector<std::uint64_t>& sizes) {
     std::vector<Held> out;
     out.reserve(sizes.size());
@@ -411,19 +424,32 @@ ReplayResult replay_training(const ReplayModel& m, const std::vector<StepShape>&
     Held final_saved = r.take(s.final_saved);
     Held h_out = x;
     Held head_copy = r.take(s.head_copy);
-    Held loss_saved = r.take(s.loss_saved);
-    {
+    Held loss_saved;
+    if (s.loss_forward_blocks.empty()) {
+      loss_saved = r.take(s.loss_saved);
       Held t = r.take(s.loss_forward);
       r.drop(t);
+    } else {
+      // The loss's own order: its transients (the logits and their copies), then what it keeps
+      // (allocated last: log_softmax's output), then the transients die with their names.
+      std::vector<Held> transients;
+      r.take_loss_blocks(s.loss_forward_blocks, transients);
+      loss_saved = r.take(s.loss_saved);
+      r.drop_all(transients);
     }
 
     // Backward: the loss, then the head (its gradients), then the layers top-down.
     if (!workspaces_made)
       for (auto& w : r.take_all(m.backward_workspaces)) workspaces.push_back(w);
     workspaces_made = true;
-    {
+    if (s.loss_backward_blocks.empty()) {
       Held t = r.take(s.loss_backward);
       r.drop(t);
+    } else {
+      std::vector<Held> transients;
+      r.take_loss_blocks(s.loss_backward_blocks, transients, &loss_saved,
+                         s.loss_saved_freed_after);
+      r.drop_all(transients);
     }
     r.drop(loss_saved);
     std::vector<Held> grads = r.take_all(m.head_grads);

@@ -245,6 +245,11 @@ std::vector<Row> evaluate(const std::string& csv_text) {
       }
     }
     if (icontains(col(f, "notes"), "chunked CE")) run.loss = LossKind::chunked;
+    // Unsloth's context-length table (U rows, Llama-3.1-8B: published with its July 2024 release,
+    // before transformers 4.46): the HF + FA2 baseline ran LlamaForCausalLM's own loss, the
+    // upcast logits and their shifted copy.
+    if (icontains(col(f, "source"), "unslothai/unsloth") && icontains(col(f, "framework"), "HF"))
+      run.loss = LossKind::hf_shifted;
     // LitGPT rows: the litgpt preset (src/plan/frameworks.cpp, sourced at the version the
     // config-hub table was measured with).
     if (icontains(col(f, "framework"), "litgpt") || icontains(col(f, "framework"), "lit-gpt")) {

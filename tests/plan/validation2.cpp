@@ -218,6 +218,15 @@ std::vector<Row> evaluate_v2(const std::string& csv_text) {
     const std::string loss = to_lower(col("loss_impl"));
     if (starts_with(loss, "chunked")) run.loss = LossKind::chunked;
     if (starts_with(loss, "fused")) run.loss = LossKind::fused;
+    // The HF loss as the rows' code computed it: ms-swift 1.x pins transformers >= 4.33, < 4.37
+    // (requirements/framework.txt at 97e4d198b), whose LlamaForCausalLM (Yi, Llama, Mistral)
+    // upcasts and copies the shifted logits, and the remote code those rows and Qwen's own
+    // finetune.py load (Qwen-1 modeling_qwen.py, ChatGLM3, Baichuan-2) copies them too.
+    if (run.loss == LossKind::hf &&
+        ((contains(r.source, "modelscope/ms-swift") &&
+          contains(to_lower(col("framework_version")), "ms-swift 1.")) ||
+         contains(loss, "qwen v1 remote code")))
+      run.loss = LossKind::hf_shifted;
     // The bitsandbytes release decides whether MatMul4Bit keeps its input (<= 0.43.1).
     if (const auto b = to_lower(col("framework_version")).find("bitsandbytes ");
         b != std::string::npos && run.method == Method::qlora) {

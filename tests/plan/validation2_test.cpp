@@ -24,22 +24,43 @@ TEST(EstimatorValidation2, EveryRowIsMappedOrExcludedWithAReason) {
   }
 }
 
+// How far a measured figure lies outside the row's range (0 inside it; the point error for a row
+// without one).
+double distance_to_range(const Row& r) {
+  if (!(r.range_high_bytes > r.range_low_bytes) || !(r.measured_bytes > 0)) return std::fabs(r.error);
+  if (r.measured_bytes < r.range_low_bytes)
+    return (r.range_low_bytes - r.measured_bytes) / r.measured_bytes;
+  if (r.measured_bytes > r.range_high_bytes)
+    return (r.measured_bytes - r.range_high_bytes) / r.measured_bytes;
+  return 0.0;
+}
+
 // Where the estimator stands on rows it was never fitted to (docs/estimator.md explains the rows
-// beyond 15 %). A ratchet at today's state: the bounds only tighten, nothing is tuned to them.
-// The worst-row bound moved once, 61 -> 70 %, when the rows' stated accumulation was read (the
-// CSV's CRLF had hidden its notes column) and the gradients kept across micro-batches were
-// counted: SW49 (+60.4 -> +69.0 %) is a run that met shorter batches than its maximum
-// (docs/estimator.md), now above even the fixed-length figure.
+// beyond 15 %). A ratchet at today's state, nothing tuned to it. A row with varying lengths is
+// estimated at the top of its range (the rising-shapes replay), so it is held twice: the point
+// figure, and how far the measurement lies outside the range. The point bounds moved twice:
+// 61 -> 70 % when the rows' stated accumulation was read (SW49 +60.4 -> +69.0 %), and median
+// 6.5 -> 8 %, worst 70 -> 145 % when the replay took the loss's tensors one by one instead of
+// one block a phase (a lumped block let a shorter step's loss serve the next, longer one; the
+// separate tensors cannot): the rising bound went up while the ranges went from holding 15 of
+// 61 measurements to 38 of 60, the median distance to the range from 3.0 % to 0.1 %.
 TEST(EstimatorValidation2, StaysWithinTodaysBounds) {
-  std::vector<double> errors;
+  std::vector<double> errors, distances;
   for (const auto& r : rows2()) {
     if (!r.fully_specified) continue;
     errors.push_back(std::fabs(r.error));
-    EXPECT_LE(std::fabs(r.error), 0.70) << r.id << " " << r.model << " " << r.error;
+    distances.push_back(distance_to_range(r));
+    EXPECT_LE(std::fabs(r.error), 1.45) << r.id << " " << r.model << " " << r.error;
+    EXPECT_LE(distance_to_range(r), 0.45) << r.id << " " << r.model;
   }
   ASSERT_GE(errors.size(), 80u);
   std::sort(errors.begin(), errors.end());
-  EXPECT_LE(errors[errors.size() / 2], 0.065);
+  std::sort(distances.begin(), distances.end());
+  EXPECT_LE(errors[errors.size() / 2], 0.08);
+  EXPECT_LE(distances[distances.size() / 2], 0.005);
+  // Rows more than 15 % outside their range: SW20 (ChatGLM3 at 8k), SW71 (Qwen-72B QLoRA), SW19.
+  EXPECT_LE(std::count_if(distances.begin(), distances.end(), [](double d) { return d > 0.15; }),
+            3);
 }
 
 TEST(EstimatorValidation2, DocsCarryTheGeneratedTable) {

@@ -1,7 +1,8 @@
 """Random training-step configurations for the agreement test: family x method (full, LoRA with
 varied targets, ranks and dropout, QLoRA-shaped NF4 bases) x checkpointing x attention x loss x
 optimizer x batch x sequence (attention: flash, SDPA, eager or SDPA's math fallback; the loss:
-HF, LitGPT chunked, Liger fused, torchtune's chunked output or Megatron-Core's), at dimensions
+HF at 4.49 or before 4.46, LitGPT chunked, Liger fused, torchtune's chunked output or
+Megatron-Core's), at dimensions
 small enough for a CPU step in ~0.1 s; then n // 10 draws of Megatron-Core's own decoder layer
 (NeMo 2)."""
 
@@ -68,6 +69,12 @@ def random_configs(n, seed=15):
     for c in out:
         if c["attn"] == "sdpa" and arnd.random() < 0.3:
             c["attn"] = "math"
+    # The shifted-copy HF loss of transformers <= 4.45 (model.hf_shifted_loss) on part of the
+    # remaining HF-loss draws, likewise.
+    hrnd = random.Random(seed * 7919 + 4)
+    for c in out:
+        if c["loss"] == "hf" and hrnd.random() < 0.4:
+            c["loss"] = "hf_shifted"
     # Megatron-Core's TE decoder layer as NeMo 2 runs it (model.CausalLM megatron_layer,
     # memtrace.megatron): n // 10 draws appended from a stream of their own, so the draws above
     # stay what they were. NeMo's LoRA: targets among its four module names, adapters in the

@@ -239,6 +239,26 @@ def hf_loss(model, h, labels):
     return for_causal_lm_loss(logits, labels, logits.shape[-1])
 
 
+def hf_shifted_loss(model, h, labels):
+    """LlamaForCausalLM.forward of transformers <= 4.45 (4.36's code; Gemma2ForCausalLM 4.42's
+    soft-capping before the upcast): `logits = logits.float()` rebinds the name, so the
+    model-dtype logits die once the fp32 copy exists; `shift_logits = logits[..., :-1, :]
+    .contiguous()` and `shift_labels = labels[..., 1:].contiguous()`, then CrossEntropyLoss()
+    (mean over the non-ignored targets). The fp32 logits go out in the output (held by the
+    Trainer until compute_loss returns the loss, before backward)."""
+    logits = head(model, h)
+    cap = model.spec.get("final_softcap")
+    if cap is not None:
+        logits = logits / cap
+        logits = torch.tanh(logits)
+        logits = logits * cap
+    logits = logits.float()
+    shift_logits = logits[..., :-1, :].contiguous()
+    shift_labels = labels[..., 1:].contiguous()
+    return F.cross_entropy(shift_logits.view(-1, shift_logits.shape[-1]), shift_labels.view(-1),
+                           ignore_index=-100)
+
+
 def chunked_loss(model, h, labels, chunk=128):
     """LitGPT GPT.forward(lm_head_chunk_size=128) + chunked_cross_entropy: logits as a list of
     128-token chunks (model dtype), cross-entropy per chunk in that dtype."""
@@ -402,5 +422,5 @@ def megatron_loss(model, h, labels):
     return loss_sum / num_valid_tokens
 
 
-LOSSES = {"hf": hf_loss, "chunked": chunked_loss, "fused": fused_loss,
+LOSSES = {"hf": hf_loss, "hf_shifted": hf_shifted_loss, "chunked": chunked_loss, "fused": fused_loss,
           "chunked_output": chunked_output_loss, "megatron": megatron_loss}
