@@ -181,12 +181,35 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
           db * V * T + 8 * T + 2 * db * V * std::min(T, 128.0 * static_cast<double>(run.batch));
       break;
     case LossPath::fused: {
-      // grad_input (model dtype) and grad_weight (when the head trains) are computed in forward.
+      // Liger-Kernel v0.8.2 (ops/fused_linear_cross_entropy.py, the same allocations since v0.5.0
+      // dropped the chunk's fp32 copy), reduction "mean"/"sum", accum_dtype None, as
+      // LigerForCausalLMLoss calls it: `labels = pad(labels, (0, 1))` (int64, b x (s+1), the name
+      // keeps it to the call's end) and `labels[..., 1:].contiguous()` (b x s); hidden_states
+      // .view(-1, H), no copy. The forward allocates grad_input (zeros_like the input),
+      // grad_weight (zeros_like the head, when it trains), grad_bias (zeros_like the head's bias,
+      // when it has one, trained or not), loss_1d (fp32) and target_mask (bool) first, then per
+      // chunk of next_power_of_2(ceil(BT / ceil(V / H))) rows: the chunk's logits in the model
+      // dtype (`_input_chunk @ weight.t()`; `+ bias` a second one while the first lives), which
+      // liger_cross_entropy_kernel overwrites with their gradient in place (soft-capping
+      // included); then one at a time: `grad_input[s:e] = grad_logits_chunk @ weight` (chunk x H
+      // before the slice copy), `grad_weight += torch.mm(grad_logits_chunk.t(), _input_chunk)
+      // .float()` (V x H in the model dtype and its fp32 copy, none in fp32), the bias's column
+      // sum (V). ctx keeps grad_input, grad_weight and grad_bias; backward scales them in place
+      // (element_mul_kernel) and returns them: nothing is allocated, and grad_input is the
+      // hidden state's gradient. The saved set comes first and the chunk's transients after it,
+      // the replay's own order for an unlisted path: no blocks listed.
       const double inc = std::ceil(V / d.h);
       const double chunk =
           std::pow(2.0, std::max(0.0, std::ceil(std::log2(std::max(1.0, std::ceil(T / inc))))));
-      loss_saved = d.h * db * T + (head_trainable ? V * d.h * db : 0);
-      fwd_extra = loss_saved + 3 * 4 * V * std::min(chunk, T);
+      const double C = std::min(chunk, T);
+      const double b = static_cast<double>(run.batch);
+      const double bias = f.lm_head_bias ? V * db : 0;
+      loss_saved = d.h * db * T + (head_trainable ? V * d.h * db : 0) + bias;
+      const double labels_and_rows = 8 * (T + b) + 8 * T + 4 * T + T;
+      double after_logits = C * d.h * db;
+      if (f.lm_head_bias) after_logits = std::max({after_logits, C * V * db, bias});
+      if (head_trainable) after_logits = std::max(after_logits, V * d.h * (db + (db == 4 ? 0 : 4)));
+      fwd_extra = loss_saved + labels_and_rows + C * V * db + after_logits;
       loss_bwd = loss_saved;
       break;
     }
@@ -447,10 +470,12 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   double bwd = res.activations - h_kept + loss_bwd;
   // The head's backward: the logits' gradient in the model dtype, and (one-shot paths) the fp32
   // gradient it was cast from; torchtune's chunks freed theirs chunk by chunk, and Megatron's
-  // (the saved softmax, worked in place) is freed once the engine has cast it.
+  // (the saved softmax, worked in place) is freed once the engine has cast it. The fused and
+  // chunked-NLL paths have no head backward: Liger's forward made the gradients, TRL's chunks
+  // recompute theirs inside the loss's own backward.
   const double fp32_logits_grad =
       run.loss == LossPath::chunked_output || run.loss == LossPath::megatron ? 0 : 4 * V * T;
-  if (run.loss != LossPath::chunked_nll)
+  if (run.loss != LossPath::chunked_nll && run.loss != LossPath::fused)
     bwd = std::max(bwd, res.activations + loss_saved - loss_output_freed + db * V * T +
                             fp32_logits_grad +
                             h_out + head_grad + (run.loss != LossPath::fused ? head_dequant : 0));

@@ -45,6 +45,7 @@ const Families& families() {
       fam.attn_softcap = e.value("attn_softcap", fam.attn_softcap);
       fam.final_softcap = e.value("final_softcap", fam.final_softcap);
       fam.learned_positions = e.value("learned_positions", fam.learned_positions);
+      fam.lm_head_bias = e.value("lm_head_bias", fam.lm_head_bias);
       fam.norm_head = e.value("norm_head", fam.norm_head);
       fam.dropout = e.value("dropout", fam.dropout);
       fam.rope_shared = e.value("rope_shared", fam.rope_shared);
@@ -212,7 +213,7 @@ Result<ParamBytes> param_bytes(const Architecture& a, const SimRun& run, bool do
   const bool tied = a.tied_embeddings;
   double other = L * norms + final_norm + V * d.h * (tied ? 1 : 2);
   if (f.learned_positions) other += static_cast<double>(positions) * d.h;
-  if (f.name == "phi") other += V;  // lm_head bias
+  if (f.lm_head_bias) other += V;
   dense += other;
   pb.base_params += other;
   pb.base += dense * db;

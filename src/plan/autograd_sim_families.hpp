@@ -33,6 +33,7 @@ struct Family {
   std::vector<std::string> layer;
   double rotary_fraction = 1.0;
   bool embed_scale = false, attn_softcap = false, final_softcap = false, learned_positions = false;
+  bool lm_head_bias = false;  // the lm_head has a bias (Phi-1/2)
   // Baichuan-2 NormHead: F.linear(h, F.normalize(weight)) in training, a normalized copy of the
   // head weight that the matmul keeps for its input's gradient.
   bool norm_head = false;

@@ -12,6 +12,7 @@ import torch.utils.checkpoint as ckpt
 from memtrace import layers as L
 from memtrace import megatron as MG
 from memtrace.blocks import DecoderLayer, make_norm
+from memtrace.tracker import on_chip
 
 # Structure of each family as its transformers modeling file builds it.
 FAMILIES = {
@@ -290,54 +291,97 @@ def chunked_output_loss(model, h, labels, chunks=8):
     return loss / total
 
 
-class _FusedLinearCE(torch.autograd.Function):
-    """Liger LigerFusedLinearCrossEntropyFunction (ops/fused_linear_cross_entropy.py): logits are
-    computed per chunk of tokens, the gradient of the input (and of the head weight when trainable)
-    is computed in the forward; only grad_input (b*s*h, model dtype) and grad_weight are kept."""
+def _liger_ce_kernel_(logits, target, loss_out, n_non_ignore, softcap=None):
+    """liger_cross_entropy_kernel (ops/cross_entropy.py) with reduction "mean": one program per
+    row reads the row, writes its loss into `loss_out` and overwrites the row with the gradient
+    of the loss w.r.t. it, (softmax - one_hot(target)) / n_non_ignore (zero for an ignored row;
+    through the soft-cap's tanh when `softcap` is given), in the logits' own dtype. The arithmetic
+    runs in registers: emulated under on_chip(), only the in-place writes touch live storages."""
+    with on_chip():
+        for i in range(logits.shape[0]):
+            y = int(target[i])
+            if y == -100:
+                logits[i].zero_()
+                continue
+            x = logits[i].float()
+            if softcap is not None:
+                t = torch.tanh(x / softcap)
+                x = softcap * t
+            lse = torch.logsumexp(x, 0)
+            loss_out[i] = (lse - x[y]) / n_non_ignore
+            g = torch.exp(x - lse)
+            g[y] -= 1
+            g /= n_non_ignore
+            if softcap is not None:
+                g *= 1 - t * t
+            logits[i].copy_(g)
+
+
+class _LigerFusedLinearCE(torch.autograd.Function):
+    """Liger-Kernel v0.8.2 LigerFusedLinearCrossEntropyFunction (ops/fused_linear_cross_entropy.py
+    fused_linear_cross_entropy_forward; the same allocations since v0.5.0 dropped the chunk's
+    `.float()` copy), reduction "mean", accum_dtype None, no z-loss. In forward: grad_input
+    (zeros_like the input), grad_weight (zeros_like the weight, when it requires grad),
+    grad_bias (zeros_like the bias, when there is one), loss_1d (fp32, one per row) and
+    target_mask (bool); then per chunk of
+    next_power_of_2(ceil(BT / ceil(V / H))) rows: the chunk's logits in the model dtype
+    (`_input_chunk @ weight.t()`, plus the bias as a new tensor), which the CE kernel overwrites
+    with their gradient; `grad_input[s:e] = grad_logits_chunk @ weight` (a chunk x H temporary
+    copied into the slice); `grad_weight += torch.mm(grad_logits_chunk.t(), _input_chunk)
+    .float()` (a V x H product in the model dtype and its fp32 copy); the bias gradient's column
+    sum. ctx keeps grad_input, grad_weight and grad_bias; backward scales them in place
+    (element_mul_kernel) unless the incoming gradient is 1, and returns them."""
 
     @staticmethod
-    def forward(ctx, x, w, labels):
+    def forward(ctx, x, w, target, bias, softcap):
         bt, h = x.shape
         v = w.shape[0]
-        # chunk_size = next_power_of_2(ceil(BT / ceil(V / H))) (Liger)
-        inc = math.ceil(v / h)
-        chunk = 1 << max(0, math.ceil(math.log2(max(1, math.ceil(bt / inc)))))
-        grad_x = torch.zeros_like(x)
-        grad_w = torch.zeros_like(w) if w.requires_grad else None
-        n = (labels != -100).sum()
-        loss = torch.zeros((), dtype=torch.float32)
-        for i in range(0, bt, chunk):
-            xc = x[i : i + chunk]
-            lc = (xc @ w.t()).float()
-            tc = labels[i : i + chunk]
-            lse = torch.logsumexp(lc, -1)
-            valid = tc != -100
-            tgt = lc.gather(1, tc.clamp(min=0)[:, None])[:, 0]
-            loss += ((lse - tgt) * valid).sum()
-            g = torch.softmax(lc, -1)
-            g[torch.arange(g.shape[0]), tc.clamp(min=0)] -= 1
-            g = (g * valid[:, None] / n).to(x.dtype)
-            grad_x[i : i + chunk] = g @ w
-            if grad_w is not None:
-                grad_w += g.t() @ xc
-            del lc, g
-        ctx.save_for_backward(grad_x, grad_w)
-        return loss / n
+        chunk = 1 << max(0, math.ceil(math.log2(max(1, math.ceil(bt / math.ceil(v / h))))))
+        grad_input = torch.zeros_like(x)
+        grad_weight = torch.zeros_like(w) if w.requires_grad else None
+        grad_bias = torch.zeros_like(bias) if bias is not None else None
+        loss_1d = torch.zeros(bt, dtype=torch.float32)
+        target_mask = target != -100
+        n = int(target_mask.sum().item())
+        for s in range(0, bt, chunk):
+            x_chunk = x[s : s + chunk]
+            logits = x_chunk @ w.t()
+            if bias is not None:
+                logits = logits + bias
+            _liger_ce_kernel_(logits, target[s : s + chunk], loss_1d[s : s + chunk], max(n, 1),
+                              softcap)
+            grad_input[s : s + chunk] = logits @ w
+            if grad_weight is not None:
+                grad_weight += torch.mm(logits.t(), x_chunk).float()
+            if bias is not None:
+                torch.add(input=grad_bias, other=logits.sum(dim=0), out=grad_bias, alpha=1.0)
+            del logits
+        loss = torch.sum(loss_1d)
+        ctx.save_for_backward(grad_input.detach(),
+                              grad_weight.detach() if grad_weight is not None else None,
+                              grad_bias.detach() if grad_bias is not None else None)
+        return loss
 
     @staticmethod
     def backward(ctx, g):
-        grad_x, grad_w = ctx.saved_tensors
-        if g.item() != 1.0:  # Liger scales in place only when the incoming gradient is not 1
-            grad_x.mul_(g)
-            if grad_w is not None:
-                grad_w.mul_(g)
-        return grad_x, grad_w, None
+        grad_input, grad_weight, grad_bias = ctx.saved_tensors
+        if not torch.equal(g, torch.tensor(1.0)):
+            for t in (grad_input, grad_weight, grad_bias):
+                if t is not None:
+                    t.mul_(g)
+        return grad_input, grad_weight, None, grad_bias, None
 
 
 def fused_loss(model, h, labels):
-    labels = F.pad(labels, (0, 1), value=-100)[..., 1:].contiguous()
+    """Liger's LigerForCausalLMLoss (transformers/model/loss_utils.py, v0.8.2): `labels =
+    pad(labels, (0, 1), value=-100)` (the name keeps the padded copy to the function's end),
+    `shift_labels = labels[..., 1:].contiguous()`, hidden_states.view(-1, H) (no copy), then the
+    fused function on the head's weight, bias and the final soft-cap."""
+    labels = F.pad(labels, (0, 1), value=-100)
+    shift_labels = labels[..., 1:].contiguous()
     b, s, d = h.shape
-    return _FusedLinearCE.apply(h.reshape(b * s, d), model.head_weight(), labels.reshape(-1))
+    return _LigerFusedLinearCE.apply(h.view(-1, d), model.head_weight(), shift_labels.view(-1),
+                                     model.lm_head.bias, model.spec.get("final_softcap"))
 
 
 class _VocabParallelCrossEntropy(torch.autograd.Function):
