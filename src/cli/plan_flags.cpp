@@ -71,7 +71,8 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f) {
                   "with the shifted .contiguous() copy of the fp32 logits: transformers <= 4.45 "
                   "and remote code of that era, e.g. Qwen-1, ChatGLM3, Baichuan-2) | chunked "
                   "(LitGPT chunked head + CE) | fused "
-                  "(fused linear cross-entropy, no logits) | chunked_nll (TRL: checkpointed "
+                  "(Liger fused linear cross-entropy: small chunks, no logits) | fused_unsloth "
+                  "(Unsloth's fused CE: one compiled chunk of logits) | chunked_nll (TRL: checkpointed "
                   "256-token fp32 chunks) | chunked_output (torchtune: 8 head chunks, each "
                   "upcast in turn) | megatron (Megatron-Core vocab-parallel CE: softmax in place "
                   "on one fp32 copy); default: the framework's");

@@ -213,6 +213,29 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
       loss_bwd = loss_saved;
       break;
     }
+    case LossPath::fused_unsloth: {
+      // unsloth 2025.9.9 llama.py CausalLM_fast_forward -> unsloth_zoo 2025.9.12
+      // fused_losses/cross_entropy_loss.py unsloth_fused_ce_loss (target_gb None, torch_compile
+      // True, no bias) -> UnslothFusedLoss.forward: the shifted labels (`torch.empty_like(labels)`,
+      // int64, b x s), grad_inputs (`empty_like(hidden_states)`), grad_lm_head (`zeros_like`, when
+      // the head trains); n_chunks = max(4 * round(b*s * (V*4 / 2^30) / target_gb / 4), 1) with
+      // target_gb half the device's free memory at the first call (get_chunk_size,
+      // _get_chunk_multiplier): one chunk while the fp32 logits `4 V b s` stay below the free
+      // memory. Each chunk runs torch.func.grad_and_value(compute_fused_ce_loss) compiled whole
+      // (inductor, fullgraph): the head's matmul writes the chunk's logits in the model dtype (an
+      // extern mm's output buffer); the fp32 upcast, log-softmax, loss and their gradient are
+      // one graph whose pointwise gradient kernel inductor writes over the logits
+      // (inplace_buffers: their last use); then the mm for the chunk's input gradient (chunk x h,
+      // copied into grad_inputs) and, for a trained head, the chunk's V x h weight gradient
+      // (model dtype, add_ into grad_lm_head). ctx keeps grad_inputs and grad_lm_head; backward
+      // returns them and allocates nothing. Saved set first, the chunk after it: no blocks listed.
+      const double C = T;
+      loss_saved = d.h * db * T + (head_trainable ? V * d.h * db : 0);
+      const double after_logits = std::max(C * d.h * db, head_trainable ? V * d.h * db : 0.0);
+      fwd_extra = loss_saved + 8 * T + C * V * db + after_logits;
+      loss_bwd = loss_saved;
+      break;
+    }
     case LossPath::chunked_output: {
       // torchtune 0.6.1: TransformerDecoder.chunked_output runs the head on each of
       // num_output_chunks = 8 `tensor_split`s of the sequence (model-dtype logits, all alive
@@ -330,7 +353,8 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
     loss_bwd += db * V * T;
   }
   // A 4-bit lm_head (chunked or not) dequantizes the whole head weight for its matmul.
-  const bool no_logits = run.loss == LossPath::fused || run.loss == LossPath::chunked_nll;
+  const bool no_logits = run.loss == LossPath::fused || run.loss == LossPath::fused_unsloth ||
+                         run.loss == LossPath::chunked_nll;
   // LoRA on the head (LitGPT lora.py LoRALinear.forward: pretrained = self.linear(x); lora =
   // (self.lora_dropout(x) @ A^T @ B^T) * scaling; pretrained + lora. PEFT lora.Linear alike):
   // the dropped copy of x and its bool mask stay for A's gradient (x itself without dropout),
@@ -471,14 +495,15 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   // The head's backward: the logits' gradient in the model dtype, and (one-shot paths) the fp32
   // gradient it was cast from; torchtune's chunks freed theirs chunk by chunk, and Megatron's
   // (the saved softmax, worked in place) is freed once the engine has cast it. The fused and
-  // chunked-NLL paths have no head backward: Liger's forward made the gradients, TRL's chunks
+  // chunked-NLL paths have no head backward: the fused forwards made the gradients, TRL's chunks
   // recompute theirs inside the loss's own backward.
+  const bool fused = run.loss == LossPath::fused || run.loss == LossPath::fused_unsloth;
   const double fp32_logits_grad =
       run.loss == LossPath::chunked_output || run.loss == LossPath::megatron ? 0 : 4 * V * T;
-  if (run.loss != LossPath::chunked_nll && run.loss != LossPath::fused)
+  if (run.loss != LossPath::chunked_nll && !fused)
     bwd = std::max(bwd, res.activations + loss_saved - loss_output_freed + db * V * T +
                             fp32_logits_grad +
-                            h_out + head_grad + (run.loss != LossPath::fused ? head_dequant : 0));
+                            h_out + head_grad + head_dequant);
   // The final norm's backward, between the head's and the top layer's: its output's gradient
   // and its own working set (RMSNorm's fp32 upcasts, pow and products) over what the forward
   // kept, the head's output and input already gone.

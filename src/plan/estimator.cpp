@@ -50,6 +50,7 @@ constexpr std::pair<std::string_view, LossKind> kLosses[] = {
     {"hf_shifted", LossKind::hf_shifted},
     {"chunked", LossKind::chunked},
     {"fused", LossKind::fused},
+    {"fused_unsloth", LossKind::fused_unsloth},
     {"chunked_nll", LossKind::chunked_nll},
     {"chunked_output", LossKind::chunked_output},
     {"megatron", LossKind::megatron}};
@@ -267,12 +268,14 @@ SimRun sim_run_for(const Architecture& a, const RunConfig& run) {
   r.loss = run.loss == LossKind::hf_shifted       ? LossPath::hf_shifted
            : run.loss == LossKind::chunked        ? LossPath::chunked
            : run.loss == LossKind::fused          ? LossPath::fused
+           : run.loss == LossKind::fused_unsloth  ? LossPath::fused_unsloth
            : run.loss == LossKind::chunked_nll    ? LossPath::chunked_nll
            : run.loss == LossKind::chunked_output ? LossPath::chunked_output
            : run.loss == LossKind::megatron       ? LossPath::megatron
                                                   : LossPath::hf;
   // Unsloth returns plain logits (the HF loss) for batches of at most 1024 tokens.
-  if (run.loss == LossKind::fused && run.fused_loss_above_tokens > 0 &&
+  if ((run.loss == LossKind::fused || run.loss == LossKind::fused_unsloth) &&
+      run.fused_loss_above_tokens > 0 &&
       d(run.batch) * d(run.seq) <= d(run.fused_loss_above_tokens))
     r.loss = LossPath::hf;
   r.ckpt = run.grad_ckpt == GradCkpt::none ? Checkpointing::none : Checkpointing::per_layer;

@@ -33,9 +33,19 @@ enum class Attn { flash, sdpa, eager, math };
 enum class LoraTargets { all_linear, attn, list };
 enum class KbitPrep { off, on };
 // HF upcast CE | the same before transformers 4.46 (a shifted copy of the fp32 logits) |
-// chunked (LitGPT) | fused linear-CE | TRL's checkpointed 256-token chunks | torchtune's chunked
+// chunked (LitGPT) | fused linear-CE (Liger) | Unsloth's fused CE | TRL's checkpointed 256-token
+// chunks | torchtune's chunked
 // output | Megatron-Core's vocab-parallel CE (in place on one fp32 copy)
-enum class LossKind { hf, hf_shifted, chunked, fused, chunked_nll, chunked_output, megatron };
+enum class LossKind {
+  hf,
+  hf_shifted,
+  chunked,
+  fused,
+  fused_unsloth,
+  chunked_nll,
+  chunked_output,
+  megatron
+};
 // presets: plan/frameworks.hpp
 enum class Framework { hf, trl, unsloth, axolotl, llamafactory, torchtune, litgpt, nemo };
 // How the static terms are split across data-parallel ranks: plan/sharding.hpp

@@ -143,7 +143,7 @@ const std::vector<PresetFields>& preset_fields() {
       // peft get_peft_model keeps adapters fp32.
       PresetFields p = hf_stack(Framework::unsloth);
       p.grad_ckpt = GradCkpt::offload;
-      p.loss = LossKind::fused;
+      p.loss = LossKind::fused_unsloth;
       p.fused_loss_above_tokens = 1024;
       v.push_back(p);
     }

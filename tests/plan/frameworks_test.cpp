@@ -44,7 +44,7 @@ TEST(FrameworkPresets, TrlIsSftConfigDefaults) {
 TEST(FrameworkPresets, UnslothOffloadsCheckpointsAndFusesTheLossAbove1024Tokens) {
   const RunConfig r = preset(Framework::unsloth);
   EXPECT_EQ(r.grad_ckpt, GradCkpt::offload);
-  EXPECT_EQ(r.loss, LossKind::fused);
+  EXPECT_EQ(r.loss, LossKind::fused_unsloth);
   EXPECT_EQ(r.fused_loss_above_tokens, 1024u);
   EXPECT_EQ(r.lora_dropout, 0.0);
   EXPECT_TRUE(r.adapter_fp32);
