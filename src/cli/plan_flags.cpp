@@ -66,16 +66,17 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f) {
                   "shards across GPUs; each read from its code at a named version, "
                   "docs/estimator.md); default: config plan.framework, else hf with the range "
                   "the presets span");
-  cmd->add_option("--loss", f.loss,
-                  "hf (fp32 upcast cross-entropy, transformers >= 4.49) | hf_shifted (the same "
-                  "with the shifted .contiguous() copy of the fp32 logits: transformers <= 4.45 "
-                  "and remote code of that era, e.g. Qwen-1, ChatGLM3, Baichuan-2) | chunked "
-                  "(LitGPT chunked head + CE) | fused "
-                  "(Liger fused linear cross-entropy: small chunks, no logits) | fused_unsloth "
-                  "(Unsloth's fused CE: one compiled chunk of logits) | chunked_nll (TRL: checkpointed "
-                  "256-token fp32 chunks) | chunked_output (torchtune: 8 head chunks, each "
-                  "upcast in turn) | megatron (Megatron-Core vocab-parallel CE: softmax in place "
-                  "on one fp32 copy); default: the framework's");
+  cmd->add_option(
+      "--loss", f.loss,
+      "hf (fp32 upcast cross-entropy, transformers >= 4.49) | hf_shifted (the same "
+      "with the shifted .contiguous() copy of the fp32 logits: transformers <= 4.45 "
+      "and remote code of that era, e.g. Qwen-1, ChatGLM3, Baichuan-2) | chunked "
+      "(LitGPT chunked head + CE) | fused "
+      "(Liger fused linear cross-entropy: small chunks, no logits) | fused_unsloth "
+      "(Unsloth's fused CE: one compiled chunk of logits) | chunked_nll (TRL: checkpointed "
+      "256-token fp32 chunks) | chunked_output (torchtune: 8 head chunks, each "
+      "upcast in turn) | megatron (Megatron-Core vocab-parallel CE: softmax in place "
+      "on one fp32 copy); default: the framework's");
   cmd->add_flag("--chunked-loss", f.chunked_loss, "Same as --loss chunked");
   cmd->add_option("--lora-dropout", f.lora_dropout,
                   "LoRA dropout probability (> 0 keeps a mask and a copy per adapted input); "

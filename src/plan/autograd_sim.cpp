@@ -332,8 +332,7 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   // one call (hf), one per 128-token chunk (LitGPT lm_head_chunk_size, x.split(128, dim=1)).
   const bool head_cast =
       run.method == TrainMethod::lora || (run.method == TrainMethod::qlora && !run.head_4bit);
-  if (run.autocast_base_copies && head_cast &&
-      (hf_loss || run.loss == LossPath::chunked)) {
+  if (run.autocast_base_copies && head_cast && (hf_loss || run.loss == LossPath::chunked)) {
     const double calls =
         run.loss == LossPath::chunked ? std::ceil(static_cast<double>(run.seq) / 128.0) : 1.0;
     const double copies = calls * V * d.h * 2;
@@ -502,8 +501,7 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
       run.loss == LossPath::chunked_output || run.loss == LossPath::megatron ? 0 : 4 * V * T;
   if (run.loss != LossPath::chunked_nll && !fused)
     bwd = std::max(bwd, res.activations + loss_saved - loss_output_freed + db * V * T +
-                            fp32_logits_grad +
-                            h_out + head_grad + head_dequant);
+                            fp32_logits_grad + h_out + head_grad + head_dequant);
   // The final norm's backward, between the head's and the top layer's: its output's gradient
   // and its own working set (RMSNorm's fp32 upcasts, pow and products) over what the forward
   // kept, the head's output and input already gone.

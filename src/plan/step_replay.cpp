@@ -183,8 +183,7 @@ ReplayResult replay_training(const ReplayModel& m, const std::vector<StepShape>&
       r.drop(t);
     } else {
       std::vector<Held> transients;
-      r.take_loss_blocks(s.loss_backward_blocks, transients, &loss_saved,
-                         s.loss_saved_freed_after);
+      r.take_loss_blocks(s.loss_backward_blocks, transients, &loss_saved, s.loss_saved_freed_after);
       r.drop_all(transients);
     }
     r.drop(loss_saved);

@@ -39,7 +39,7 @@ struct StepShape {
   // replay follows these instead of the two figures above.
   std::vector<SimResult::LossBlock> loss_forward_blocks, loss_backward_blocks;
   int loss_saved_freed_after = -1;  // SimResult::loss_saved_freed_after
-  double leaf_grad = 0;      // .grad of the embedding output made a leaf (checkpointed PEFT)
+  double leaf_grad = 0;             // .grad of the embedding output made a leaf (checkpointed PEFT)
 };
 
 // What the model holds and what backward/optimizer create, tensor by tensor (bytes).

@@ -27,7 +27,8 @@ TEST(EstimatorValidation2, EveryRowIsMappedOrExcludedWithAReason) {
 // How far a measured figure lies outside the row's range (0 inside it; the point error for a row
 // without one).
 double distance_to_range(const Row& r) {
-  if (!(r.range_high_bytes > r.range_low_bytes) || !(r.measured_bytes > 0)) return std::fabs(r.error);
+  if (!(r.range_high_bytes > r.range_low_bytes) || !(r.measured_bytes > 0))
+    return std::fabs(r.error);
   if (r.measured_bytes < r.range_low_bytes)
     return (r.range_low_bytes - r.measured_bytes) / r.measured_bytes;
   if (r.measured_bytes > r.range_high_bytes)
