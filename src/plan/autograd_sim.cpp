@@ -495,11 +495,10 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   // gradient it was cast from; torchtune's chunks freed theirs chunk by chunk, and Megatron's
   // (the saved softmax, worked in place) is freed once the engine has cast it. The fused and
   // chunked-NLL paths have no head backward: the fused forwards made the gradients, TRL's chunks
-  // recompute theirs inside the loss's own backward.
-  const bool fused = run.loss == LossPath::fused || run.loss == LossPath::fused_unsloth;
+  // recompute theirs inside the loss's own backward (no_logits, above).
   const double fp32_logits_grad =
       run.loss == LossPath::chunked_output || run.loss == LossPath::megatron ? 0 : 4 * V * T;
-  if (run.loss != LossPath::chunked_nll && !fused)
+  if (!no_logits)
     bwd = std::max(bwd, res.activations + loss_saved - loss_output_freed + db * V * T +
                             fp32_logits_grad + h_out + head_grad + head_dequant);
   // The final norm's backward, between the head's and the top layer's: its output's gradient
