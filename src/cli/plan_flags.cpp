@@ -49,7 +49,8 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f) {
                   "flash | sdpa | eager | math (torch SDPA's math fallback: a mask before torch "
                   "2.1, unequal heads, ...; keeps the probabilities, s x s a head); default: the "
                   "framework's (sdpa; axolotl flash)");
-  cmd->add_option("--lora-rank", f.lora_rank, "LoRA rank r")->capture_default_str();
+  cmd->add_option("--lora-rank", f.lora_rank,
+                  "LoRA rank r; default: the framework's (swift 8), else 16");
   cmd->add_option("--lora-targets", f.lora_targets, "all-linear | attn | a list: q_proj,v_proj,...")
       ->capture_default_str();
   cmd->add_flag("--kbit-prep", f.kbit_prep,
@@ -60,10 +61,11 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f) {
   cmd->add_flag("--lora-head", f.lora_head,
                 "LoRA on the lm_head too (LitGPT lora_head: true; PEFT target lm_head)");
   cmd->add_option("--framework", f.framework,
-                  "hf | trl | unsloth | axolotl | llamafactory | torchtune | litgpt | nemo: the "
-                  "framework whose memory defaults to assume (loss path, LoRA dropout, adapter "
-                  "dtype, checkpointing and what it offloads, optimizer implementation, how it "
-                  "shards across GPUs; each read from its code at a named version, "
+                  "hf | trl | unsloth | axolotl | llamafactory | torchtune | litgpt | nemo | "
+                  "swift: the framework whose memory defaults to assume (loss path, LoRA rank "
+                  "and dropout, adapter dtype, checkpointing and what it offloads, optimizer "
+                  "implementation, default accumulation, how it shards across GPUs; each read "
+                  "from its code at a named version, "
                   "docs/estimator.md); default: config plan.framework, else hf with the range "
                   "the presets span");
   cmd->add_option(
@@ -99,8 +101,8 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f) {
                   "litgpt/torchtune fsdp, nemo zero1)");
   cmd->add_option("--grad-accum", f.grad_accum,
                   "Micro-batches per optimizer step (FSDP under no_sync keeps full gradients "
-                  "between them)")
-      ->capture_default_str();
+                  "between them); default: the framework's (swift: enough for 16 sequences a "
+                  "step across all ranks), else 1");
   cmd->add_option("--lengths", f.lengths,
                   "fixed (every micro-batch holds --seq tokens: packing, or padding to the "
                   "maximum) | varying (unpacked data, --seq is the longest): varying prints the "

@@ -124,7 +124,7 @@ const std::vector<ConfigKey>& config_keys() {
        "an orphaned vLLM engine holding this much is reported for cleanup"},
       {"plan.framework", p.framework, "string",
        "training framework whose memory defaults `plan` assumes without --framework "
-       "(hf|trl|unsloth|axolotl|llamafactory|torchtune|litgpt|nemo)"},
+       "(hf|trl|unsloth|axolotl|llamafactory|torchtune|litgpt|nemo|swift)"},
       {"plan.host_process", default_bytes(p.host.process_bytes), "bytes",
        "the training process's own resident memory on the pool: Python, torch and the CUDA "
        "libraries (default measured, docs/estimator.md)"},

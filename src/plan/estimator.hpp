@@ -47,7 +47,7 @@ enum class LossKind {
   megatron
 };
 // presets: plan/frameworks.hpp
-enum class Framework { hf, trl, unsloth, axolotl, llamafactory, torchtune, litgpt, nemo };
+enum class Framework { hf, trl, unsloth, axolotl, llamafactory, torchtune, litgpt, nemo, swift };
 // How the static terms are split across data-parallel ranks: plan/sharding.hpp
 enum class ShardMode { ddp, fsdp, zero1, zero2, zero3 };
 enum class DoubleQuant { on, off };

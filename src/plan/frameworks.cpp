@@ -38,6 +38,10 @@ const std::vector<FrameworkPreset>& framework_presets() {
        "Megatron-Core vocab-parallel cross-entropy (fp32 softmax in place), distributed "
        "optimizer (fp32 main params and Adam states sharded across ranks), fp32 gradient "
        "buffer, adapters in the model dtype, LoRA dropout 0, no recompute"},
+      {Framework::swift, "swift", "ms-swift 4.5.2 (transformers >= 4.33, < 5.17; torch >= 2.8)",
+       "swift sft: LoRA r8 on all linears, dropout 0.05, fp32 adapters, checkpointing on, the "
+       "model's HF loss, fused AdamW, padded batches, accumulation up to 16 sequences a step; "
+       "several GPUs: DDP"},
   };
   return presets;
 }
@@ -96,6 +100,11 @@ struct PresetFields {
   std::optional<bool> bnb_quant_fp16;
   std::optional<bool> quantize_head;
   std::optional<DoubleQuant> double_quant;
+  // LoRA rank when --lora-rank is not given (the run's default otherwise).
+  std::optional<std::uint64_t> lora_rank;
+  // Accumulation when --grad-accum is not given: enough micro-batches for this many sequences a
+  // step across all ranks (framework_grad_accum).
+  std::optional<std::uint64_t> accumulate_to_sequences;
 };
 
 // The HF Trainer + PEFT stack several presets build on: PEFT LoraConfig(lora_dropout=0.0) and
@@ -240,6 +249,34 @@ const std::vector<PresetFields>& preset_fields() {
       p.fsdp_no_sync = false;
       v.push_back(p);
     }
+    {
+      // ms-swift 4.5.2 `swift sft` (--tuner_type lora | full; QLoRA: --quant_method bnb
+      // --quant_bits 4). arguments/tuner_args.py TunerArguments: lora_rank 8, lora_dropout 0.05,
+      // target_modules ['all-linear'] (pipelines/train/tuner.py get_target_modules ->
+      // find_all_linears, lm_head excluded), lora_dtype None, so tuners/peft.py
+      // _cast_adapter_dtype_hook leaves peft's autocast_adapter_dtype=True: fp32 adapters.
+      // trainers/arguments.py TrainArgumentsMixin: gradient_checkpointing True (mixin.py
+      // _fix_gradient_checkpointing: reentrant on one process, not under DDP), loss_type None
+      // (the model's own HF loss, template compute_sft_loss), gradient_accumulation_steps None ->
+      // ceil(16 / per_device_train_batch_size / world_size) in __post_init__; the optimizer is
+      // HF Trainer.create_optimizer (optimizers/base.py) with TrainingArguments.optim, which
+      // transformers makes adamw_torch_fused on torch >= 2.8 since PR #37358 (July 2025): the
+      // README's recommended torch 2.8.0 / 2.11.0 with transformers 4.57.6 / 5.12.1 (an older
+      // torch keeps foreach adamw_torch). Not modelled: use_logits_to_keep (mixin.py
+      // get_use_logits_to_keep, prepare_logits_to_keep: logits only from the labelled positions,
+      // which the plan has no input for; every token's is an upper bound). base_args.py
+      // packing False, template_args.py padding_free False; quant_args.py
+      // bnb_4bit_use_double_quant True; deepspeed/fsdp None: torchrun gives DDP.
+      PresetFields p = hf_stack(Framework::swift);
+      p.lora_dropout = 0.05;
+      p.lora_targets = LoraTargets::all_linear;
+      p.grad_ckpt = GradCkpt::full;
+      p.fused_adamw = true;
+      p.double_quant = DoubleQuant::on;
+      p.lora_rank = 8;
+      p.accumulate_to_sequences = 16;
+      v.push_back(p);
+    }
     return v;
   }();
   return rows;
@@ -274,6 +311,7 @@ void apply_framework(Framework f, RunConfig& run) {
   set(run.fused_qkv_lora, p.fused_qkv_lora);
   set(run.fp32_grads, p.fp32_grads);
   set(run.fp32_optimizer_states, p.fp32_optimizer_states);
+  set(run.lora_rank, p.lora_rank);
   switch (run.method) {
     case Method::full:
       set(run.optim, p.optim_full);
@@ -289,6 +327,17 @@ void apply_framework(Framework f, RunConfig& run) {
       set(run.double_quant, p.double_quant);
       break;
   }
+}
+
+std::uint64_t framework_grad_accum(Framework f, std::uint64_t batch, std::uint64_t ranks) {
+  const PresetFields* row = nullptr;
+  for (const auto& p : preset_fields())
+    if (p.id == f) row = &p;
+  if (row == nullptr || !row->accumulate_to_sequences || batch == 0 || ranks == 0) return 1;
+  // max(1, ceil(N / batch / ranks)) without overflow for any batch and rank count.
+  const std::uint64_t n = *row->accumulate_to_sequences;
+  if (batch >= n || ranks >= n || batch * ranks >= n) return 1;
+  return (n + batch * ranks - 1) / (batch * ranks);
 }
 
 }  // namespace sparkops::plan

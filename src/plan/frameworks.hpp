@@ -4,6 +4,7 @@
 // that framework's code or shipped config at a named version (docs/estimator.md "Framework
 // presets"). A preset sets only what the framework decides; the user's flags win afterwards.
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,5 +34,10 @@ inline constexpr Framework kDefaultFramework = Framework::hf;
 
 // Sets the framework-decided fields of `run` for its method (call before applying user flags).
 void apply_framework(Framework f, RunConfig& run);
+
+// The micro-batches per optimizer step the framework runs when the user names none (ms-swift:
+// enough for 16 sequences a step over all ranks); 1 for a framework that does not accumulate
+// by default. `ranks` = nodes x GPUs per node.
+std::uint64_t framework_grad_accum(Framework f, std::uint64_t batch, std::uint64_t ranks);
 
 }  // namespace sparkops::plan

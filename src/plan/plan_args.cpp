@@ -180,7 +180,7 @@ Result<PlanInput> plan_input(const PlanArgs& f) {
   std::optional<std::uint64_t> rank;
   if (auto s = optional_count(f.lora_rank, "--lora-rank", rank); !s)
     return tl::unexpected(s.error());
-  r.lora_rank = rank.value_or(16);
+  if (rank) r.lora_rank = *rank;  // else the preset's, or RunConfig's 16
   if (f.lora_targets == "all-linear") {
     r.lora_targets = LoraTargets::all_linear;
   } else if (f.lora_targets == "attn") {
@@ -254,7 +254,8 @@ Result<PlanInput> plan_input(const PlanArgs& f) {
   r.gpus = gpus.value_or(1);
   if (auto s = optional_count(f.grad_accum, "--grad-accum", accum); !s)
     return tl::unexpected(s.error());
-  r.grad_accum = accum.value_or(1);
+  // Not given: what the framework accumulates by default at this batch and rank count.
+  r.grad_accum = accum ? *accum : framework_grad_accum(r.framework, r.batch, r.nodes * r.gpus);
   // One plan per rank: more than 2^16 ranks is no data-parallel job this models.
   if (r.nodes > 65536 || r.gpus > 65536 || r.nodes * r.gpus > 65536)
     return fail(Errc::invalid_argument, "--nodes/--gpus: at most 65536 ranks");

@@ -28,7 +28,7 @@ struct PlanArgs {
   std::string seq = "2048";  // "2048" or a list "1024,2048,4096"
   std::string grad_ckpt;     // empty: the preset's (full; unsloth offload, nemo none)
   std::string attn;          // empty: the preset's (sdpa; axolotl flash)
-  std::string lora_rank = "16";
+  std::string lora_rank;     // empty: the preset's (swift 8), else 16
   std::string lora_targets = "all-linear";
   bool kbit_prep = false;
   bool kept_fp16 = false;     // QLoRA: unquantized modules fp16 under bf16 autocast
@@ -43,9 +43,9 @@ struct PlanArgs {
   std::string lengths = "fixed";  // fixed | varying (unpacked data up to --seq)
   bool expandable_segments = false;
   std::string nodes = "1";
-  std::string gpus = "1";  // GPUs per machine
-  std::string shard;       // ddp | fsdp | zero1 | zero2 | zero3; empty: the preset's
-  std::string grad_accum = "1";
+  std::string gpus = "1";       // GPUs per machine
+  std::string shard;            // ddp | fsdp | zero1 | zero2 | zero3; empty: the preset's
+  std::string grad_accum;       // empty: the preset's (swift: up to 16 sequences a step), else 1
   std::string budget = "auto";  // GB (bare number = GiB, as `free -g`) or auto
   std::string overhead;         // empty = config pool.overhead
 };

@@ -64,6 +64,8 @@ std::string run_text(const plan::RunConfig& run) {
   if (run.nodes * run.gpus > 1)
     s += fmt::format("  {} × {} GPU {}{}", run.nodes, run.gpus, plan::shard_name(run.shard),
                      run.grad_accum > 1 ? fmt::format(" accum {}", run.grad_accum) : "");
+  else if (run.grad_accum > 1)  // gradients live across micro-batches on one GPU too
+    s += fmt::format("  accum {}", run.grad_accum);
   if (!run.packed) s += "  lengths varying";
   if (run.expandable_segments) s += "  expandable-segments";
   return s;

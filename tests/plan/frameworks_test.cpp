@@ -99,6 +99,50 @@ TEST(FrameworkPresets, NemoIsMegatronsDistributedOptimizer) {
   EXPECT_EQ(r.loss, LossKind::megatron);
 }
 
+// ms-swift 4.5.2 `swift sft`: TunerArguments (rank 8, dropout 0.05, all-linear, lora_dtype None
+// -> peft's fp32 adapters), TrainArgumentsMixin (checkpointing on, the model's HF loss,
+// accumulation to 16 sequences), HF TrainingArguments.optim fused on torch >= 2.8.
+TEST(FrameworkPresets, SwiftIsSwiftSftDefaults) {
+  RunConfig r;
+  r.lora_targets = LoraTargets::attn;
+  r.attn = Attn::eager;
+  apply_framework(Framework::swift, r);
+  EXPECT_EQ(r.framework, Framework::swift);
+  EXPECT_EQ(r.loss, LossKind::hf);
+  EXPECT_TRUE(r.adapter_fp32);
+  EXPECT_EQ(r.lora_dropout, 0.05);
+  EXPECT_EQ(r.lora_rank, 8u);
+  EXPECT_EQ(r.lora_targets, LoraTargets::all_linear);
+  EXPECT_EQ(r.grad_ckpt, GradCkpt::full);
+  EXPECT_TRUE(r.fused_adamw);
+  EXPECT_EQ(r.optim, Optim::adamw);
+  EXPECT_EQ(r.shard, ShardMode::ddp);
+  EXPECT_TRUE(r.fsdp_no_sync);
+  EXPECT_EQ(r.attn, Attn::eager);  // attn_impl None: ms-swift leaves the kernel to the run
+  const RunConfig q = preset(Framework::swift, Method::qlora);
+  EXPECT_EQ(q.double_quant, DoubleQuant::on);
+  EXPECT_EQ(q.optim, Optim::adamw);
+  EXPECT_FALSE(q.bnb_saves_input);
+  // No other preset sets the rank: the run's default stands.
+  for (const auto& p : framework_presets()) {
+    if (p.id == Framework::swift) continue;
+    EXPECT_EQ(preset(p.id).lora_rank, RunConfig{}.lora_rank) << p.name;
+  }
+}
+
+TEST(FrameworkPresets, SwiftAccumulatesToSixteenSequencesAStep) {
+  EXPECT_EQ(framework_grad_accum(Framework::swift, 1, 1), 16u);
+  EXPECT_EQ(framework_grad_accum(Framework::swift, 2, 1), 8u);
+  EXPECT_EQ(framework_grad_accum(Framework::swift, 5, 1), 4u);  // ceil(3.2)
+  EXPECT_EQ(framework_grad_accum(Framework::swift, 1, 6), 3u);  // ceil(16 / 6 ranks)
+  EXPECT_EQ(framework_grad_accum(Framework::swift, 4, 8), 1u);  // max(1, ceil(0.5))
+  EXPECT_EQ(framework_grad_accum(Framework::swift, ~0ull, 65536), 1u);
+  for (const auto& p : framework_presets()) {
+    if (p.id == Framework::swift) continue;
+    EXPECT_EQ(framework_grad_accum(p.id, 1, 1), 1u) << p.name;
+  }
+}
+
 TEST(FrameworkPresets, EveryPresetParsesAndHasItsDocRow) {
   const std::string doc = test::slurp(test::fixture("../../docs/estimator.md"));
   for (const auto& p : framework_presets()) {
@@ -109,6 +153,8 @@ TEST(FrameworkPresets, EveryPresetParsesAndHasItsDocRow) {
     EXPECT_NE(doc.find(fmt::format("| `{}` | {} |", p.name, p.version)), std::string::npos)
         << "docs/estimator.md needs a preset row for " << p.name << " at " << p.version;
   }
+  EXPECT_EQ(parse_framework("swift").value(), Framework::swift);
+  EXPECT_FALSE(parse_framework("ms-swift"));
   EXPECT_FALSE(parse_framework("megatron"));
   EXPECT_EQ(kDefaultFramework, Framework::hf);
 }

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace sparkops::plan {
 namespace {
 
@@ -109,7 +111,7 @@ TEST(PlanArgs, AnUnnamedFrameworkCarriesEveryOtherPreset) {
   auto in = plan_input(a);
   ASSERT_TRUE(in.has_value());
   EXPECT_EQ(in->run.framework, Framework::hf);
-  ASSERT_EQ(in->framework_alternatives.size(), 7u);
+  ASSERT_EQ(in->framework_alternatives.size(), 8u);
   EXPECT_EQ(in->framework_alternatives.front().framework, Framework::trl);
   // The user's flags win in every alternative too.
   a.seq = "4096";
@@ -117,6 +119,44 @@ TEST(PlanArgs, AnUnnamedFrameworkCarriesEveryOtherPreset) {
   for (const auto& r : longer.framework_alternatives) EXPECT_EQ(r.seq, 4096u);
   a.framework = "hf";
   EXPECT_TRUE(plan_input(a).value().framework_alternatives.empty());
+}
+
+// ms-swift decides the rank and the accumulation when the flags do not: TunerArguments.lora_rank
+// 8; TrainArgumentsMixin.__post_init__ gradient_accumulation_steps = ceil(16 / batch / world).
+TEST(PlanArgs, SwiftSetsRankAndAccumulationUnlessTheFlagsDo) {
+  PlanArgs a = params("8B");
+  auto hf = plan_input(a).value();
+  EXPECT_EQ(hf.run.lora_rank, 16U);  // the project's default without a preset value
+  EXPECT_EQ(hf.run.grad_accum, 1U);
+  a.framework = "swift";
+  auto swift = plan_input(a).value();
+  EXPECT_EQ(swift.run.framework, Framework::swift);
+  EXPECT_EQ(swift.run.lora_rank, 8U);
+  EXPECT_EQ(swift.run.grad_accum, 16U);  // batch 1 on one GPU
+  a.batch = "3";
+  EXPECT_EQ(plan_input(a).value().run.grad_accum, 6U);  // ceil(16 / 3)
+  a.gpus = "2";
+  a.nodes = "2";
+  EXPECT_EQ(plan_input(a).value().run.grad_accum, 2U);  // ceil(16 / 3 / 4)
+  a.batch = "16";
+  EXPECT_EQ(plan_input(a).value().run.grad_accum, 1U);
+  a.batch = "9223372036854775807";
+  EXPECT_EQ(plan_input(a).value().run.grad_accum, 1U);
+  // The user's flags win.
+  a.batch = "1";
+  a.lora_rank = "32";
+  a.grad_accum = "1";
+  auto given = plan_input(a).value();
+  EXPECT_EQ(given.run.lora_rank, 32U);
+  EXPECT_EQ(given.run.grad_accum, 1U);
+  // Unnamed, the swift alternative of the range takes its own defaults.
+  PlanArgs unnamed = params("8B");
+  const auto alts = plan_input(unnamed).value().framework_alternatives;
+  const auto it = std::find_if(alts.begin(), alts.end(),
+                               [](const RunConfig& r) { return r.framework == Framework::swift; });
+  ASSERT_NE(it, alts.end());
+  EXPECT_EQ(it->lora_rank, 8U);
+  EXPECT_EQ(it->grad_accum, 16U);
 }
 
 TEST(PlanArgs, BudgetAndOverhead) {

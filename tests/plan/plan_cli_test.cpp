@@ -310,7 +310,8 @@ TEST(PlanCli, EveryFrameworkPresetIsAssumedAndPrinted) {
                         {"llamafactory", "LLaMA-Factory 0.9.4", "hf", "full"},
                         {"torchtune", "torchtune 0.6.1", "chunked_output", "full"},
                         {"litgpt", "litgpt 0.4", "chunked", "full"},
-                        {"nemo", "NeMo 2.x", "megatron", "none"}};
+                        {"nemo", "NeMo 2.x", "megatron", "none"},
+                        {"swift", "ms-swift 4.5.2", "hf", "full"}};
   for (const auto& c : cases) {
     const auto j =
         run_sparkops({"--root", root(), "plan", "Llama-3.1-8B", "--framework", c.name, "--json"});
@@ -333,6 +334,29 @@ TEST(PlanCli, EveryFrameworkPresetIsAssumedAndPrinted) {
   const auto o = nlohmann::json::parse(over.out)["run"];
   EXPECT_EQ(o["grad_ckpt"], "full");
   EXPECT_EQ(o["attn"], "eager");
+}
+
+// ms-swift's own defaults reach the plan: rank 8, dropout 0.05, fused AdamW, and 16 micro-batches
+// a step at batch 1 on one GPU, shown on the Run line; the flags still win.
+TEST(PlanCli, SwiftPresetSetsRankAndAccumulation) {
+  const auto j =
+      run_sparkops({"--root", root(), "plan", "Llama-3.1-8B", "--framework", "swift", "--json"});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const auto run = nlohmann::json::parse(j.out)["run"];
+  EXPECT_EQ(run["lora_rank"], 8);
+  EXPECT_EQ(run["grad_accum"], 16);
+  EXPECT_EQ(run["lora_dropout"], 0.05);
+  EXPECT_EQ(run["adapter_dtype"], "fp32");
+  const auto text =
+      run_sparkops({"--root", root(), "plan", "Llama-3.1-8B", "--framework", "swift"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("  accum 16"), std::string::npos) << text.out;
+  const auto over = run_sparkops({"--root", root(), "plan", "Llama-3.1-8B", "--framework", "swift",
+                                  "--lora-rank", "64", "--grad-accum", "1", "--json"});
+  ASSERT_EQ(over.exit_code, 0) << over.err;
+  const auto o = nlohmann::json::parse(over.out)["run"];
+  EXPECT_EQ(o["lora_rank"], 64);
+  EXPECT_EQ(o["grad_accum"], 1);
 }
 
 TEST(PlanCli, AnUnknownFrameworkPrintsThePresetsRange) {
