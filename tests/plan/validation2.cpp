@@ -190,6 +190,16 @@ std::vector<Row> evaluate_v2(const std::string& csv_text) {
     if (contains(r.source, "modelscope/ms-swift") && run.method == Method::qlora &&
         starts_with(r.model, "Qwen/Qwen-"))
       run.qlora_kept_fp16 = true;
+    // The adapters of ms-swift 1.x's LoRA runs are bf16: its default tuner_backend 'swift'
+    // (swift/llm/utils/argument.py at 97e4d198b) builds peft 0.7's lora.Linear
+    // (swift/tuners/lora_layers.py LoraModel._create_new_module), whose LoraLayer.update_layer
+    // moves A and B to the base weight's dtype (`self.to(weight.device, dtype=weight.dtype)`;
+    // requirements pin peft >= 0.7.1, < 0.8, before autocast_adapter_dtype), and
+    // fix_fp16_trainable_bug upcasts fp16 trainables only. A 4-bit base weight is uint8, so the
+    // QLoRA rows' adapters keep their fp32 creation dtype (the hf preset's).
+    if (contains(r.source, "modelscope/ms-swift") &&
+        contains(to_lower(col("framework_version")), "ms-swift 1.") && run.method == Method::lora)
+      run.adapter_fp32 = false;
     // Sharded, the wrapper computes in bf16 (FSDP MixedPrecision, DeepSpeed's bf16 engine); on
     // one GPU autocast casts every frozen fp32 weight per call (the estimator's autocast copies).
     if (contains(optim, "8bit")) run.optim = Optim::adamw8bit;
@@ -312,6 +322,8 @@ std::vector<Row> evaluate_v2(const std::string& csv_text) {
     if (shard_flags.empty() && run.grad_accum > 1)
       r.flags += fmt::format(" --grad-accum {}", run.grad_accum);
     if (run.qlora_kept_fp16) r.flags += " --kept-fp16";
+    if (run.method != Method::full && !run.adapter_fp32 && !litgpt)
+      r.flags += " --adapter-dtype model";
     if (run.lora_head) r.flags += " --lora-head";
     if (!run.packed) r.flags += " --lengths varying";
     if (r.shape.params.total > 0 && batch && seq) {

@@ -21,6 +21,11 @@ TEST(EstimatorValidation2, EveryRowIsMappedOrExcludedWithAReason) {
     if (!r.fully_specified) {
       EXPECT_FALSE(r.excluded_reason.empty()) << r.id;
     }
+    // ms-swift 1.x (peft 0.7's update_layer): LoRA adapters in the bf16 base's dtype, QLoRA's
+    // in their fp32 creation dtype (a 4-bit weight is uint8).
+    if (r.id.rfind("SW", 0) == 0 && r.run.method != Method::full) {
+      EXPECT_EQ(r.run.adapter_fp32, r.run.method == Method::qlora) << r.id;
+    }
   }
 }
 
@@ -44,7 +49,8 @@ double distance_to_range(const Row& r) {
 // 6.5 -> 8 %, worst 70 -> 145 % when the replay took the loss's tensors one by one instead of
 // one block a phase (a lumped block let a shorter step's loss serve the next, longer one; the
 // separate tensors cannot): the rising bound went up while the ranges went from holding 15 of
-// 61 measurements to 38 of 60, the median distance to the range from 3.0 % to 0.1 %.
+// 61 measurements to 38 of 60, the median distance to the range from 3.0 % to 0.1 %. ms-swift
+// 1.x's LoRA adapters read as bf16 (peft 0.7) then made it 39 of 60 and 0.2 % (SW29).
 TEST(EstimatorValidation2, StaysWithinTodaysBounds) {
   std::vector<double> errors, distances;
   for (const auto& r : rows2()) {
