@@ -84,7 +84,8 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f) {
                   "LoRA dropout probability (> 0 keeps a mask and a copy per adapted input); "
                   "default: the framework's");
   cmd->add_option("--adapter-dtype", f.adapter_dtype,
-                  "fp32 (PEFT) | model (LitGPT/torchtune); default: the framework's");
+                  "fp32 (PEFT) | model (LitGPT/torchtune; peft 0.7 as ms-swift 1.x pinned it); "
+                  "default: the framework's");
   cmd->add_option("--bnb-version", f.bnb_version,
                   "QLoRA: bitsandbytes release (<= 0.43.1 keeps every 4-bit linear's input until "
                   "the graph is freed; < 0.43 quantizes from fp16, so a bf16 run dequantizes to "
