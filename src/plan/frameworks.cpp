@@ -11,7 +11,8 @@ const std::vector<FrameworkPreset>& framework_presets() {
   static const std::vector<FrameworkPreset> presets = {
       {Framework::hf, "hf", "transformers 4.49 + peft 0.13",
        "HF Trainer + PEFT: fp32-upcast cross-entropy, fp32 adapters, LoRA dropout 0, foreach "
-       "AdamW; several GPUs: DDP, accumulation under no_sync"},
+       "AdamW; several GPUs: DDP, accumulation under no_sync",
+       "4.49"},
       {Framework::trl, "trl", "trl 1.9.0 (transformers >= 4.56.2, torch >= 2.8)",
        "SFTTrainer: chunked_nll loss (checkpointed 256-token fp32 chunks, no full logits), "
        "gradient checkpointing on, LoRA dropout 0.05 (trl sft), fp32 adapters, fused AdamW, "
@@ -22,10 +23,14 @@ const std::vector<FrameworkPreset>& framework_presets() {
       {Framework::axolotl, "axolotl", "axolotl 0.18.0 (examples/llama-3)",
        "sample packing, flash attention, checkpointing on, LoRA dropout 0.05, fp32 adapters; "
        "optimizer by method: 8-bit AdamW (LoRA), paged 32-bit AdamW (QLoRA), paged 8-bit AdamW "
-       "(full)"},
+       "(full)",
+       // pyproject.toml at v0.18.0: transformers==5.14.1.
+       "5.14.1"},
       {Framework::llamafactory, "llamafactory", "LLaMA-Factory 0.9.4",
        "lora on all linears, LoRA dropout 0, trainable params upcast to fp32, reentrant "
-       "checkpointing on, packing off for sft, HF loss, foreach AdamW; several GPUs: DDP"},
+       "checkpointing on, packing off for sft, HF loss, foreach AdamW; several GPUs: DDP",
+       // pyproject.toml and extras/misc.py check_version at v0.9.4: >=4.51.0,<=4.57.1.
+       "4.51.0-4.57.1"},
       {Framework::torchtune, "torchtune", "torchtune 0.6.1 (recipes/configs/llama3_1)",
        "chunked-output CE (8 head chunks, each upcast in turn), adapters in the model dtype, LoRA "
        "dropout 0, activation checkpointing on, fused AdamW; several GPUs: FSDP2, gradients "
