@@ -106,7 +106,8 @@ struct PresetFields {
 // The HF Trainer + PEFT stack several presets build on: PEFT LoraConfig(lora_dropout=0.0) and
 // get_peft_model(autocast_adapter_dtype=True) keep adapters fp32; transformers ForCausalLMLoss
 // upcasts logits to fp32 (the `hf` loss program is its code from 4.49, transformers PR #35646:
-// 4.46-4.48 also made a shifted fp32 `.contiguous()` copy of the logits); torchrun without an
+// 4.46-4.48 also made a shifted fp32 `.contiguous()` copy of the logits: hf_shifted_kept, which
+// --transformers picks); torchrun without an
 // FSDP/DeepSpeed config wraps the model in DDP and Accelerate's accumulate() runs non-final
 // micro-batches under no_sync.
 PresetFields hf_stack(Framework id) {
