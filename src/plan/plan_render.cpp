@@ -169,10 +169,16 @@ std::string render_plan_text(const plan::PlanResult& r) {
   const auto& preset = plan::framework_preset(r.run.framework);
   out += fmt::format("Run      {}\n", run_text(r.run));
   out += fmt::format("Preset   {} [{}]: {}", preset.name, preset.version, preset.summary);
-  // Which HF loss program the run assumes, and the release that decides it.
-  if (const auto t = transformers_of(r.run); !t.empty())
+  // Which HF loss program the run assumes, and the release that decides it (or that --loss
+  // named another program than the release's).
+  if (const auto t = transformers_of(r.run); !t.empty()) {
+    const auto v = plan::parse_transformers_version(r.run.transformers);
+    const bool overridden = v && plan::hf_loss_for(*v) != r.run.loss;
     out += fmt::format("; HF loss {} (transformers {}{})", plan::loss_name(r.run.loss), t,
-                       r.run.transformers.empty() ? ", the preset's" : "");
+                       r.run.transformers.empty() ? ", the preset's"
+                       : overridden               ? ", --loss wins"
+                                                  : "");
+  }
   out += "\n\n";
   out += fmt::format("{:<30}{:>12}  {}\n", "Term", "GiB", "basis");
   for (const auto& [name, bytes] : plan::term_list(e.terms)) {

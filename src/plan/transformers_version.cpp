@@ -1,5 +1,6 @@
 #include "plan/transformers_version.hpp"
 
+#include <algorithm>
 #include <cctype>
 
 #include <fmt/format.h>
@@ -59,6 +60,16 @@ Result<TransformersVersion> parse_transformers_version(std::string_view text,
   if (s.size() > 1 && s.front() == '.' && std::isdigit(static_cast<unsigned char>(s[1]))) {
     s.remove_prefix(1);
     if (!read_number(s, v.patch)) return bad();
+  }
+  // A PEP 440 local label ("+cu121", "+git.abc123") names a build of the same release.
+  if (const auto plus = s.find('+'); plus != std::string_view::npos) {
+    const auto local = s.substr(plus + 1);
+    const bool ok =
+        !local.empty() && local.size() <= 64 && std::all_of(local.begin(), local.end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) || c == '.';
+        });
+    if (!ok) return bad();
+    s = s.substr(0, plus);
   }
   if (!is_release_suffix(s)) return bad();
   // transformers 1.x-3.x were pytorch-transformers' API (no ForCausalLMLoss, no Trainer loss

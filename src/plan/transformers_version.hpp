@@ -18,10 +18,12 @@ struct TransformersVersion {
   std::string text() const;  // "4.46.0"
 };
 
-// "4.46", "4.46.0", "v4.46.1", "4.46.0.dev0", "4.47.0rc1", "4.48.3.post1": MAJOR.MINOR[.PATCH]
-// with an optional leading v and a PEP 440 pre/dev/post suffix (which names the same program as
-// its release: transformers changes the loss code only between minor releases). Anything else is
-// an error naming `what` (the flag or config key).
+// "4.46", "4.46.0", "v4.46.1", "4.46.0.dev0", "4.47.0rc1", "4.48.3.post1", "4.46.0+cu121":
+// MAJOR.MINOR[.PATCH] with an optional leading v, a PEP 440 pre/dev/post suffix and a local
+// label, all of which name their release's program (transformers changes the loss code between
+// minor releases; a main-branch .dev0 build from before the change that defines its release still
+// runs the previous program, which the text cannot tell). Anything else is an error naming `what`
+// (the flag or config key).
 Result<TransformersVersion> parse_transformers_version(std::string_view text,
                                                        std::string_view what = "--transformers");
 

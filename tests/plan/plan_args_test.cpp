@@ -111,6 +111,7 @@ TEST(PlanArgs, TransformersPicksTheHfLossOfItsRelease) {
                                                     {"4.48.3rc1", LossKind::hf_shifted_kept},
                                                     {"4.49.0", LossKind::hf},
                                                     {"4.57.1", LossKind::hf},
+                                                    {"4.47.1+cu121", LossKind::hf_shifted_kept},
                                                     {"5.14.1", LossKind::hf}};
   for (const auto& [version, loss] : cases) {
     a.transformers = version;
@@ -139,8 +140,9 @@ TEST(PlanArgs, TransformersPicksTheHfLossOfItsRelease) {
   EXPECT_EQ(plan_input(a).value().run.loss, LossKind::chunked);
   a.chunked_loss = false;
   // Untrusted text: one error naming the flag.
-  for (const auto* bad : {"banana", "4", "4.", "4.x", ".46", "4.46.1.2", "4.46-foo", "3.5", "10.0",
-                          "4.46.0.devx", "44444.1", "4..46", "v", "4.46 extra"}) {
+  for (const auto* bad :
+       {"banana", "4", "4.", "4.x", ".46", "4.46.1.2", "4.46-foo", "3.5", "10.0", "4.46.0.devx",
+        "44444.1", "4..46", "v", "4.46 extra", "4.46+", "4.46+a b"}) {
     a.transformers = bad;
     const auto e = error_of(a);
     EXPECT_NE(e.find("--transformers"), std::string::npos) << bad;

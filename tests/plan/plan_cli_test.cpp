@@ -250,6 +250,11 @@ TEST(PlanCli, TransformersReleaseIsPrintedWithItsHfLoss) {
   ASSERT_EQ(given.exit_code, 0) << given.err;
   EXPECT_NE(given.out.find("; HF loss hf_shifted_kept (transformers 4.47.0)"), std::string::npos)
       << given.out;
+  const auto over = run_sparkops(
+      {"--root", root(), "plan", "Llama-3.1-8B", "--transformers", "4.47", "--loss", "hf"});
+  ASSERT_EQ(over.exit_code, 0) << over.err;
+  EXPECT_NE(over.out.find("; HF loss hf (transformers 4.47.0, --loss wins)"), std::string::npos)
+      << over.out;
   const auto json = run_sparkops({"--root", root(), "plan", "Llama-3.1-8B", "--framework",
                                   "llamafactory", "--transformers", "v4.45.2", "--json"});
   ASSERT_EQ(json.exit_code, 0) << json.err;
