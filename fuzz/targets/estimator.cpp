@@ -37,7 +37,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // Every preset (nemo's runs Megatron-Core's layer program where it has one), then any loss
   // path and attention kernel on top of it.
   apply_framework(static_cast<Framework>(c % 8), run);
-  if ((c >> 3) % 2 == 1) run.loss = static_cast<LossKind>((c >> 4) % 8);
+  if ((c >> 3) % 2 == 1) run.loss = static_cast<LossKind>((c >> 4) % 9);
   if (d % 2 == 1) run.attn = static_cast<Attn>((d >> 1) % 4);
   if (!validate_run(run, shape)) return 0;
   const Estimate e = estimate(shape, run);

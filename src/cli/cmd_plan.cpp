@@ -22,6 +22,7 @@
 #include "plan/fit_matrix.hpp"
 #include "plan/frameworks.hpp"
 #include "plan/plan_render.hpp"
+#include "plan/transformers_version.hpp"
 #include "serving/planned_job.hpp"
 #include "serving/serving_render.hpp"
 #include "term/colour.hpp"
@@ -127,6 +128,16 @@ void run_plan(AppContext& ctx, const PlanCommandState& st) {
     if (!plan::parse_framework(flags.framework)) {
       print_error(ctx, fmt::format("config plan.framework: unknown value {} (one of {})",
                                    quote_for_message(flags.framework), plan::framework_choices()));
+      ctx.exit_code = kExitBadInput;
+      return;
+    }
+  }
+  // The transformers release, likewise (plan_input checks the flag; the key is named here).
+  if (flags.transformers.empty() && !defaults->transformers.empty()) {
+    flags.transformers = defaults->transformers;
+    if (auto v = plan::parse_transformers_version(flags.transformers, "config plan.transformers");
+        !v) {
+      print_error(ctx, v.error().detail);
       ctx.exit_code = kExitBadInput;
       return;
     }

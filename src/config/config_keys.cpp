@@ -125,6 +125,9 @@ const std::vector<ConfigKey>& config_keys() {
       {"plan.framework", p.framework, "string",
        "training framework whose memory defaults `plan` assumes without --framework "
        "(hf|trl|unsloth|axolotl|llamafactory|torchtune|litgpt|nemo|swift)"},
+      {"plan.transformers", p.transformers, "string",
+       "installed transformers release (e.g. 4.46.0) whose HF loss `plan` assumes without "
+       "--transformers; empty: the framework's"},
       {"plan.host_process", default_bytes(p.host.process_bytes), "bytes",
        "the training process's own resident memory on the pool: Python, torch and the CUDA "
        "libraries (default measured, docs/estimator.md)"},

@@ -11,6 +11,7 @@ namespace sparkops::config {
 Result<PlanDefaults> plan_defaults(const Config& config) {
   PlanDefaults d;
   d.framework = config.get_string("plan.framework");
+  d.transformers = config.get_string("plan.transformers");
   d.host.process_bytes = config.get_bytes("plan.host_process");
   d.host.dataset_bytes = config.get_bytes("plan.dataset");
   // The key's range is 0..1024 (config_bounds.cpp); the clamp keeps the conversion defined.

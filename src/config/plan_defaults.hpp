@@ -29,6 +29,7 @@ struct PlanHostSide {
 
 struct PlanDefaults {
   std::string framework = "hf";  // plan.framework (checked by plan, which knows them)
+  std::string transformers;      // plan.transformers: a release; empty: the framework's
   PlanHostSide host;
 };
 

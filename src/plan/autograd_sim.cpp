@@ -173,6 +173,38 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
       res.loss_saved_freed_after = 1;
       break;
     }
+    case LossPath::hf_shifted_kept: {
+      // transformers 4.46-4.48: LlamaForCausalLM.forward binds `logits = self.lm_head(...)`
+      // (Gemma-2: soft-capped, tanh keeping its output) and calls `self.loss_function(logits,
+      // labels, self.vocab_size, **loss_kwargs)`; loss/loss_utils.py ForCausalLMLoss upcasts
+      // into its own name (`logits = logits.float()`: none when the logits are fp32), copies the
+      // shifted rows (`shift_logits = logits[..., :-1, :].contiguous()`) and the shifted labels
+      // (`labels[..., 1:].contiguous()`, int64), then fixed_cross_entropy's cross_entropy (sum
+      // over num_items_in_batch, or mean) writes its fp32 log-softmax over b x (s - 1) rows. The
+      // caller's model-dtype logits live through all of it (the model returns them in its output,
+      // which Trainer.compute_loss drops with the loss, before backward): 14 V bytes a token at
+      // the forward's peak in bf16 (2 + 4 + 4 + 4), 12 V in fp32 (the upcast is the same tensor).
+      // What autograd keeps and the backward are hf_shifted's: the saved log-softmax and target;
+      // nll_loss's gradient and log_softmax's grad input over the shifted rows, then
+      // slice_backward's full-size zero-filled fp32 gradient (clone's backward passes the
+      // gradient through), then to_copy's model-dtype gradient for the head.
+      const double rows = T - static_cast<double>(run.batch);
+      const double cap = f.final_softcap ? db * V * T : 0;
+      const double copy32 = db == 4 ? 0 : 4 * V * T;
+      loss_saved = 4 * V * rows + 8 * rows + cap;
+      fwd_extra = db * V * T + copy32 + 4 * V * rows + 4 * V * rows + 8 * rows + cap;
+      loss_bwd = 12 * V * rows + 8 * rows + cap;
+      loss_output_freed = 4 * V * rows;
+      // Every transient lives to the phase's end: the caller's logits, the upcast and the
+      // shifted copy (function locals until ForCausalLMLoss returns).
+      if (db == 4)
+        res.loss_forward_blocks = {{4 * V * T}, {4 * V * rows}};
+      else
+        res.loss_forward_blocks = {{db * V * T}, {copy32}, {4 * V * rows}};
+      res.loss_backward_blocks = {{4 * V * rows, 1}, {4 * V * rows}, {4 * V * T}};
+      res.loss_saved_freed_after = 1;
+      break;
+    }
     case LossPath::chunked:
       loss_saved = db * V * T + 8 * T;
       fwd_extra = 2 * db * V * T + 8 * T;
@@ -319,7 +351,8 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   // NormHead (Baichuan-2): F.normalize(weight) is a new head-sized tensor every forward, and
   // F.linear keeps it (mm saves its second operand for the input's gradient) until the head's
   // backward ran (the model's own loss path; other paths are other code).
-  const bool hf_loss = run.loss == LossPath::hf || run.loss == LossPath::hf_shifted;
+  const bool hf_loss = run.loss == LossPath::hf || run.loss == LossPath::hf_shifted ||
+                       run.loss == LossPath::hf_shifted_kept;
   if (f.norm_head && hf_loss) {
     const double w = V * d.h * db;
     res.head_copy = w;

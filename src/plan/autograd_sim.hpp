@@ -22,13 +22,15 @@ namespace sparkops::plan {
 // flash-attn 2 | HF sdpa (repeat_kv) | eager | torch SDPA's math fallback
 enum class AttnKernel { flash, sdpa, eager, math };
 // HF upcast CE (transformers >= 4.49) | the same with the shifted copy of transformers <= 4.45 and
-// that era's remote code | LitGPT chunked | fused linear-CE (Liger) | Unsloth's fused CE (one
-// compiled chunk) | TRL chunked_nll (checkpointed fp32
-// chunks) | torchtune chunked_output (the head per sequence chunk, each chunk upcast and CE'd in
-// turn) | Megatron-Core vocab-parallel CE (softmax in place on one fp32 copy)
+// that era's remote code | the shifted copy beside the caller's model-dtype logits (4.46-4.48) |
+// LitGPT chunked | fused linear-CE (Liger) | Unsloth's fused CE (one compiled chunk) | TRL
+// chunked_nll (checkpointed fp32 chunks) | torchtune chunked_output (the head per sequence chunk,
+// each chunk upcast and CE'd in turn) | Megatron-Core vocab-parallel CE (softmax in place on one
+// fp32 copy)
 enum class LossPath {
   hf,
   hf_shifted,
+  hf_shifted_kept,
   chunked,
   fused,
   fused_unsloth,

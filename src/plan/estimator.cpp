@@ -48,6 +48,7 @@ constexpr std::pair<std::string_view, GradCkpt> kCkpts[] = {
 constexpr std::pair<std::string_view, LossKind> kLosses[] = {
     {"hf", LossKind::hf},
     {"hf_shifted", LossKind::hf_shifted},
+    {"hf_shifted_kept", LossKind::hf_shifted_kept},
     {"chunked", LossKind::chunked},
     {"fused", LossKind::fused},
     {"fused_unsloth", LossKind::fused_unsloth},
@@ -265,14 +266,15 @@ SimRun sim_run_for(const Architecture& a, const RunConfig& run) {
            : run.attn == Attn::flash ? AttnKernel::flash
            : run.attn == Attn::math  ? AttnKernel::math
                                      : AttnKernel::sdpa;
-  r.loss = run.loss == LossKind::hf_shifted       ? LossPath::hf_shifted
-           : run.loss == LossKind::chunked        ? LossPath::chunked
-           : run.loss == LossKind::fused          ? LossPath::fused
-           : run.loss == LossKind::fused_unsloth  ? LossPath::fused_unsloth
-           : run.loss == LossKind::chunked_nll    ? LossPath::chunked_nll
-           : run.loss == LossKind::chunked_output ? LossPath::chunked_output
-           : run.loss == LossKind::megatron       ? LossPath::megatron
-                                                  : LossPath::hf;
+  r.loss = run.loss == LossKind::hf_shifted        ? LossPath::hf_shifted
+           : run.loss == LossKind::hf_shifted_kept ? LossPath::hf_shifted_kept
+           : run.loss == LossKind::chunked         ? LossPath::chunked
+           : run.loss == LossKind::fused           ? LossPath::fused
+           : run.loss == LossKind::fused_unsloth   ? LossPath::fused_unsloth
+           : run.loss == LossKind::chunked_nll     ? LossPath::chunked_nll
+           : run.loss == LossKind::chunked_output  ? LossPath::chunked_output
+           : run.loss == LossKind::megatron        ? LossPath::megatron
+                                                   : LossPath::hf;
   // Unsloth returns plain logits (the HF loss) for batches of at most 1024 tokens.
   if ((run.loss == LossKind::fused || run.loss == LossKind::fused_unsloth) &&
       run.fused_loss_above_tokens > 0 &&

@@ -33,12 +33,14 @@ enum class Attn { flash, sdpa, eager, math };
 enum class LoraTargets { all_linear, attn, list };
 enum class KbitPrep { off, on };
 // HF upcast CE | the same before transformers 4.46 (a shifted copy of the fp32 logits) |
+// transformers 4.46-4.48 (that shifted copy beside the caller's model-dtype logits) |
 // chunked (LitGPT) | fused linear-CE (Liger) | Unsloth's fused CE | TRL's checkpointed 256-token
 // chunks | torchtune's chunked
 // output | Megatron-Core's vocab-parallel CE (in place on one fp32 copy)
 enum class LossKind {
   hf,
   hf_shifted,
+  hf_shifted_kept,
   chunked,
   fused,
   fused_unsloth,
@@ -82,6 +84,10 @@ using HostSide = config::PlanHostSide;
 // packing 2048, gradient checkpointing, SDPA/flash attention, one machine.
 struct RunConfig {
   Framework framework = Framework::hf;  // the preset the framework-decided fields came from
+  // The transformers release the user named (--transformers, config plan.transformers), as
+  // "4.46.0"; empty: the preset's (FrameworkPreset::transformers). It picked `loss` when the
+  // preset's loss is the HF model's own and no --loss was given (plan/transformers_version.hpp).
+  std::string transformers;
   Method method = Method::lora;
   Precision precision = Precision::bf16;
   Optim optim = Optim::adamw;

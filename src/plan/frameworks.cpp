@@ -11,7 +11,8 @@ const std::vector<FrameworkPreset>& framework_presets() {
   static const std::vector<FrameworkPreset> presets = {
       {Framework::hf, "hf", "transformers 4.49 + peft 0.13",
        "HF Trainer + PEFT: fp32-upcast cross-entropy, fp32 adapters, LoRA dropout 0, foreach "
-       "AdamW; several GPUs: DDP, accumulation under no_sync"},
+       "AdamW; several GPUs: DDP, accumulation under no_sync",
+       "4.49"},
       {Framework::trl, "trl", "trl 1.9.0 (transformers >= 4.56.2, torch >= 2.8)",
        "SFTTrainer: chunked_nll loss (checkpointed 256-token fp32 chunks, no full logits), "
        "gradient checkpointing on, LoRA dropout 0.05 (trl sft), fp32 adapters, fused AdamW, "
@@ -22,10 +23,14 @@ const std::vector<FrameworkPreset>& framework_presets() {
       {Framework::axolotl, "axolotl", "axolotl 0.18.0 (examples/llama-3)",
        "sample packing, flash attention, checkpointing on, LoRA dropout 0.05, fp32 adapters; "
        "optimizer by method: 8-bit AdamW (LoRA), paged 32-bit AdamW (QLoRA), paged 8-bit AdamW "
-       "(full)"},
+       "(full)",
+       // pyproject.toml at v0.18.0: transformers==5.14.1.
+       "5.14.1"},
       {Framework::llamafactory, "llamafactory", "LLaMA-Factory 0.9.4",
        "lora on all linears, LoRA dropout 0, trainable params upcast to fp32, reentrant "
-       "checkpointing on, packing off for sft, HF loss, foreach AdamW; several GPUs: DDP"},
+       "checkpointing on, packing off for sft, HF loss, foreach AdamW; several GPUs: DDP",
+       // pyproject.toml and extras/misc.py check_version at v0.9.4: >=4.51.0,<=4.57.1.
+       "4.51.0-4.57.1"},
       {Framework::torchtune, "torchtune", "torchtune 0.6.1 (recipes/configs/llama3_1)",
        "chunked-output CE (8 head chunks, each upcast in turn), adapters in the model dtype, LoRA "
        "dropout 0, activation checkpointing on, fused AdamW; several GPUs: FSDP2, gradients "
@@ -41,7 +46,10 @@ const std::vector<FrameworkPreset>& framework_presets() {
       {Framework::swift, "swift", "ms-swift 4.5.2 (transformers >= 4.33, < 5.17; torch >= 2.8)",
        "swift sft: LoRA r8 on all linears, dropout 0.05, fp32 adapters, checkpointing on, the "
        "model's HF loss, fused AdamW, padded batches, accumulation up to 16 sequences a step; "
-       "several GPUs: DDP"},
+       "several GPUs: DDP",
+       // requirements/framework.txt at v4.5.2: >=4.33,<5.17.0; the README's recommended release
+       // (4.57.6, or 5.12.1) runs the >= 4.49 loss either way.
+       "4.57.6"},
   };
   return presets;
 }
@@ -110,7 +118,8 @@ struct PresetFields {
 // The HF Trainer + PEFT stack several presets build on: PEFT LoraConfig(lora_dropout=0.0) and
 // get_peft_model(autocast_adapter_dtype=True) keep adapters fp32; transformers ForCausalLMLoss
 // upcasts logits to fp32 (the `hf` loss program is its code from 4.49, transformers PR #35646:
-// 4.46-4.48 also made a shifted fp32 `.contiguous()` copy of the logits); torchrun without an
+// 4.46-4.48 also made a shifted fp32 `.contiguous()` copy of the logits: hf_shifted_kept, which
+// --transformers picks); torchrun without an
 // FSDP/DeepSpeed config wraps the model in DDP and Accelerate's accumulate() runs non-final
 // micro-batches under no_sync.
 PresetFields hf_stack(Framework id) {

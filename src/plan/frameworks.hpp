@@ -22,6 +22,10 @@ struct FrameworkPreset {
   std::string_view name;     // the --framework value
   std::string_view version;  // the release whose code the defaults come from
   std::string_view summary;  // one line: what the preset sets, for `plan` output
+  // The transformers release(s) that framework version runs (its pin or range), where its loss is
+  // the HF model's own (hf_stack presets): which HF loss program the preset runs. Empty: the
+  // framework computes its own loss.
+  std::string_view transformers = {};
 };
 
 const std::vector<FrameworkPreset>& framework_presets();

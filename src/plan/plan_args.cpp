@@ -8,6 +8,7 @@
 #include "base/units.hpp"
 #include "plan/frameworks.hpp"
 #include "plan/sharding.hpp"
+#include "plan/transformers_version.hpp"
 
 namespace sparkops::plan {
 
@@ -200,6 +201,14 @@ Result<PlanInput> plan_input(const PlanArgs& f) {
   if (f.lora_head && r.method == Method::full)
     return fail(Errc::invalid_argument, "--lora-head: only meaningful with LoRA or QLoRA");
   r.lora_head = f.lora_head;
+  // The transformers release picks the HF loss program where the preset's loss is the HF model's
+  // own (hf, axolotl, llamafactory); an explicit --loss (or --chunked-loss) wins over it.
+  if (!f.transformers.empty()) {
+    auto v = parse_transformers_version(f.transformers);
+    if (!v) return tl::unexpected(v.error());
+    r.transformers = v->text();
+    if (f.loss.empty() && !f.chunked_loss && is_hf_model_loss(r.loss)) r.loss = hf_loss_for(*v);
+  }
   if (f.chunked_loss && !f.loss.empty() && f.loss != "chunked")
     return fail(Errc::invalid_argument, "--chunked-loss: contradicts --loss " + f.loss);
   if (f.chunked_loss) r.loss = LossKind::chunked;

@@ -36,6 +36,8 @@ struct PlanArgs {
   bool chunked_loss = false;  // the older spelling of --loss chunked
   std::string framework;      // empty: config plan.framework (cmd_plan), else hf
   std::string loss;           // empty: the preset's
+  std::string transformers;   // transformers release; empty: config plan.transformers (cmd_plan),
+                              // else the preset's
   std::string lora_dropout;   // empty: the preset's
   std::string adapter_dtype;  // fp32 | model; empty: the preset's
   std::string bnb_version;    // bitsandbytes release; empty: the preset's

@@ -9,6 +9,7 @@
 #include "base/units.hpp"
 #include "plan/frameworks.hpp"
 #include "plan/sharding.hpp"
+#include "plan/transformers_version.hpp"
 
 namespace sparkops::plan {
 
@@ -99,6 +100,15 @@ std::string advice_text(const plan::Advice& a, plan::PeakBasis basis) {
       format_bytes(a.estimate.load_peak_pool_bytes), a.fits ? "fits" : "does not fit");
 }
 
+// The transformers release behind an HF-model loss: the user's (--transformers, config
+// plan.transformers) or the preset's pin; empty when the loss is not the HF model's own or no
+// release is known.
+std::string transformers_of(const plan::RunConfig& r) {
+  if (!plan::is_hf_model_loss(r.loss)) return {};
+  if (!r.transformers.empty()) return r.transformers;
+  return std::string(plan::framework_preset(r.framework).transformers);
+}
+
 json run_json(const plan::RunConfig& r) {
   json j = {{"method", plan::method_name(r.method)},
             {"precision", plan::precision_name(r.precision)},
@@ -129,6 +139,7 @@ json run_json(const plan::RunConfig& r) {
   if (r.method == plan::Method::qlora) j["bnb_saves_input"] = r.bnb_saves_input;
   if (r.qlora_kept_fp16) j["kept_fp16"] = true;
   if (r.lora_head) j["lora_head"] = true;
+  if (const auto t = transformers_of(r); !t.empty()) j["transformers"] = t;
   return j;
 }
 
@@ -159,7 +170,18 @@ std::string render_plan_text(const plan::PlanResult& r) {
   out += fmt::format(", {} trainable\n", billions(e.trainable_params));
   const auto& preset = plan::framework_preset(r.run.framework);
   out += fmt::format("Run      {}\n", run_text(r.run));
-  out += fmt::format("Preset   {} [{}]: {}\n\n", preset.name, preset.version, preset.summary);
+  out += fmt::format("Preset   {} [{}]: {}", preset.name, preset.version, preset.summary);
+  // Which HF loss program the run assumes, and the release that decides it (or that --loss
+  // named another program than the release's).
+  if (const auto t = transformers_of(r.run); !t.empty()) {
+    const auto v = plan::parse_transformers_version(r.run.transformers);
+    const bool overridden = v && plan::hf_loss_for(*v) != r.run.loss;
+    out += fmt::format("; HF loss {} (transformers {}{})", plan::loss_name(r.run.loss), t,
+                       r.run.transformers.empty() ? ", the preset's"
+                       : overridden               ? ", --loss wins"
+                                                  : "");
+  }
+  out += "\n\n";
   out += fmt::format("{:<30}{:>12}  {}\n", "Term", "GiB", "basis");
   for (const auto& [name, bytes] : plan::term_list(e.terms)) {
     out += fmt::format("  {:<28}{:>12}  {}{}\n", name, format_gib(bytes), plan::term_basis(name),

@@ -64,6 +64,7 @@ Result<nlohmann::json> step_terms_from_json(const nlohmann::json& c) {
     auto lp = pick<LossPath>(c, "loss", "hf",
                              {{"hf", LossPath::hf},
                               {"hf_shifted", LossPath::hf_shifted},
+                              {"hf_shifted_kept", LossPath::hf_shifted_kept},
                               {"chunked", LossPath::chunked},
                               {"fused", LossPath::fused},
                               {"chunked_output", LossPath::chunked_output},

@@ -97,6 +97,61 @@ TEST(PlanArgs, BitsandbytesBefore043QuantizesFromFp16) {
   EXPECT_FALSE(plan_input(a).value().run.bnb_quant_fp16);
 }
 
+// transformers' HF loss by release (plan/transformers_version.hpp): <= 4.45 the shifted copy of
+// the fp32 logits, 4.46-4.48 that copy beside the caller's model-dtype logits, >= 4.49 neither.
+TEST(PlanArgs, TransformersPicksTheHfLossOfItsRelease) {
+  PlanArgs a = params("8B");
+  a.framework = "hf";
+  EXPECT_EQ(plan_input(a).value().run.loss, LossKind::hf);  // the preset's 4.49
+  EXPECT_TRUE(plan_input(a).value().run.transformers.empty());
+  const std::pair<const char*, LossKind> cases[] = {{"4.45.2", LossKind::hf_shifted},
+                                                    {"4.36", LossKind::hf_shifted},
+                                                    {"4.46", LossKind::hf_shifted_kept},
+                                                    {"4.46.0", LossKind::hf_shifted_kept},
+                                                    {"v4.47.1", LossKind::hf_shifted_kept},
+                                                    {"4.48.0.dev0", LossKind::hf_shifted_kept},
+                                                    {"4.48.3rc1", LossKind::hf_shifted_kept},
+                                                    {"4.49.0", LossKind::hf},
+                                                    {"4.57.1", LossKind::hf},
+                                                    {"4.47.1+cu121", LossKind::hf_shifted_kept},
+                                                    {"5.14.1", LossKind::hf}};
+  for (const auto& [version, loss] : cases) {
+    a.transformers = version;
+    auto in = plan_input(a);
+    ASSERT_TRUE(in.has_value()) << version;
+    EXPECT_EQ(in->run.loss, loss) << version;
+  }
+  a.transformers = "v4.46";
+  EXPECT_EQ(plan_input(a).value().run.transformers, "4.46.0");
+  // Presets whose loss is the HF model's own follow it; a framework's own loss does not.
+  a.transformers = "4.47";
+  for (const auto* fw : {"axolotl", "llamafactory"}) {
+    a.framework = fw;
+    EXPECT_EQ(plan_input(a).value().run.loss, LossKind::hf_shifted_kept) << fw;
+  }
+  a.framework = "torchtune";
+  EXPECT_EQ(plan_input(a).value().run.loss, LossKind::chunked_output);
+  a.framework = "trl";
+  EXPECT_EQ(plan_input(a).value().run.loss, LossKind::chunked_nll);
+  // An explicit --loss wins over the release.
+  a.framework = "hf";
+  a.loss = "hf";
+  EXPECT_EQ(plan_input(a).value().run.loss, LossKind::hf);
+  a.loss.clear();
+  a.chunked_loss = true;
+  EXPECT_EQ(plan_input(a).value().run.loss, LossKind::chunked);
+  a.chunked_loss = false;
+  // Untrusted text: one error naming the flag.
+  for (const auto* bad :
+       {"banana", "4", "4.", "4.x", ".46", "4.46.1.2", "4.46-foo", "3.5", "10.0", "4.46.0.devx",
+        "44444.1", "4..46", "v", "4.46 extra", "4.46+", "4.46+a b"}) {
+    a.transformers = bad;
+    const auto e = error_of(a);
+    EXPECT_NE(e.find("--transformers"), std::string::npos) << bad;
+    EXPECT_EQ(e.find('\n'), std::string::npos) << bad;
+  }
+}
+
 TEST(PlanArgs, KeptFp16IsAQloraFlag) {
   PlanArgs a = params("8B");
   a.method = "qlora";

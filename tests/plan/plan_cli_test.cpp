@@ -118,6 +118,7 @@ TEST(PlanCli, BadInputIsOneLineAndExitTwo) {
       {"plan", "Llama-3.1-8B", "--lora-dropout", "1.5"},
       {"plan", "Llama-3.1-8B", "--adapter-dtype", "fp8"},
       {"plan", "Llama-3.1-8B", "--method", "qlora", "--bnb-version", "zero.43"},
+      {"plan", "Llama-3.1-8B", "--transformers", "latest"},
   };
   for (const auto& args : cases) {
     const auto r = run_sparkops(args);
@@ -235,6 +236,56 @@ TEST(PlanCli, FrameworkPresetIsPrintedAndUserFlagsWin) {
       {"--root", root(), "plan", "Llama-3.1-8B", "--framework", "litgpt", "--method", "qlora"});
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("Preset   litgpt [litgpt 0.4"), std::string::npos) << text.out;
+}
+
+// The transformers release picks the HF loss, and the plan says which (Preset line, --json);
+// config plan.transformers stands in for the flag, and a bad one is named as the key.
+TEST(PlanCli, TransformersReleaseIsPrintedWithItsHfLoss) {
+  const auto preset = run_sparkops({"--root", root(), "plan", "Llama-3.1-8B", "--framework", "hf"});
+  ASSERT_EQ(preset.exit_code, 0) << preset.err;
+  EXPECT_NE(preset.out.find("; HF loss hf (transformers 4.49, the preset's)"), std::string::npos)
+      << preset.out;
+  const auto given = run_sparkops({"--root", root(), "plan", "Llama-3.1-8B", "--framework",
+                                   "axolotl", "--transformers", "4.47"});
+  ASSERT_EQ(given.exit_code, 0) << given.err;
+  EXPECT_NE(given.out.find("; HF loss hf_shifted_kept (transformers 4.47.0)"), std::string::npos)
+      << given.out;
+  const auto over = run_sparkops(
+      {"--root", root(), "plan", "Llama-3.1-8B", "--transformers", "4.47", "--loss", "hf"});
+  ASSERT_EQ(over.exit_code, 0) << over.err;
+  EXPECT_NE(over.out.find("; HF loss hf (transformers 4.47.0, --loss wins)"), std::string::npos)
+      << over.out;
+  const auto json = run_sparkops({"--root", root(), "plan", "Llama-3.1-8B", "--framework",
+                                  "llamafactory", "--transformers", "v4.45.2", "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["run"]["loss"], "hf_shifted");
+  EXPECT_EQ(j["run"]["transformers"], "4.45.2");
+  // A framework with its own loss names no transformers release.
+  const auto trl = run_sparkops({"--root", root(), "plan", "Llama-3.1-8B", "--framework", "trl",
+                                 "--transformers", "4.47", "--json"});
+  ASSERT_EQ(trl.exit_code, 0) << trl.err;
+  EXPECT_FALSE(nlohmann::json::parse(trl.out)["run"].contains("transformers"));
+
+  const test::TempDir tmp;
+  test::write_text(tmp / "good.toml", "[plan]\ntransformers = \"4.46.1\"\n");
+  test::write_text(tmp / "bad.toml", "[plan]\ntransformers = \"four\"\n");
+  const auto cfg =
+      test::run_sparkops({"--root", root(), "plan", "Llama-3.1-8B", "--framework", "hf", "--json"},
+                         {{"SPARKOPS_CONFIG", (tmp / "good.toml").string()}});
+  ASSERT_EQ(cfg.exit_code, 0) << cfg.err;
+  EXPECT_EQ(nlohmann::json::parse(cfg.out)["run"]["loss"], "hf_shifted_kept");
+  const auto flag_wins =
+      test::run_sparkops({"--root", root(), "plan", "Llama-3.1-8B", "--framework", "hf",
+                          "--transformers", "4.49", "--json"},
+                         {{"SPARKOPS_CONFIG", (tmp / "good.toml").string()}});
+  ASSERT_EQ(flag_wins.exit_code, 0) << flag_wins.err;
+  EXPECT_EQ(nlohmann::json::parse(flag_wins.out)["run"]["loss"], "hf");
+  const auto bad = test::run_sparkops({"--root", root(), "plan", "Llama-3.1-8B"},
+                                      {{"SPARKOPS_CONFIG", (tmp / "bad.toml").string()}});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("config plan.transformers"), std::string::npos) << bad.err;
+  EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
 }
 
 TEST(PlanCli, BnbVersionDecidesWhetherInputsAreKept) {

@@ -1,7 +1,7 @@
 """Random training-step configurations for the agreement test: family x method (full, LoRA with
 varied targets, ranks and dropout, QLoRA-shaped NF4 bases) x checkpointing x attention x loss x
 optimizer x batch x sequence (attention: flash, SDPA, eager or SDPA's math fallback; the loss:
-HF at 4.49 or before 4.46, LitGPT chunked, Liger fused, torchtune's chunked output or
+HF at 4.49, at 4.46-4.48 or before 4.46, LitGPT chunked, Liger fused, torchtune's chunked output or
 Megatron-Core's), at dimensions
 small enough for a CPU step in ~0.1 s; then n // 10 draws of Megatron-Core's own decoder layer
 (NeMo 2)."""
@@ -75,6 +75,12 @@ def random_configs(n, seed=15):
     for c in out:
         if c["loss"] == "hf" and hrnd.random() < 0.4:
             c["loss"] = "hf_shifted"
+    # The HF loss of transformers 4.46-4.48 (model.hf_shifted_kept_loss: the shifted copy beside
+    # the caller's model-dtype logits) on part of the HF-loss draws still left, likewise.
+    krnd = random.Random(seed * 7919 + 5)
+    for c in out:
+        if c["loss"] == "hf" and krnd.random() < 0.4:
+            c["loss"] = "hf_shifted_kept"
     # Megatron-Core's TE decoder layer as NeMo 2 runs it (model.CausalLM megatron_layer,
     # memtrace.megatron): n // 10 draws appended from a stream of their own, so the draws above
     # stay what they were. NeMo's LoRA: targets among its four module names, adapters in the

@@ -260,6 +260,37 @@ def hf_shifted_loss(model, h, labels):
                            ignore_index=-100)
 
 
+def for_causal_lm_loss_shifted(logits, labels, vocab):
+    """transformers 4.46-4.48 loss/loss_utils.py ForCausalLMLoss: `logits = logits.float()` into
+    this scope's name (the caller's model-dtype logits stay alive; no copy when they are fp32),
+    `shift_logits = logits[..., :-1, :].contiguous()` and `shift_labels = labels[..., 1:]
+    .contiguous()`, then fixed_cross_entropy: cross_entropy with reduction "sum" over Trainer's
+    num_items_in_batch (log_softmax saves its fp32 output over the shifted rows, nll_loss the
+    shifted target)."""
+    logits = logits.float()
+    shift_logits = logits[..., :-1, :].contiguous()
+    shift_labels = labels[..., 1:].contiguous()
+    shift_logits = shift_logits.view(-1, vocab)
+    shift_labels = shift_labels.view(-1)
+    return F.cross_entropy(shift_logits, shift_labels, ignore_index=-100,
+                           reduction="sum") / (shift_labels != -100).sum()
+
+
+def hf_shifted_kept_loss(model, h, labels):
+    """LlamaForCausalLM.forward of transformers 4.46-4.48 (Gemma2ForCausalLM: soft-capped first):
+    `logits = self.lm_head(...)`, then `loss = self.loss_function(logits, labels, self.vocab_size,
+    **loss_kwargs)`, whose ForCausalLMLoss of that era upcasts and copies the shifted logits while
+    the caller's model-dtype logits (also returned in the output, which Trainer.compute_loss drops
+    before backward) stay alive."""
+    logits = head(model, h)
+    cap = model.spec.get("final_softcap")
+    if cap is not None:
+        logits = logits / cap
+        logits = torch.tanh(logits)
+        logits = logits * cap
+    return for_causal_lm_loss_shifted(logits, labels, logits.shape[-1])
+
+
 def chunked_loss(model, h, labels, chunk=128):
     """LitGPT GPT.forward(lm_head_chunk_size=128) + chunked_cross_entropy: logits as a list of
     128-token chunks (model dtype), cross-entropy per chunk in that dtype."""
@@ -466,5 +497,5 @@ def megatron_loss(model, h, labels):
     return loss_sum / num_valid_tokens
 
 
-LOSSES = {"hf": hf_loss, "hf_shifted": hf_shifted_loss, "chunked": chunked_loss, "fused": fused_loss,
+LOSSES = {"hf": hf_loss, "hf_shifted": hf_shifted_loss, "hf_shifted_kept": hf_shifted_kept_loss, "chunked": chunked_loss, "fused": fused_loss,
           "chunked_output": chunked_output_loss, "megatron": megatron_loss}
