@@ -10,8 +10,11 @@ Sources, at the commit the config-hub QLoRA table was measured with (Lightning-A
                        zero_pad's new_zeros + index_copy), GPT.forward(lm_head_chunk_size=128)
   litgpt/utils.py      chunked_cross_entropy (one cross_entropy per 128-token chunk, model dtype)
   litgpt/finetune/lora.py  fit(): `logits = model(...)`, `logits[-1] = logits[-1][..., :-1, :]`,
-                       `loss = chunked_cross_entropy(...)`, `fabric.backward(loss / accum)`: the
-                       names are rebound only after the next step's forward and loss
+                       `loss = chunked_cross_entropy(...)`, `fabric.backward(loss / accum)`, then
+                       `loss = running_loss.compute().item()` (log_interval 1): `logits` alone
+                       holds the graph until the next forward returns
+  lightning fabric/wrappers.py  _FabricModule.forward: precision.convert_output hands every
+                       floating output back in torch.get_default_dtype() (fp32): fabric_forward
   lightning fabric/plugins/precision/bitsandbytes.py  every nn.Linear (lm_head included) becomes
                        a 4-bit linear quantized from `weight.to(torch.half)`, compute dtype bf16
   bitsandbytes 0.42.0 autograd/_functions.py MatMul4Bit: dequantize_4bit(B).to(A.dtype), F.linear,
@@ -19,6 +22,7 @@ Sources, at the commit the config-hub QLoRA table was measured with (Lightning-A
                        again. PagedAdamW's states live in managed memory, outside the allocator:
                        the step here keeps none.
 
+`method` "lora" replaces the 4-bit linears with frozen bf16 ones (a `bf16-true` LoRA run).
 CUDA-only kernels are emulated by what they keep (memtrace.layers: flash attention, dropout).
 
   /usr/bin/python3 -m memtrace.litgpt '{"hidden": 4096, ...}'
@@ -257,6 +261,19 @@ class GPT(nn.Module):
         return self.lm_head(x)
 
 
+def fabric_forward(m, ids, **kw):
+    """lightning fabric/wrappers.py _FabricModule.forward (2.3.0.dev20240328, 2.4.0.dev20240728):
+    the module runs under precision.forward_context() (default dtype bf16), then
+    `precision.convert_output(output)` applies `_convert_fp_tensor` (`tensor.to(dst_type)`) with
+    dst_type `torch.get_default_dtype()`, fp32 again outside that context, to every floating
+    tensor of the output: the list of bf16 head chunks comes back as fp32 copies (HalfPrecision,
+    BitsandbytesPrecision, MixedPrecision, FSDPPrecision alike). The bf16 list dies on return."""
+    out = m(ids, **kw)
+    if isinstance(out, list):
+        return [t.to(torch.get_default_dtype()) for t in out]
+    return out.to(torch.get_default_dtype())
+
+
 def chunked_cross_entropy(logits, targets, ignore_index=-100):
     logit_chunks = [lc.reshape(-1, lc.size(-1)) for lc in logits]
     target_chunks = [tc.reshape(-1) for tc in targets.split(logits[0].size(1), dim=1)]
@@ -283,7 +300,7 @@ def measure(c, tracker=LiveBytes):
             tr.set_phase(f"forward{it}")
             ids = torch.randint(0, c["vocab"], (b, s))
             targets = ids.clone()
-            logits = m(ids)
+            logits = fabric_forward(m, ids)
             tr.mark(f"fwd{it}")
             tr.set_phase(f"loss{it}")
             logits[-1] = logits[-1][..., :-1, :]
@@ -312,7 +329,7 @@ def measure(c, tracker=LiveBytes):
             with torch.no_grad():
                 ids = torch.randint(0, c["vocab"], (b, s))
                 targets = ids.clone()
-                vl = m(ids, lm_head_chunk_size=0)
+                vl = fabric_forward(m, ids, lm_head_chunk_size=0)
                 vloss = F.cross_entropy(vl[..., :-1, :].reshape(-1, vl.size(-1)),
                                         targets[..., 1:].reshape(-1), ignore_index=-100)
                 del vl, vloss
