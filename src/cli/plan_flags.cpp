@@ -80,14 +80,14 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f) {
       "(Unsloth's fused CE: one compiled chunk of logits) | chunked_nll (TRL: checkpointed "
       "256-token fp32 chunks) | chunked_output (torchtune: 8 head chunks, each "
       "upcast in turn) | megatron (Megatron-Core vocab-parallel CE: softmax in place "
-      "on one fp32 copy); default: the framework's (for hf, axolotl, llamafactory: the HF "
-      "loss of --transformers)");
+      "on one fp32 copy); default: the framework's (for hf, axolotl, llamafactory, swift: the "
+      "HF loss of --transformers)");
   cmd->add_option("--transformers", f.transformers,
                   "Installed transformers release (4.46, 4.46.0, v4.47.1, 4.48.0.dev0): picks "
                   "the HF loss where the framework's loss is the model's own: <= 4.45 "
                   "hf_shifted, 4.46-4.48 hf_shifted_kept, >= 4.49 hf; --loss wins; default: "
                   "config plan.transformers, else the framework's (hf 4.49, axolotl 5.14.1, "
-                  "llamafactory 4.51-4.57)");
+                  "llamafactory 4.51-4.57, swift 4.57.6)");
   cmd->add_flag("--chunked-loss", f.chunked_loss, "Same as --loss chunked");
   cmd->add_option("--lora-dropout", f.lora_dropout,
                   "LoRA dropout probability (> 0 keeps a mask and a copy per adapted input); "

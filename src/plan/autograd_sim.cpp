@@ -118,6 +118,8 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   const double V = d.V;
   const bool head_trainable = full;
   double loss_saved = 0, fwd_extra = 0, loss_bwd = 0;
+  // The logits' bytes as the chunked loss and the loop hold them (Fabric hands back fp32 copies).
+  const double lb = run.outputs_fp32 && run.loss == LossPath::chunked ? 4 : db;
   // What the loss's backward frees before the head's: the fp32 log-softmax (or softmax) output.
   double loss_output_freed = 4 * V * T;
   switch (run.loss) {
@@ -206,11 +208,16 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
       break;
     }
     case LossPath::chunked:
-      loss_saved = db * V * T + 8 * T;
-      fwd_extra = 2 * db * V * T + 8 * T;
-      // nll_loss grad and log_softmax grad-input of one 128-token chunk at a time (model dtype).
+      // LitGPT utils.py chunked_cross_entropy: F.cross_entropy on each chunk as the loss receives
+      // it (the model dtype, or Fabric's fp32 copies: outputs_fp32), whose log_softmax output
+      // nll_loss keeps; its gradient is that dtype's too, and ToCopyBackward has cast it to the
+      // model dtype before the head's backward (no fp32 gradient at the head).
+      loss_saved = lb * V * T + 8 * T;
+      loss_output_freed = lb * V * T;
+      fwd_extra = 2 * lb * V * T + 8 * T;
+      // nll_loss grad and log_softmax grad-input of one 128-token chunk at a time.
       loss_bwd =
-          db * V * T + 8 * T + 2 * db * V * std::min(T, 128.0 * static_cast<double>(run.batch));
+          lb * V * T + 8 * T + 2 * lb * V * std::min(T, 128.0 * static_cast<double>(run.batch));
       break;
     case LossPath::fused: {
       // Liger-Kernel v0.8.2 (ops/fused_linear_cross_entropy.py, the same allocations since v0.5.0
@@ -381,8 +388,8 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   // hand-written loop's `logits = model(x); loss = F.cross_entropy(logits.float()...)` (hf: the
   // upcast copy and log-softmax are the loss's, the bf16 logits the loop's).
   if (run.prev_graph_held && (run.loss == LossPath::chunked || hf_loss)) {
-    loss_saved += db * V * T;
-    loss_bwd += db * V * T;
+    loss_saved += lb * V * T;
+    loss_bwd += lb * V * T;
   }
   // A 4-bit lm_head (chunked or not) dequantizes the whole head weight for its matmul.
   const bool no_logits = run.loss == LossPath::fused || run.loss == LossPath::fused_unsloth ||
@@ -411,6 +418,9 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
     loss_bwd += kept + C * V * ab;
     head_lora_fwd = 2 * C * V * ab;
   }
+  // What the forward holds beside the loss's own tensors (head-LoRA inputs, autocast copies,
+  // NormHead), before the head's transient joins it: LitGPT's loop splits its peak there (below).
+  const double fwd_before_head = fwd_extra;
   if (!no_logits) fwd_extra += std::max(head_dequant, head_lora_fwd);
   const bool head_keeps_h = (head_trainable || head_held || head_lora_keeps_h) && !no_logits;
   res.loss = loss_saved - (head_keeps_h ? 0 : h_out);
@@ -427,7 +437,7 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   // its logits (the model-dtype outputs the loop's `logits` name keeps).
   if (run.prev_graph_held) {
     const double held = ckpt ? 0 : first_held + (L - 1) * mid_held + (head_held ? h_out : 0);
-    const double logits = no_logits ? 0 : db * V * T;
+    const double logits = no_logits ? 0 : lb * V * T;
     res.prev_graph = held + logits;
   }
   // The loop rebinds `logits` when this step's model output returns, before its loss: at the
@@ -438,6 +448,40 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   const double prev_logits_gone = run.prev_graph_held && hf_loss ? db * V * T : 0;
   res.forward_peak_extra =
       std::max(0.0, res.activations + fwd_extra + res.prev_graph - prev_logits_gone);
+  if (run.prev_graph_held && run.loss == LossPath::chunked) {
+    // LitGPT fit() (litgpt 43c44323, a509064d, 00af8b0d finetune/lora.py): `loss` becomes a float
+    // after every backward (`running_loss.compute().item()`, log_interval 1 in TrainArgs and every
+    // config-hub yaml), so the previous graph lives only through `logits`, whose grad_fns reach
+    // every node, until `logits = model(...)` returns. Two high points, not one:
+    // - the head (lora.py GPT.forward, `[self.lm_head(x_i) for x_i in x.split(128, dim=1)]`):
+    //   the previous graph and logits, this step's chunks before the last, and the last chunk's
+    //   call: the dequantized weight (copies) then its output, or a LoRA head's output with its
+    //   product and scaled copy;
+    // - with outputs_fp32, Fabric's convert_output (lightning fabric/wrappers.py
+    //   _FabricModule.forward, plugins/precision/*.py `_convert_fp_tensor`): every chunk's fp32
+    //   copy made while the model's own list of chunks still lives, the previous step's fp32
+    //   logits beside them;
+    // - the loss (utils.py chunked_cross_entropy): the logits and every chunk's log-softmax, the
+    //   previous step gone; `logit_chunk.reshape(-1, V)` of the shifted last chunk
+    //   (`logits[-1][..., :-1, :]`, not contiguous when b > 1) is a copy the local list keeps
+    //   until the function returns.
+    const double b = static_cast<double>(run.batch);
+    const double chunks = std::ceil(static_cast<double>(run.seq) / 128.0);
+    const double last = b * (static_cast<double>(run.seq) - 128.0 * (chunks - 1));
+    const double logits = db * V * T, last_out = db * V * last;
+    const double dq_one = head_dequant / std::max(1u, run.dequant_copies);
+    const double lora_last = head_lora_fwd > 0 ? last_out + 2 * last * V * run.adapter_bytes : 0;
+    const double call =
+        std::max({head_dequant, head_dequant > 0 ? dq_one + last_out : last_out, lora_last});
+    // Beside the loss's logits and log-softmax.
+    const double extras = fwd_before_head - 2 * lb * V * T - 8 * T;
+    const double at_head = res.activations + res.prev_graph + extras + (logits - last_out) + call;
+    const double at_convert =
+        run.outputs_fp32 ? res.activations + res.prev_graph + extras + logits + lb * V * T : 0;
+    const double shifted_copy = run.batch > 1 ? lb * V * b * (last / b - 1) : 0;
+    const double at_loss = res.activations + fwd_before_head + shifted_copy;
+    res.forward_peak_extra = std::max({0.0, at_head, at_convert, at_loss});
+  }
   // Inside the top layer's forward (forward_peak: each storage from its first use to its last,
   // a saved one to backward): the layers below it keep their saved sets (without
   // checkpointing) or their inputs (with it: the forward runs under no_grad and keeps nothing),
@@ -529,8 +573,11 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   // (the saved softmax, worked in place) is freed once the engine has cast it. The fused and
   // chunked-NLL paths have no head backward: the fused forwards made the gradients, TRL's chunks
   // recompute theirs inside the loss's own backward (no_logits, above).
-  const double fp32_logits_grad =
-      run.loss == LossPath::chunked_output || run.loss == LossPath::megatron ? 0 : 4 * V * T;
+  const double fp32_logits_grad = run.loss == LossPath::chunked_output ||
+                                          run.loss == LossPath::megatron ||
+                                          run.loss == LossPath::chunked
+                                      ? 0
+                                      : 4 * V * T;
   if (!no_logits)
     bwd = std::max(bwd, res.activations + loss_saved - loss_output_freed + db * V * T +
                             fp32_logits_grad + h_out + head_grad + head_dequant);

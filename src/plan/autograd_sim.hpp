@@ -59,10 +59,14 @@ struct SimRun {
   // dropped (through the whole backward), not until this linear's backward ran.
   bool bnb_saves_input = false;
   bool dropout_off = false;  // model dropouts (GPT-2's 0.1) disabled
-  // The training loop still holds the previous step's graph (its `loss` and `logits`) while the
-  // next forward runs (LitGPT finetune/*.py rebinds them only after the new forward/loss): its
-  // ctx-held bnb inputs and its logits are live at the next forward's peak.
+  // The training loop still holds the previous step's graph while the next forward runs (LitGPT
+  // finetune/*.py: `logits`, whose grad_fns reach every node, is rebound when the forward returns;
+  // `loss` is a float after backward): its ctx-held bnb inputs and its logits are live through
+  // the next forward up to the head, gone at its loss.
   bool prev_graph_held = false;
+  // The model's outputs come back as fp32 copies (Lightning Fabric's convert_output): the chunked
+  // loss then runs, keeps and holds its logits in fp32.
+  bool outputs_fp32 = false;
   // Full-size dequantized copies of a 4-bit weight alive at once: 1 when the quantization state's
   // dtype is the compute dtype, 2 when dequantize_4bit's output (quant_state.dtype) is then cast
   // with .to(A.dtype) (Lightning Fabric quantizes from fp16 and computes in bf16).

@@ -201,7 +201,33 @@ struct Builder {
       dropped = g.push(p);
     }
     if (shared) shared_dropped[x] = dropped;
-    return lora_tail(base, dropped, out_el, experts, scale, *din, *dout);
+    const int out = lora_tail(base, dropped, out_el, experts, scale, *din, *dout);
+    if (shared) {
+      // LoRAQKVLinear.zero_pad (lora.py at 43c44323, a509064d, 00af8b0d): unless q, k and v are
+      // all adapted, lora_B's output over the adapted parts is scattered into a zero-filled
+      // qkv-sized tensor by index_copy(_), whose backward (derivatives.yaml `index_copy`:
+      // `grad.index_select(dim, index).expand_as(source)`) keeps that source: one tensor of the
+      // adapted parts' widths per token, in the adapter dtype.
+      double adapted = 0;
+      bool all = true;
+      for (const char* part : {"q_proj", "k_proj", "v_proj"}) {
+        auto mt = f.modules.find(part);
+        if (mt == f.modules.end() || !targeted(part)) {
+          all = false;
+          continue;
+        }
+        auto w = eval_dim(mt->second.d_out, d);
+        if (!w) return tl::unexpected(w.error());
+        adapted += *w;
+      }
+      if (!all) {
+        g.storages.push_back({adapted * ab, 0});
+        const int src = static_cast<int>(g.storages.size()) - 1;
+        g.prims.back().saved.push_back(src);
+        g.saved.insert(src);
+      }
+    }
+    return out;
   }
   // lora_B(lora_A(dropped)) * scaling added to the base output, cast back to the model dtype.
   int lora_tail(int base, int dropped, double out_el, double experts, double scale, double din,
@@ -276,12 +302,31 @@ struct Builder {
     int o = op({w, v}, qel, db, matmul_saves(w, v));
     return op({o}, qel, db, {});
   }
+  // LitGPT's CausalSelfAttention (model.py at 43c44323, a509064d, 00af8b0d; fused_qkv_lora marks
+  // LitGPT's model code) computes q, k and v as one `qkv = self.attn(x)` and splits its
+  // (B, groups, q_per_kv + 2, T, hs) permutation. With as many query groups as heads nothing is
+  // expanded, and with one group `v.expand(B, 1, q_per_kv, T, hs)` has stride 0 over the heads:
+  // either way `v.reshape(B, -1, T, hs)` is a view, so the attention kernel that saves v keeps
+  // the whole qkv storage, its q and k parts beyond v's own. Grouped layouts (1 < groups < heads)
+  // cannot view the expanded v and copy it: nothing more.
+  void keep_fused_qkv(int v) {
+    const bool v_view = d.kvh == d.heads || d.kvh == 1;
+    if (!run.fused_qkv_lora || !v_view || !g.tensors[v].rg) return;
+    g.storages.push_back({(d.q + d.kv) * db, 0});
+    const int s = static_cast<int>(g.storages.size()) - 1;
+    g.prims.back().saved.push_back(s);
+    g.saved.insert(s);
+  }
   int attention(int q, int k, int v) {
     const double qel = d.q;
     const bool gqa = d.kvh != d.heads;
-    if (run.attn != AttnKernel::flash && gqa) {
+    // LitGPT expands k and v to the query heads for training whatever the kernel (model.py:
+    // "training: flash attention requires it"); its one-group v stays a view (keep_fused_qkv).
+    if ((run.attn != AttnKernel::flash || run.fused_qkv_lora) && gqa) {
       k = op({k}, qel, db, {});  // repeat_kv: expand + reshape copies
-      v = op({v}, qel, db, {});
+      // (SDPA's math fallback copies the broadcast v in its matmul, view or not.)
+      if (!(run.fused_qkv_lora && d.kvh == 1) || run.attn == AttnKernel::math)
+        v = op({v}, qel, db, {});
     }
     if (run.attn == AttnKernel::math) return math_attention(q, k, v);
     if (run.attn != AttnKernel::eager) {
@@ -297,7 +342,9 @@ struct Builder {
         g.save(p, lse);
         g.save(p, p.out);
       }
-      return g.push(p);
+      const int out = g.push(p);
+      keep_fused_qkv(v);
+      return out;
     }
     // eager_attention_forward: matmul(q, k^T) saves q and k; * scaling; [softcap: / tanh *];
     // + mask; softmax(fp32) saves its output; .to(dtype); [dropout]; matmul(probs, v) saves both;
@@ -324,6 +371,7 @@ struct Builder {
       w = op({w}, sc, db, {maskt});
     }
     int o = op({w, v}, qel, db, matmul_saves(w, v));
+    keep_fused_qkv(v);
     return op({o}, qel, db, {});
   }
   // Megatron-Core's TE decoder layer (the megatron_gpt programs; docs/estimator.md lists the

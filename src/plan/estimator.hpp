@@ -120,11 +120,11 @@ struct RunConfig {
   bool bnb_saves_input = false;  // older bitsandbytes MatMul4Bit kept ctx.tensors = (A, B)
   bool adapter_fp32 = true;      // PEFT keeps adapters fp32; LitGPT/torchtune the model dtype
   // How the training loop and the quantization plugin behave (docs/estimator.md "Framework
-  // mechanisms" sources each): the loop keeps the previous step's graph (loss, logits) alive
-  // through the next forward (LitGPT finetune/*.py); the 4-bit weights were quantized from fp16
-  // and compute in bf16, so each dequantization is followed by a full .to() copy (Lightning
-  // Fabric BitsandbytesPrecision); every nn.Linear, the lm_head included, is 4-bit (Fabric);
-  // the lm_head is its own matrix even for a tied-embedding model (LitGPT's GPT).
+  // mechanisms" sources each): the loop keeps the previous step's graph (through `logits`) alive
+  // through the next forward until the model returns (LitGPT finetune/*.py); the 4-bit weights were
+  // quantized from fp16 and compute in bf16, so each dequantization is followed by a full .to()
+  // copy (Lightning Fabric BitsandbytesPrecision); every nn.Linear, the lm_head included, is 4-bit
+  // (Fabric); the lm_head is its own matrix even for a tied-embedding model (LitGPT's GPT).
   bool loop_holds_graph = false;
   // The loop calls optimizer.zero_grad(set_to_none=True) between the forward and
   // loss.backward() (Megatron-Core's example loops) instead of after optimizer.step(): the
@@ -134,6 +134,10 @@ struct RunConfig {
   bool quantize_head = false;
   bool separate_head = false;
   bool fused_qkv_lora = false;  // q/k/v adapters share one dropout of x (LitGPT LoRAQKVLinear)
+  // The wrapper hands the model's outputs back in fp32 (Lightning Fabric's
+  // _FabricModule.forward: precision.convert_output to the default dtype), so the loss runs on
+  // fp32 copies of the logits.
+  bool outputs_fp32 = false;
   // QLoRA loaded without a torch_dtype: transformers 4.33-4.36 from_pretrained forces fp16 for a
   // bitsandbytes load ("Overriding torch_dtype=None with torch_dtype=torch.float16"), so what it
   // does not quantize (embedding, lm_head, norms) is fp16, while a bf16 run computes under

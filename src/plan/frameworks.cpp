@@ -36,8 +36,9 @@ const std::vector<FrameworkPreset>& framework_presets() {
        "dropout 0, activation checkpointing on, fused AdamW; several GPUs: FSDP2, gradients "
        "reduce-scattered every micro-batch"},
       {Framework::litgpt, "litgpt", "litgpt 0.4, lightning 2.3, bitsandbytes 0.42.0",
-       "chunked head + CE, model-dtype adapters, LoRA dropout 0.05, previous graph held into "
-       "the next forward; QLoRA: 4-bit lm_head, fp16 quant state, inputs kept, PagedAdamW; "
+       "chunked head + CE on Fabric's fp32 copies of the logits, model-dtype adapters, LoRA "
+       "dropout 0.05, previous graph held into the next forward; QLoRA: 4-bit lm_head, fp16 quant "
+       "state, inputs kept, PagedAdamW; "
        "several GPUs: FSDP per Block, accumulation under no_backward_sync"},
       {Framework::nemo, "nemo", "NeMo 2.x llm recipes, Megatron-Core",
        "Megatron-Core vocab-parallel cross-entropy (fp32 softmax in place), distributed "
@@ -99,6 +100,7 @@ struct PresetFields {
   std::optional<bool> loop_holds_graph;
   std::optional<bool> separate_head;
   std::optional<bool> fused_qkv_lora;
+  std::optional<bool> outputs_fp32;
   std::optional<bool> fp32_grads;
   std::optional<bool> fp32_optimizer_states;
   // The optimizer by method: full, LoRA, QLoRA.
@@ -208,12 +210,12 @@ const std::vector<PresetFields>& preset_fields() {
     {
       // litgpt/lora.py: LoRA A/B created under the bf16-true init context; finetune/lora.py
       // setup(lora_dropout=0.05) and config_hub/finetune/*/lora.yaml; model(...,
-      // lm_head_chunk_size=128) + utils.chunked_cross_entropy; the loop rebinds `logits` and
-      // `loss` only after the next forward; scripts/convert_hf_checkpoint.py copies a tied
-      // embedding into lm_head; LoRAQKVLinear adapts the fused qkv from one dropout;
-      // finetune/*.py: FSDPStrategy(auto_wrap_policy={Block}) with more than one device and
-      // fabric.no_backward_sync(model, enabled=is_accumulating).
-      // QLoRA: pyproject pins bitsandbytes==0.42.0 (MatMul4Bit ctx.tensors = (A, B)); Fabric's
+      // lm_head_chunk_size=128) + utils.chunked_cross_entropy; the loop's `logits` keep the
+      // previous graph until the next forward returns (`loss` is a float after backward);
+      // scripts/convert_hf_checkpoint.py copies a tied embedding into lm_head; LoRAQKVLinear adapts
+      // the fused qkv from one dropout; finetune/*.py: FSDPStrategy(auto_wrap_policy={Block}) with
+      // more than one device and fabric.no_backward_sync(model, enabled=is_accumulating). QLoRA:
+      // pyproject pins bitsandbytes==0.42.0 (MatMul4Bit ctx.tensors = (A, B)); Fabric's
       // BitsandbytesPrecision replaces every nn.Linear and _Linear4bit._quantize_weight
       // quantizes from .half(); utils.instantiate_bnb_optimizer: bnb.optim.PagedAdamW;
       // config_hub qlora.yaml: quantize bnb.nf4 (no double quantization).
@@ -225,6 +227,9 @@ const std::vector<PresetFields>& preset_fields() {
       p.loop_holds_graph = true;
       p.separate_head = true;
       p.fused_qkv_lora = true;
+      // lightning fabric/wrappers.py _FabricModule.forward: precision.convert_output casts every
+      // floating output to torch.get_default_dtype() (fp32 outside the forward context).
+      p.outputs_fp32 = true;
       p.shard = ShardMode::fsdp;
       p.fsdp_no_sync = true;
       p.bnb_saves_input = true;
@@ -318,6 +323,7 @@ void apply_framework(Framework f, RunConfig& run) {
   set(run.loop_holds_graph, p.loop_holds_graph);
   set(run.separate_head, p.separate_head);
   set(run.fused_qkv_lora, p.fused_qkv_lora);
+  set(run.outputs_fp32, p.outputs_fp32);
   set(run.fp32_grads, p.fp32_grads);
   set(run.fp32_optimizer_states, p.fp32_optimizer_states);
   set(run.lora_rank, p.lora_rank);

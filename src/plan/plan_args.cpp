@@ -202,7 +202,7 @@ Result<PlanInput> plan_input(const PlanArgs& f) {
     return fail(Errc::invalid_argument, "--lora-head: only meaningful with LoRA or QLoRA");
   r.lora_head = f.lora_head;
   // The transformers release picks the HF loss program where the preset's loss is the HF model's
-  // own (hf, axolotl, llamafactory); an explicit --loss (or --chunked-loss) wins over it.
+  // own (hf, axolotl, llamafactory, swift); an explicit --loss (or --chunked-loss) wins over it.
   if (!f.transformers.empty()) {
     auto v = parse_transformers_version(f.transformers);
     if (!v) return tl::unexpected(v.error());

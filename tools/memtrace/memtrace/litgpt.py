@@ -10,8 +10,11 @@ Sources, at the commit the config-hub QLoRA table was measured with (Lightning-A
                        zero_pad's new_zeros + index_copy), GPT.forward(lm_head_chunk_size=128)
   litgpt/utils.py      chunked_cross_entropy (one cross_entropy per 128-token chunk, model dtype)
   litgpt/finetune/lora.py  fit(): `logits = model(...)`, `logits[-1] = logits[-1][..., :-1, :]`,
-                       `loss = chunked_cross_entropy(...)`, `fabric.backward(loss / accum)`: the
-                       names are rebound only after the next step's forward and loss
+                       `loss = chunked_cross_entropy(...)`, `fabric.backward(loss / accum)`, then
+                       `loss = running_loss.compute().item()` (log_interval 1): `logits` alone
+                       holds the graph until the next forward returns
+  lightning fabric/wrappers.py  _FabricModule.forward: precision.convert_output hands every
+                       floating output back in torch.get_default_dtype() (fp32): fabric_forward
   lightning fabric/plugins/precision/bitsandbytes.py  every nn.Linear (lm_head included) becomes
                        a 4-bit linear quantized from `weight.to(torch.half)`, compute dtype bf16
   bitsandbytes 0.42.0 autograd/_functions.py MatMul4Bit: dequantize_4bit(B).to(A.dtype), F.linear,
@@ -19,6 +22,7 @@ Sources, at the commit the config-hub QLoRA table was measured with (Lightning-A
                        again. PagedAdamW's states live in managed memory, outside the allocator:
                        the step here keeps none.
 
+`method` "lora" replaces the 4-bit linears with frozen bf16 ones (a `bf16-true` LoRA run).
 CUDA-only kernels are emulated by what they keep (memtrace.layers: flash attention, dropout).
 
   /usr/bin/python3 -m memtrace.litgpt '{"hidden": 4096, ...}'
@@ -81,6 +85,23 @@ class Linear4bit(nn.Module):
         return _MatMul4BitFp16.apply(x, self.packed, self.shape)
 
 
+class FrozenLinear(nn.Module):
+    """LoRA's base under `bf16-true` (no quantize): a frozen bf16 nn.Linear; F.linear keeps the
+    weight (a parameter), not the input."""
+
+    def __init__(self, d_in, d_out):
+        super().__init__()
+        self.weight = nn.Parameter(torch.full((d_out, d_in), 0.01, dtype=BF16), requires_grad=False)
+
+    def forward(self, x):
+        return F.linear(x, self.weight)
+
+
+def base_linear(c, d_in, d_out):
+    """`method` "qlora" (default): Fabric's 4-bit linear; "lora": the bf16 model's own."""
+    return FrozenLinear(d_in, d_out) if c.get("method", "qlora") == "lora" else Linear4bit(d_in, d_out)
+
+
 class RMSNorm(nn.Module):
     """litgpt/model.py RMSNorm (torch.mean's backward keeps only sizes on torch 2.x)."""
 
@@ -114,7 +135,7 @@ class LoRAQKVLinear(nn.Module):
         super().__init__()
         h, hs, nh, ng, r = c["hidden"], c["head_dim"], c["heads"], c["kv_heads"], c["lora_r"]
         self.out_features = (nh + 2 * ng) * hs
-        self.linear = Linear4bit(h, self.out_features)
+        self.linear = base_linear(c, h, self.out_features)
         self.qkv_shapes = [hs * nh, hs * ng]  # q and v enabled (lora_query, lora_value)
         self.lora_A = nn.Parameter(torch.full((2 * r, h), 0.01, dtype=BF16))
         self.lora_B = nn.Parameter(torch.full((sum(self.qkv_shapes), r), 0.01, dtype=BF16))
@@ -154,7 +175,7 @@ class Attention(nn.Module):
         super().__init__()
         self.c = c
         self.attn = LoRAQKVLinear(c)
-        self.proj = Linear4bit(c["heads"] * c["head_dim"], c["hidden"])
+        self.proj = base_linear(c, c["heads"] * c["head_dim"], c["hidden"])
 
     def forward(self, x, cos, sin):
         c = self.c
@@ -184,9 +205,9 @@ class Attention(nn.Module):
 class MLP(nn.Module):
     def __init__(self, c):
         super().__init__()
-        self.fc_1 = Linear4bit(c["hidden"], c["intermediate"])
-        self.fc_2 = Linear4bit(c["hidden"], c["intermediate"])
-        self.proj = Linear4bit(c["intermediate"], c["hidden"])
+        self.fc_1 = base_linear(c, c["hidden"], c["intermediate"])
+        self.fc_2 = base_linear(c, c["hidden"], c["intermediate"])
+        self.proj = base_linear(c, c["intermediate"], c["hidden"])
         self.gelu = c.get("gelu", False)
 
     def forward(self, x):
@@ -218,7 +239,7 @@ class GPT(nn.Module):
         self.wte.weight.requires_grad_(False)
         self.h = nn.ModuleList(Block(c) for _ in range(c["layers"]))
         self.ln_f = RMSNorm(c["hidden"], unit_offset=c.get("gemma", False))
-        self.lm_head = Linear4bit(c["hidden"], c["vocab"])
+        self.lm_head = base_linear(c, c["hidden"], c["vocab"])
         hs = c["head_dim"]
         theta = 1.0 / (10000 ** (torch.arange(0, hs, 2).float() / hs))
         idx = torch.outer(torch.arange(c["seq"]).float(), theta).repeat(1, 2)
@@ -240,6 +261,19 @@ class GPT(nn.Module):
         return self.lm_head(x)
 
 
+def fabric_forward(m, ids, **kw):
+    """lightning fabric/wrappers.py _FabricModule.forward (2.3.0.dev20240328, 2.4.0.dev20240728):
+    the module runs under precision.forward_context() (default dtype bf16), then
+    `precision.convert_output(output)` applies `_convert_fp_tensor` (`tensor.to(dst_type)`) with
+    dst_type `torch.get_default_dtype()`, fp32 again outside that context, to every floating
+    tensor of the output: the list of bf16 head chunks comes back as fp32 copies (HalfPrecision,
+    BitsandbytesPrecision, MixedPrecision, FSDPPrecision alike). The bf16 list dies on return."""
+    out = m(ids, **kw)
+    if isinstance(out, list):
+        return [t.to(torch.get_default_dtype()) for t in out]
+    return out.to(torch.get_default_dtype())
+
+
 def chunked_cross_entropy(logits, targets, ignore_index=-100):
     logit_chunks = [lc.reshape(-1, lc.size(-1)) for lc in logits]
     target_chunks = [tc.reshape(-1) for tc in targets.split(logits[0].size(1), dim=1)]
@@ -249,26 +283,36 @@ def chunked_cross_entropy(logits, targets, ignore_index=-100):
     return torch.cat(loss_chunks).sum() / max(1, non_masked)
 
 
-def measure(c):
+def measure(c, tracker=LiveBytes):
+    """`tracker`: makes the LiveBytes to measure with (memtrace.peak_dump passes one that keeps
+    the live set at the peak)."""
     torch.manual_seed(0)
     m = GPT(c)
     b, s, accum = c["batch"], c["seq"], c.get("accum", 4)
     params = [p for p in m.parameters() if p.requires_grad]
-    tr = LiveBytes()
+    tr = tracker()
     tr.adopt(list(m.parameters()) + list(m.buffers()))
     logits = loss = None
     peaks = []
     with tr:
         for it in range(c.get("iters", 3)):
             tr.reset_peak()
+            tr.set_phase(f"forward{it}")
             ids = torch.randint(0, c["vocab"], (b, s))
             targets = ids.clone()
-            logits = m(ids)
+            logits = fabric_forward(m, ids)
             tr.mark(f"fwd{it}")
+            tr.set_phase(f"loss{it}")
             logits[-1] = logits[-1][..., :-1, :]
             loss = chunked_cross_entropy(logits, targets[..., 1:])
             tr.mark(f"loss{it}")
+            tr.set_phase(f"backward{it}")
             (loss / accum).backward()
+            # fit(): `loss = running_loss.compute().item()` every log_interval iterations (1: the
+            # TrainArgs default and every config-hub yaml at 43c44323, a509064d and 00af8b0d): the
+            # name no longer holds the graph; `logits` does (its grad_fns reach every node) until
+            # the next forward returns.
+            loss = loss.detach().item()
             tr.mark(f"bwd{it}")
             if it % accum == accum - 1:
                 with torch.no_grad():
@@ -285,7 +329,7 @@ def measure(c):
             with torch.no_grad():
                 ids = torch.randint(0, c["vocab"], (b, s))
                 targets = ids.clone()
-                vl = m(ids, lm_head_chunk_size=0)
+                vl = fabric_forward(m, ids, lm_head_chunk_size=0)
                 vloss = F.cross_entropy(vl[..., :-1, :].reshape(-1, vl.size(-1)),
                                         targets[..., 1:].reshape(-1), ignore_index=-100)
                 del vl, vloss

@@ -2,6 +2,8 @@
 operator that created it, its shape and dtype: what the tracer sees that an estimate may miss.
 
   run-python.sh -m memtrace.peak_dump INDEX...   (draws of memtrace.configs.random_configs(200))
+  run-python.sh -m memtrace.peak_dump --litgpt INDEX...   (memtrace.litgpt_agreement.CASES, the
+                                                            LitGPT port's peak after the first step)
 
 Storages registered before the step (parameters, optimizer states) are summed, not listed.
 """
@@ -50,9 +52,15 @@ class PeakLive(LiveBytes):
         return super().__torch_dispatch__(func, types, args, kwargs)
 
 
-def dump(c, out=sys.stdout):
+def dump(c, out=sys.stdout, litgpt=False):
     tr = PeakLive()
-    m = measure(c, tracker=lambda: tr)
+    if litgpt:
+        from memtrace import litgpt as port
+
+        m = port.measure(dict(c, iters=3, accum=4), tracker=lambda: tr)
+        m["peak"] = max(m["peaks"][1:])
+    else:
+        m = measure(c, tracker=lambda: tr)
     phase, op, live = tr.at_peak
     print(json.dumps(c), file=out)
     print(f"peak {m['peak']} in {phase} at {op}; static {m['static']}", file=out)
@@ -63,6 +71,12 @@ def dump(c, out=sys.stdout):
 
 
 def main(argv):
+    if len(argv) > 1 and argv[1] == "--litgpt":
+        from memtrace.litgpt_agreement import CASES
+
+        for i in argv[2:]:
+            dump(CASES[int(i)], litgpt=True)
+        return 0
     cfgs = random_configs(200)
     for i in argv[1:]:
         dump(cfgs[int(i)])
