@@ -8,6 +8,7 @@
 
 #include "base/checked_cast.hpp"
 #include "plan/autograd_sim.hpp"
+#include "plan/device_capacity.hpp"
 #include "plan/reserve_model.hpp"
 #include "plan/sharding.hpp"
 
@@ -492,13 +493,22 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
   t.transient = to_bytes(peak - std::min(peak, held));
   // cuBLAS workspaces come from torch's caching allocator (CublasHandlePool.cpp getNewWorkspace):
   // max_memory_allocated counts them.
+  // The allocator's capacity (plan/device_capacity.hpp): the reach less the context, NCCL's
+  // buffers and, on a unified machine, the host side, paged and pinned memory.
+  const std::uint64_t nccl_point = ranks > 1 ? k.nccl_connection_bytes * k.nccl_channels : 0;
+  const std::uint64_t host = sat_add(
+      sat_add(run.host.process_bytes, run.host.dataset_bytes),
+      to_bytes(d(run.host.dataloader_workers) * d(run.host.worker_bytes)));
+  const std::uint64_t capacity = allocator_capacity(
+      run, {k.cuda_context_bytes, nccl_point, host, e.paged_bytes, e.pinned_host_bytes});
+  const bool capped = capacity != kNoCapacity;
   ReserveFigures reserve;
   if (run.reserve_fraction_hint >= 0) {
     reserve.workspaces = 2 * run.cublas_workspace_bytes + kCublasLtWorkspaceBytes;
     reserve.fixed = reserve.varying =
         to_bytes(run.reserve_fraction_hint * (peak + d(reserve.workspaces)));
   } else {
-    reserve = replay_reserve(s, run, t, e.paged_bytes, sr.grad_share);
+    reserve = replay_reserve(s, run, t, e.paged_bytes, sr.grad_share, capacity);
   }
   t.workspaces = reserve.workspaces;
   e.train_peak_allocated_bytes = sat_add(to_bytes(peak), t.workspaces);
@@ -515,19 +525,37 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
     RunConfig expandable = run;
     expandable.expandable_segments = true;
     e.expandable_reserve_bytes =
-        replay_reserve(s, expandable, t, e.paged_bytes, sr.grad_share).varying;
+        replay_reserve(s, expandable, t, e.paged_bytes, sr.grad_share, capacity).varying;
+  }
+  // The capacity: a tensor that does not fit after a cache release is an OutOfMemoryError;
+  // otherwise the cache stops there (release_cached_blocks and a retry), so every reserved figure
+  // does. The replay the point comes from says how often the cache was released.
+  if (capped) {
+    const ReplayResult& point = run.packed ? reserve.fixed_replay : reserve.varying_replay;
+    e.allocator_capacity_bytes = capacity;
+    e.alloc_retries = point.alloc_retries;
+    e.out_of_memory = e.train_peak_allocated_bytes > capacity ||
+                      reserve.fixed_replay.out_of_memory ||
+                      (!run.packed && reserve.varying_replay.out_of_memory);
+    if (!e.out_of_memory) {
+      e.train_peak_reserved_bytes = std::min(e.train_peak_reserved_bytes, capacity);
+      e.reserved_low_bytes = std::min(e.reserved_low_bytes, capacity);
+      e.reserved_high_bytes = std::min(e.reserved_high_bytes, capacity);
+      t.allocator_reserve = e.train_peak_reserved_bytes - e.train_peak_allocated_bytes;
+      e.expandable_reserve_bytes =
+          std::min(e.expandable_reserve_bytes, capacity - e.train_peak_allocated_bytes);
+    }
   }
   t.cuda_context = k.cuda_context_bytes;
   // Several ranks: the NCCL communicator's own buffers (EstimatorConstants::nccl_*), outside
   // torch's allocator, in the device and pool figures.
   const std::uint64_t nccl_low = ranks > 1 ? k.nccl_connection_bytes * k.nccl_channels_low : 0;
   const std::uint64_t nccl_high = ranks > 1 ? k.nccl_connection_bytes * k.nccl_channels_high : 0;
-  t.nccl_buffers = ranks > 1 ? k.nccl_connection_bytes * k.nccl_channels : 0;
+  t.nccl_buffers = nccl_point;
   // The host side on the same pool, and the checkpoint's pages the load left cached.
   t.host_process = run.host.process_bytes;
   t.dataset = run.host.dataset_bytes;
   t.dataloader_workers = to_bytes(d(run.host.dataloader_workers) * d(run.host.worker_bytes));
-  const std::uint64_t host = sat_add(sat_add(t.host_process, t.dataset), t.dataloader_workers);
   // Pinned host buffers of offloaded checkpointing sit on the same pool, outside the device view.
   const std::uint64_t outside = sat_add(sat_add(e.paged_bytes, host), e.pinned_host_bytes);
   const std::uint64_t beside = sat_add(t.cuda_context, t.nccl_buffers);
@@ -541,6 +569,20 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
       sat_add(sat_add(e.reserved_low_bytes, sat_add(k.cuda_context_low_bytes, nccl_low)), outside);
   e.train_peak_pool_high_bytes = sat_add(
       sat_add(e.reserved_high_bytes, sat_add(k.cuda_context_high_bytes, nccl_high)), outside);
+  if (capped && !e.out_of_memory) {
+    // A larger context or more NCCL channels leave the allocator less: the high ends stop at the
+    // reach too (plus what the figure holds outside it: paged states on a discrete GPU, and the
+    // host side in the pool figure).
+    const std::uint64_t reach = run.device_reach_bytes;
+    const std::uint64_t device_cap =
+        run.reach_unified ? reach - std::min(reach, sat_add(host, e.pinned_host_bytes))
+                          : sat_add(reach, e.paged_bytes);
+    const std::uint64_t pool_cap = run.reach_unified ? reach : sat_add(reach, outside);
+    e.train_peak_device_high_bytes =
+        std::max(e.train_peak_device_bytes, std::min(e.train_peak_device_high_bytes, device_cap));
+    e.train_peak_pool_high_bytes =
+        std::max(e.train_peak_pool_bytes, std::min(e.train_peak_pool_high_bytes, pool_cap));
+  }
 
   const std::uint64_t checkpoint = s.quant ? s.quant->weight_bytes : p.total * 2;
   e.largest_shard_bytes = shard.value_or(std::min(checkpoint, k.assumed_shard_bytes));

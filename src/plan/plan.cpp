@@ -14,6 +14,7 @@
 #include "models/catalogue.hpp"
 #include "models/resolve.hpp"
 #include "plan/autograd_sim.hpp"
+#include "plan/device_capacity.hpp"
 #include "plan/estimator.hpp"
 #include "plan/frameworks.hpp"
 #include "plan/reserve_model.hpp"
@@ -360,7 +361,7 @@ std::optional<FrameworkRange> framework_range(const PlanResult& r,
   const RunConfig *lo_run = &r.run, *hi_run = &r.run;
   for (const auto& alt : alternatives) {
     std::vector<std::string> ignored;
-    auto run = run_for_quantized_base(alt, r.model.shape, ignored);
+    auto run = run_for_quantized_base(with_reach(alt, r.run), r.model.shape, ignored);
     if (!run || !validate_run(*run, r.model.shape)) continue;
     RunConfig probe = *run;
     probe.reserve_fraction_hint = fraction;
@@ -372,7 +373,7 @@ std::optional<FrameworkRange> framework_range(const PlanResult& r,
   auto replayed = [&](const RunConfig* run, std::uint64_t planned) {
     if (run == &r.run) return planned;
     std::vector<std::string> ignored;
-    auto q = run_for_quantized_base(*run, r.model.shape, ignored);
+    auto q = run_for_quantized_base(with_reach(*run, r.run), r.model.shape, ignored);
     return peak_bytes(estimate(r.model.shape, *q, shard), r.peak_basis);
   };
   FrameworkRange fr;
@@ -391,7 +392,7 @@ Result<PlanResult> make_plan(const PlanInput& input, const PlanEnvironment& env)
   std::vector<std::string> quant_notes;
   auto adjusted = run_for_quantized_base(input.run, model->shape, quant_notes);
   if (!adjusted) return tl::unexpected(adjusted.error());
-  const RunConfig& run = *adjusted;
+  RunConfig run = *adjusted;
   if (auto ok = validate_run(run, model->shape); !ok) return tl::unexpected(ok.error());
 
   PlanResult r;
@@ -411,7 +412,30 @@ Result<PlanResult> make_plan(const PlanInput& input, const PlanEnvironment& env)
         "this architecture (softcapping or attention sinks) runs eager attention under "
         "sdpa in Hugging Face: a·s² scores counted; --attn flash avoids them");
   }
+  // The budget first: the machine it is read from also says how far cudaMalloc reaches.
+  if (input.budget_bytes) {
+    r.budget_bytes = *input.budget_bytes;
+  } else if (env.pool) {
+    r.pool = env.pool;
+  } else {
+    host::PoolOptions options = env.pool_options;
+    if (input.overhead_bytes) options.overhead_bytes = *input.overhead_bytes;
+    auto pool = host::read_pool(env.root, options);
+    if (!pool) return tl::unexpected(pool.error());
+    r.pool = *pool;
+  }
+  if (r.pool) r.budget_bytes = r.pool->budget_bytes;
+  if (!input.budget_bytes && env.device_memory) {
+    // host/pool.hpp training_budget: a discrete GPU's free memory is the budget.
+    const auto budget = host::training_budget(r.pool, env.device_memory);
+    r.budget_bytes = budget->bytes;
+    r.device = budget->device;
+    r.peak_basis = PeakBasis::device;
+  }
+  set_device_reach(run, input.device_total_bytes, r.device, r.pool);
+  r.run = run;
   r.estimate = estimate(r.model.shape, run, shard);
+  if (auto note = capacity_note(r.estimate, run)) r.notes.push_back(*note);
   if (run.framework == Framework::nemo) r.notes.push_back(nemo_layer_note(r.model.shape, run));
   if (r.estimate.pinned_host_bytes > 0) {
     r.notes.push_back(fmt::format(
@@ -451,26 +475,6 @@ Result<PlanResult> make_plan(const PlanInput& input, const PlanEnvironment& env)
         "reserves more{}",
         format_gib(e.reserved_low_bytes), format_gib(e.reserved_high_bytes), kVaryingShapes,
         expandable));
-  }
-
-  if (input.budget_bytes) {
-    r.budget_bytes = *input.budget_bytes;
-  } else if (env.pool) {
-    r.pool = env.pool;
-  } else {
-    host::PoolOptions options = env.pool_options;
-    if (input.overhead_bytes) options.overhead_bytes = *input.overhead_bytes;
-    auto pool = host::read_pool(env.root, options);
-    if (!pool) return tl::unexpected(pool.error());
-    r.pool = *pool;
-  }
-  if (r.pool) r.budget_bytes = r.pool->budget_bytes;
-  if (!input.budget_bytes && env.device_memory) {
-    // host/pool.hpp training_budget: a discrete GPU's free memory is the budget.
-    const auto budget = host::training_budget(r.pool, env.device_memory);
-    r.budget_bytes = budget->bytes;
-    r.device = budget->device;
-    r.peak_basis = PeakBasis::device;
   }
 
   const std::uint64_t peak = peak_bytes(r.estimate, r.peak_basis);

@@ -44,6 +44,11 @@ struct PlanInput {
   std::optional<std::uint64_t> budget_bytes;  // --budget N; nullopt = auto (the live pool)
   std::optional<std::uint64_t>
       overhead_bytes;  // --overhead N; nullopt = PoolOptions default/config
+  // --device-total SIZE: the device's memory as CUDA reports it. Training reads it as the reach of
+  // cudaMalloc (RunConfig::device_reach_bytes; docs/estimator.md "The device's capacity"), fraction
+  // engines as their base. nullopt: the card's free memory on a discrete GPU, the pool on a
+  // unified machine, unknown under --budget.
+  std::optional<std::uint64_t> device_total_bytes;
   // Set when the framework was not given (neither --framework nor config plan.framework): the
   // same flags under every other preset. `run` is the default preset's; make_plan prints the
   // range the presets span.
