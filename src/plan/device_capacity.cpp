@@ -57,8 +57,8 @@ std::optional<std::string> capacity_note(const Estimate& e, const RunConfig& run
                                  : "the CUDA context";
   if (e.out_of_memory) {
     return fmt::format(
-        "out of memory on the device: the allocated peak ({} GiB) does not fit in the {} GiB the "
-        "caching allocator can take ({} {} GiB less {}{}), even after it releases its cache: "
+        "out of memory on the device: the allocated peak ({} GiB), or the tensors after a cache "
+        "release, do not fit in the {} GiB the caching allocator can take ({} {} GiB less {}{}): "
         "torch raises OutOfMemoryError",
         format_gib(e.train_peak_allocated_bytes), format_gib(e.allocator_capacity_bytes), reach,
         format_gib(run.device_reach_bytes), beside, e.terms.nccl_buffers > 0 ? " and NCCL" : "");
@@ -71,13 +71,15 @@ std::optional<std::string> capacity_note(const Estimate& e, const RunConfig& run
     where =
         "on a unified machine cudaMalloc fails only when the kernel has no pages left, past the "
         "overhead the budget keeps: the host reclaims, swaps or OOM-kills first";
+  const std::string times =
+      e.alloc_retries == 1 ? "once" : fmt::format("{} times", e.alloc_retries);
   return fmt::format(
-      "the caching allocator reaches its capacity ({} GiB: {} {} GiB less {}{}) and releases "
-      "its cache {} time{} in the replayed steps (release_cached_blocks, then a retry: "
-      "num_alloc_retries); max_memory_reserved stops at {} GiB. {}",
+      "the tensors fit the device, but the caching allocator reaches its capacity ({} GiB: {} {} GiB less {}{}) and "
+      "releases its cache {} in the replayed steps (release_cached_blocks, then a retry: "
+      "num_alloc_retries); max_memory_reserved stops at {} GiB; {}",
       format_gib(e.allocator_capacity_bytes), reach, format_gib(run.device_reach_bytes), beside,
-      e.terms.nccl_buffers > 0 ? " and NCCL" : "", e.alloc_retries,
-      e.alloc_retries == 1 ? "" : "s", format_gib(e.train_peak_reserved_bytes), where);
+      e.terms.nccl_buffers > 0 ? " and NCCL" : "", times,
+      format_gib(e.train_peak_reserved_bytes), where);
 }
 
 }  // namespace sparkops::plan

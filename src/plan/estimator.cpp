@@ -502,6 +502,14 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
   const std::uint64_t capacity = allocator_capacity(
       run, {k.cuda_context_bytes, nccl_point, host, e.paged_bytes, e.pinned_host_bytes});
   const bool capped = capacity != kNoCapacity;
+  // The range's ends: the context's measured range and NCCL's channel range leave the allocator
+  // more (high end) or less (low end).
+  const std::uint64_t nccl_low = ranks > 1 ? k.nccl_connection_bytes * k.nccl_channels_low : 0;
+  const std::uint64_t nccl_high = ranks > 1 ? k.nccl_connection_bytes * k.nccl_channels_high : 0;
+  const std::uint64_t capacity_high = allocator_capacity(
+      run, {k.cuda_context_low_bytes, nccl_low, host, e.paged_bytes, e.pinned_host_bytes});
+  const std::uint64_t capacity_low = allocator_capacity(
+      run, {k.cuda_context_high_bytes, nccl_high, host, e.paged_bytes, e.pinned_host_bytes});
   ReserveFigures reserve;
   if (run.reserve_fraction_hint >= 0) {
     reserve.workspaces = 2 * run.cublas_workspace_bytes + kCublasLtWorkspaceBytes;
@@ -512,6 +520,16 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
   }
   t.workspaces = reserve.workspaces;
   e.train_peak_allocated_bytes = sat_add(to_bytes(peak), t.workspaces);
+  // The capacity: a tensor that does not fit even after a cache release is an OutOfMemoryError.
+  // The run then stops there; its figures are what it would need, the replay without a limit.
+  if (capped) {
+    e.allocator_capacity_bytes = capacity;
+    e.out_of_memory = e.train_peak_allocated_bytes > capacity ||
+                      reserve.fixed_replay.out_of_memory ||
+                      (!run.packed && reserve.varying_replay.out_of_memory);
+    if (e.out_of_memory && run.reserve_fraction_hint < 0)
+      reserve = replay_reserve(s, run, t, e.paged_bytes, sr.grad_share);
+  }
   // The caching allocator's reserve from its rules (plan/caching_allocator.hpp), replayed over
   // this run's tensors: what max_memory_reserved shows above max_memory_allocated.
   // Lengths that vary leave the cache holding segments for a chain of shapes (a long run of
@@ -525,32 +543,41 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
     RunConfig expandable = run;
     expandable.expandable_segments = true;
     e.expandable_reserve_bytes =
-        replay_reserve(s, expandable, t, e.paged_bytes, sr.grad_share, capacity).varying;
+        replay_reserve(s, expandable, t, e.paged_bytes, sr.grad_share,
+                       e.out_of_memory ? kNoCapacity : capacity)
+            .varying;
   }
-  // The capacity: a tensor that does not fit after a cache release is an OutOfMemoryError;
-  // otherwise the cache stops there (release_cached_blocks and a retry), so every reserved figure
-  // does. The replay the point comes from says how often the cache was released.
-  if (capped) {
+  // Within the capacity the cache stops there (release_cached_blocks and a retry), so every
+  // reserved figure does. The replay the point comes from says how often the cache was released.
+  if (capped && !e.out_of_memory) {
     const ReplayResult& point = run.packed ? reserve.fixed_replay : reserve.varying_replay;
-    e.allocator_capacity_bytes = capacity;
     e.alloc_retries = point.alloc_retries;
-    e.out_of_memory = e.train_peak_allocated_bytes > capacity ||
-                      reserve.fixed_replay.out_of_memory ||
-                      (!run.packed && reserve.varying_replay.out_of_memory);
-    if (!e.out_of_memory) {
-      e.train_peak_reserved_bytes = std::min(e.train_peak_reserved_bytes, capacity);
-      e.reserved_low_bytes = std::min(e.reserved_low_bytes, capacity);
-      e.reserved_high_bytes = std::min(e.reserved_high_bytes, capacity);
-      t.allocator_reserve = e.train_peak_reserved_bytes - e.train_peak_allocated_bytes;
-      e.expandable_reserve_bytes =
-          std::min(e.expandable_reserve_bytes, capacity - e.train_peak_allocated_bytes);
+    {
+      const std::uint64_t allocated = e.train_peak_allocated_bytes;
+      // A replay that released its cache ran into the capacity: its own high-water mark (the
+      // capacity less at most the segment whose cudaMalloc failed) is then max_memory_reserved,
+      // bound to the device rather than riding on the allocated peak.
+      auto at_cap = [](std::uint64_t figure, const ReplayResult& r, std::uint64_t cap) {
+        if (r.alloc_retries > 0) figure = std::max(figure, r.peak_reserved);
+        return std::min(figure, cap);
+      };
+      e.train_peak_reserved_bytes = at_cap(e.train_peak_reserved_bytes, point, capacity);
+      e.reserved_low_bytes = std::min({e.reserved_low_bytes, std::max(capacity_low, allocated),
+                                       e.train_peak_reserved_bytes});
+      // Lengths that vary: a rising chain that reached the capacity says the cache fills the
+      // device; a deeper chain fills it up to the most the allocator can hold (the smallest
+      // context), where the range ends.
+      if (!run.packed && reserve.varying_replay.alloc_retries > 0)
+        e.reserved_high_bytes = std::max(e.reserved_high_bytes, capacity_high);
+      e.reserved_high_bytes = std::min(e.reserved_high_bytes, capacity_high);
+      e.reserved_high_bytes = std::max(e.reserved_high_bytes, e.train_peak_reserved_bytes);
+      t.allocator_reserve = e.train_peak_reserved_bytes - allocated;
+      e.expandable_reserve_bytes = std::min(e.expandable_reserve_bytes, capacity - allocated);
     }
   }
   t.cuda_context = k.cuda_context_bytes;
   // Several ranks: the NCCL communicator's own buffers (EstimatorConstants::nccl_*), outside
   // torch's allocator, in the device and pool figures.
-  const std::uint64_t nccl_low = ranks > 1 ? k.nccl_connection_bytes * k.nccl_channels_low : 0;
-  const std::uint64_t nccl_high = ranks > 1 ? k.nccl_connection_bytes * k.nccl_channels_high : 0;
   t.nccl_buffers = nccl_point;
   // The host side on the same pool, and the checkpoint's pages the load left cached.
   t.host_process = run.host.process_bytes;

@@ -196,6 +196,16 @@ std::uint64_t peak_bytes(const Estimate& e, PeakBasis basis) {
   return std::max(e.train_peak_device_bytes, load_device);
 }
 
+Verdict verdict_of(const Estimate& e, PeakBasis basis, std::uint64_t budget,
+                   const std::optional<host::PoolView>& pool) {
+  if (e.out_of_memory) return Verdict::wont_fit;
+  return verdict_for(peak_bytes(e, basis), budget, pool, e.terms.page_cache);
+}
+
+bool fits_budget(const Estimate& e, PeakBasis basis, std::uint64_t budget) {
+  return !e.out_of_memory && peak_bytes(e, basis) <= budget;
+}
+
 namespace {
 
 // The advice is estimated in full: its reserve replayed, not scaled from the probe's hint.
@@ -203,13 +213,13 @@ Advice make_advice(AdviceKind kind, const ModelShape& shape, RunConfig run, std:
                    std::optional<std::uint64_t> shard, PeakBasis basis) {
   run.reserve_fraction_hint = -1;
   Advice a{kind, run, estimate(shape, run, shard), false};
-  a.fits = peak_bytes(a.estimate, basis) <= budget;
+  a.fits = fits_budget(a.estimate, basis, budget);
   return a;
 }
 
 bool fits(const ModelShape& shape, const RunConfig& run, std::uint64_t budget,
           std::optional<std::uint64_t> shard, PeakBasis basis) {
-  return peak_bytes(estimate(shape, run, shard), basis) <= budget;
+  return fits_budget(estimate(shape, run, shard), basis, budget);
 }
 
 double reserve_fraction(const Estimate& e) {
@@ -472,12 +482,15 @@ Result<PlanResult> make_plan(const PlanInput& input, const PlanEnvironment& env)
         "lengths vary up to --seq: max_memory_reserved {}-{} GiB. The estimate replays {} batch "
         "shapes in rising order (no cached block of a shorter step fits the next; a long run of "
         "shuffled lengths holds such chains); the chain's depth moves it most, a deeper one "
-        "reserves more{}",
+        "reserves more{}{}",
         format_gib(e.reserved_low_bytes), format_gib(e.reserved_high_bytes), kVaryingShapes,
+        e.allocator_capacity_bytes > 0 && !e.out_of_memory
+            ? ", up to what the allocator can take (the range's top: the device's capacity with "
+              "the smallest measured context)"
+            : "",
         expandable));
   }
 
-  const std::uint64_t peak = peak_bytes(r.estimate, r.peak_basis);
   if (!input.framework_alternatives.empty())
     r.framework_range = framework_range(r, input.framework_alternatives, shard);
   if (r.framework_range) {
@@ -490,8 +503,7 @@ Result<PlanResult> make_plan(const PlanInput& input, const PlanEnvironment& env)
         framework_preset(fr.low).name, framework_preset(fr.high).name));
   }
   // A page-cache flush frees host memory: it helps only where the GPU lives in the pool.
-  r.verdict = verdict_for(peak, r.budget_bytes, r.device ? std::nullopt : r.pool,
-                          r.estimate.terms.page_cache);
+  r.verdict = verdict_of(r.estimate, r.peak_basis, r.budget_bytes, r.device ? std::nullopt : r.pool);
   r.anchor = nearest_anchor(
       env.anchors, r.model.shape.params.total, run, r.estimate, r.verdict != Verdict::wont_fit,
       [&](const RunConfig& at) { return estimate(r.model.shape, at, shard); });

@@ -140,6 +140,14 @@ Result<ResolvedModel> resolve_model(const ModelRef& ref, const HfCacheEnv& hf_ca
 Verdict verdict_for(std::uint64_t peak_pool_bytes, std::uint64_t budget_bytes,
                     const std::optional<host::PoolView>& pool, std::uint64_t page_cache = 0);
 
+// The verdict for an estimate: wont_fit when its tensors do not fit in the device's capacity
+// (Estimate::out_of_memory: torch raises OutOfMemoryError whatever the budget), else verdict_for
+// its peak on `basis`.
+Verdict verdict_of(const Estimate& e, PeakBasis basis, std::uint64_t budget_bytes,
+                   const std::optional<host::PoolView>& pool);
+// Whether an estimate fits: its tensors fit the device's capacity and its peak the budget.
+bool fits_budget(const Estimate& e, PeakBasis basis, std::uint64_t budget_bytes);
+
 // The largest packing length (multiple of 128, <= run.seq) whose peak fits the budget.
 // `largest_shard_bytes` as in estimate(): the model directory's largest shard when known.
 std::optional<Advice> largest_seq_that_fits(
