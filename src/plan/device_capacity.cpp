@@ -34,9 +34,7 @@ RunConfig with_reach(RunConfig run, const RunConfig& from) {
 std::uint64_t allocator_capacity(const RunConfig& run, const BesideAllocator& b) {
   if (run.device_reach_bytes == 0) return kNoCapacity;
   std::uint64_t beside = 0;
-  auto add = [&](std::uint64_t v) {
-    beside = beside > kNoCapacity - v ? kNoCapacity : beside + v;
-  };
+  auto add = [&](std::uint64_t v) { beside = beside > kNoCapacity - v ? kNoCapacity : beside + v; };
   add(b.cuda_context);
   add(b.nccl_buffers);
   if (run.reach_unified) {
@@ -49,9 +47,9 @@ std::uint64_t allocator_capacity(const RunConfig& run, const BesideAllocator& b)
 
 std::optional<std::string> capacity_note(const Estimate& e, const RunConfig& run) {
   if (run.device_reach_bytes == 0) return std::nullopt;
-  const std::string reach =
-      run.reach_unified ? "what the kernel can give the process (MemAvailable)"
-                        : "the device's memory CUDA reports";
+  const std::string reach = run.reach_unified
+                                ? "what the kernel can give the process (MemAvailable)"
+                                : "the device's memory CUDA reports";
   const std::string beside = run.reach_unified
                                  ? "the CUDA context, the host side, paged and pinned memory"
                                  : "the CUDA context";
@@ -74,12 +72,13 @@ std::optional<std::string> capacity_note(const Estimate& e, const RunConfig& run
   const std::string times =
       e.alloc_retries == 1 ? "once" : fmt::format("{} times", e.alloc_retries);
   return fmt::format(
-      "the tensors fit the device, but the caching allocator reaches its capacity ({} GiB: {} {} GiB less {}{}) and "
+      "the tensors fit the device, but the caching allocator reaches its capacity ({} GiB: {} {} "
+      "GiB less {}{}) and "
       "releases its cache {} in the replayed steps (release_cached_blocks, then a retry: "
       "num_alloc_retries); max_memory_reserved stops at {} GiB; {}",
       format_gib(e.allocator_capacity_bytes), reach, format_gib(run.device_reach_bytes), beside,
-      e.terms.nccl_buffers > 0 ? " and NCCL" : "", times,
-      format_gib(e.train_peak_reserved_bytes), where);
+      e.terms.nccl_buffers > 0 ? " and NCCL" : "", times, format_gib(e.train_peak_reserved_bytes),
+      where);
 }
 
 }  // namespace sparkops::plan

@@ -496,9 +496,9 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
   // The allocator's capacity (plan/device_capacity.hpp): the reach less the context, NCCL's
   // buffers and, on a unified machine, the host side, paged and pinned memory.
   const std::uint64_t nccl_point = ranks > 1 ? k.nccl_connection_bytes * k.nccl_channels : 0;
-  const std::uint64_t host = sat_add(
-      sat_add(run.host.process_bytes, run.host.dataset_bytes),
-      to_bytes(d(run.host.dataloader_workers) * d(run.host.worker_bytes)));
+  const std::uint64_t host =
+      sat_add(sat_add(run.host.process_bytes, run.host.dataset_bytes),
+              to_bytes(d(run.host.dataloader_workers) * d(run.host.worker_bytes)));
   const std::uint64_t capacity = allocator_capacity(
       run, {k.cuda_context_bytes, nccl_point, host, e.paged_bytes, e.pinned_host_bytes});
   const bool capped = capacity != kNoCapacity;
@@ -542,10 +542,9 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
   if (!run.packed && !run.expandable_segments && run.reserve_fraction_hint < 0) {
     RunConfig expandable = run;
     expandable.expandable_segments = true;
-    e.expandable_reserve_bytes =
-        replay_reserve(s, expandable, t, e.paged_bytes, sr.grad_share,
-                       e.out_of_memory ? kNoCapacity : capacity)
-            .varying;
+    e.expandable_reserve_bytes = replay_reserve(s, expandable, t, e.paged_bytes, sr.grad_share,
+                                                e.out_of_memory ? kNoCapacity : capacity)
+                                     .varying;
   }
   // Within the capacity the cache stops there (release_cached_blocks and a retry), so every
   // reserved figure does. The replay the point comes from says how often the cache was released.
@@ -562,8 +561,8 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
         return std::min(figure, cap);
       };
       e.train_peak_reserved_bytes = at_cap(e.train_peak_reserved_bytes, point, capacity);
-      e.reserved_low_bytes = std::min({e.reserved_low_bytes, std::max(capacity_low, allocated),
-                                       e.train_peak_reserved_bytes});
+      e.reserved_low_bytes = std::min(
+          {e.reserved_low_bytes, std::max(capacity_low, allocated), e.train_peak_reserved_bytes});
       // Lengths that vary: a rising chain that reached the capacity says the cache fills the
       // device; a deeper chain fills it up to the most the allocator can hold (the smallest
       // context), where the range ends.

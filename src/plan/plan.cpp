@@ -503,7 +503,8 @@ Result<PlanResult> make_plan(const PlanInput& input, const PlanEnvironment& env)
         framework_preset(fr.low).name, framework_preset(fr.high).name));
   }
   // A page-cache flush frees host memory: it helps only where the GPU lives in the pool.
-  r.verdict = verdict_of(r.estimate, r.peak_basis, r.budget_bytes, r.device ? std::nullopt : r.pool);
+  r.verdict =
+      verdict_of(r.estimate, r.peak_basis, r.budget_bytes, r.device ? std::nullopt : r.pool);
   r.anchor = nearest_anchor(
       env.anchors, r.model.shape.params.total, run, r.estimate, r.verdict != Verdict::wont_fit,
       [&](const RunConfig& at) { return estimate(r.model.shape, at, shard); });

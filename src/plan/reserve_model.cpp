@@ -80,9 +80,9 @@ std::string replay_key(const ModelShape& shape, const RunConfig& run, const Term
       r.bnb_saves_input, r.prev_graph_held, r.dequant_copies, r.fused_qkv_lora, r.head_4bit,
       r.autocast_base_copies, static_cast<int>(run.optim), t.weights, t.adapter, t.gradients,
       t.optimizer, t.master, paged, run.packed, run.expandable_segments);
-  k += fmt::format("|{} {} {}|{} {}|{}", run.cublas_workspace_bytes,
-                   static_cast<int>(run.kbit_prep), static_cast<int>(run.double_quant),
-                   run.fused_adamw, grad_share, capacity);
+  k +=
+      fmt::format("|{} {} {}|{} {}|{}", run.cublas_workspace_bytes, static_cast<int>(run.kbit_prep),
+                  static_cast<int>(run.double_quant), run.fused_adamw, grad_share, capacity);
   for (const auto& n : r.targets) k += "|" + n;
   return k;
 }
@@ -111,8 +111,7 @@ ReserveFigures replay_reserve(const ModelShape& shape, const RunConfig& run, con
     std::lock_guard<std::mutex> lock(mu);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
   }
-  ReserveFigures f =
-      replay_reserve_uncached(shape, run, terms, paged_bytes, grad_share, capacity);
+  ReserveFigures f = replay_reserve_uncached(shape, run, terms, paged_bytes, grad_share, capacity);
   std::lock_guard<std::mutex> lock(mu);
   if (cache.size() > 512) cache.clear();
   cache.emplace(key, f);

@@ -23,8 +23,8 @@ namespace sparkops::serving {
 // The flags' text (cli/plan_flags.hpp holds them with the plan flags, whose --budget and
 // --overhead serving_context reads).
 struct ServingFlags {
-  std::string serve;         // --serve ENGINE: vllm | sglang | ollama | llamacpp | trtllm
-  std::string serve_args;    // --serve-args "--max-model-len 32768 --gpu-memory-utilization 0.5"
+  std::string serve;       // --serve ENGINE: vllm | sglang | ollama | llamacpp | trtllm
+  std::string serve_args;  // --serve-args "--max-model-len 32768 --gpu-memory-utilization 0.5"
   std::vector<std::string> engine_words;  // the words after `--` (`plan ... --serve vllm -- ...`)
   std::vector<std::string> beside;        // --beside CMD (repeatable), as the user would run them
   bool beside_running = false;            // --beside-running: judge against what `procs` sees

@@ -101,7 +101,7 @@ TEST(CachingAllocator, CacheIsReleasedOnlyWhenCapacityRunsOut) {
   EXPECT_EQ(a.peak_reserved_bytes(), 40 * MiB);
   EXPECT_FALSE(a.out_of_memory());
   EXPECT_EQ(a.alloc_retries(), 1u);  // torch's num_alloc_retries
-  a.malloc(20 * MiB);  // 40 in use + 20 > 50 and nothing cached to give back
+  a.malloc(20 * MiB);                // 40 in use + 20 > 50 and nothing cached to give back
   EXPECT_TRUE(a.out_of_memory());
   EXPECT_EQ(a.alloc_retries(), 2u);
 }
