@@ -67,15 +67,16 @@ std::optional<std::string> capacity_note(const Estimate& e, const RunConfig& run
       "cached segments, which later steps cudaMalloc again";
   if (run.reach_unified)
     where =
-        "on a unified machine cudaMalloc fails only when the kernel has no pages left, past the "
-        "overhead the budget keeps: the host reclaims, swaps or OOM-kills first";
+        "on a unified machine cudaMalloc fails only when the kernel has no pages left: the cache "
+        "first takes the overhead the budget keeps for the OS, and the host reclaims, swaps or "
+        "OOM-kills before the release comes";
   const std::string times =
       e.alloc_retries == 1 ? "once" : fmt::format("{} times", e.alloc_retries);
   return fmt::format(
-      "the tensors fit the device, but the caching allocator reaches its capacity ({} GiB: {} {} "
-      "GiB less {}{}) and "
-      "releases its cache {} in the replayed steps (release_cached_blocks, then a retry: "
-      "num_alloc_retries); max_memory_reserved stops at {} GiB; {}",
+      "the tensors fit the device, but the caching allocator reaches its capacity ({} GiB: "
+      "{} {} GiB less {}{}) and releases its cache {} in the replayed steps "
+      "(release_cached_blocks, then a retry: num_alloc_retries); max_memory_reserved stops at "
+      "{} GiB; {}",
       format_gib(e.allocator_capacity_bytes), reach, format_gib(run.device_reach_bytes), beside,
       e.terms.nccl_buffers > 0 ? " and NCCL" : "", times, format_gib(e.train_peak_reserved_bytes),
       where);
