@@ -142,9 +142,12 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f) {
       ->type_name("CMD");
   cmd->add_flag("--beside-running", f.serving.beside_running,
                 "Judge the planned job beside what runs now (the workloads `procs` lists)");
-  cmd->add_option("--device-total", f.serving.device_total,
-                  "The device total CUDA reports, for fraction engines (default: the pool total, "
-                  "MemTotal; GB10 CUDA reports about 121.6 GiB)")
+  cmd->add_option("--device-total", f.device_total,
+                  "The device's memory as CUDA reports it (torch.cuda.get_device_properties()."
+                  "total_memory; an A100-80GB 79.25 GiB, GB10 about 121.6 GiB): training caps the "
+                  "caching allocator's cache at it less the CUDA context (default: the card's free "
+                  "memory; on a unified machine MemAvailable); fraction engines take it as their "
+                  "base (default: the card's total, else the pool total)")
       ->type_name("SIZE");
 }
 }  // namespace sparkops::cli

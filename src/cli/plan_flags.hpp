@@ -14,9 +14,9 @@
 
 namespace sparkops::cli {
 
-// The flag text: the planned run's (plan/plan_args.hpp, parsed by plan::plan_input; --budget and
-// --overhead are its) and the serving flags (serving/serving_flags.hpp: --serve, --serve-args,
-// the engine's words after `--`, --beside, --beside-running, --device-total).
+// The flag text: the planned run's (plan/plan_args.hpp, parsed by plan::plan_input; --budget,
+// --overhead and --device-total are its) and the serving flags (serving/serving_flags.hpp:
+// --serve, --serve-args, the engine's words after `--`, --beside, --beside-running).
 struct PlanFlags : plan::PlanArgs {
   serving::ServingFlags serving;
 };

@@ -9,6 +9,8 @@
 #include <set>
 #include <tuple>
 
+#include <fmt/format.h>
+
 #include "plan/autograd_sim_families.hpp"
 #include "plan/autograd_sim_graph.hpp"
 
@@ -630,6 +632,18 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   }
   res.backward_peak_extra = bwd;
   return res;
+}
+
+std::string sim_run_key(const SimRun& r) {
+  std::string k = fmt::format(
+      "{} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {}",
+      static_cast<int>(r.method), r.batch, r.seq, r.model_bytes, r.adapter_bytes, r.lora_rank,
+      r.lora_dropout, r.all_linear, static_cast<int>(r.attn), static_cast<int>(r.loss),
+      static_cast<int>(r.ckpt), r.bnb_saves_input, r.dropout_off, r.prev_graph_held, r.outputs_fp32,
+      r.dequant_copies, r.fused_qkv_lora, r.grad_share, r.head_4bit, r.autocast_base_copies,
+      r.lora_head, r.grads_accumulated, r.megatron_layer, r.targets.size());
+  for (const auto& t : r.targets) k += "|" + t;
+  return k;
 }
 
 }  // namespace sparkops::plan

@@ -97,6 +97,10 @@ struct SimRun {
   bool megatron_layer = false;
 };
 
+// Every field of `run`, as text: a memo keyed on it (plan/reserve_model.cpp) can never serve a
+// run that differs in any field. A field added to SimRun is added here too.
+std::string sim_run_key(const SimRun& run);
+
 struct SimResult {
   double activations = 0;  // live after the decoder stack and final norm (the saved set + output)
   double loss = 0;         // what the loss path adds on top until backward starts

@@ -123,6 +123,7 @@ CachingAllocator::Id CachingAllocator::malloc(std::uint64_t bytes) {
     found = grow_expandable(small, size, id);
     if (!found) {
       release_free_segments();
+      ++alloc_retries_;
       from_free = find_free(small, size, at);
       if (from_free) id = at->second;
       found = from_free || grow_expandable(small, size, id);
@@ -139,6 +140,7 @@ CachingAllocator::Id CachingAllocator::malloc(std::uint64_t bytes) {
     if (config_.capacity != std::numeric_limits<std::uint64_t>::max() &&
         reserved_ + seg > config_.capacity) {
       release_free_segments();
+      ++alloc_retries_;
       if (reserved_ + seg > config_.capacity) oom_ = true;
     }
     id = new_segment(small, seg);

@@ -77,6 +77,10 @@ class CachingAllocator {
   std::uint64_t segments() const { return segment_count_; }
   // A request that did not fit in `capacity` even after the cache was released.
   bool out_of_memory() const { return oom_; }
+  // How often a segment did not fit in `capacity`, so the cache was released and the request
+  // retried: torch.cuda.memory_stats()["num_alloc_retries"] (alloc_block(isRetry=true) after
+  // release_cached_blocks).
+  std::uint64_t alloc_retries() const { return alloc_retries_; }
 
  private:
   struct Block {
@@ -154,6 +158,7 @@ class CachingAllocator {
   std::uint64_t allocated_ = 0, reserved_ = 0, requested_ = 0;
   std::uint64_t peak_allocated_ = 0, peak_reserved_ = 0, peak_requested_ = 0;
   std::uint64_t segment_count_ = 0;
+  std::uint64_t alloc_retries_ = 0;
   bool oom_ = false;
 };
 

@@ -8,6 +8,7 @@
 
 #include "base/checked_cast.hpp"
 #include "plan/autograd_sim.hpp"
+#include "plan/device_capacity.hpp"
 #include "plan/reserve_model.hpp"
 #include "plan/sharding.hpp"
 
@@ -495,16 +496,43 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
   t.transient = to_bytes(peak - std::min(peak, held));
   // cuBLAS workspaces come from torch's caching allocator (CublasHandlePool.cpp getNewWorkspace):
   // max_memory_allocated counts them.
+  // The allocator's capacity (plan/device_capacity.hpp): the reach less the context, NCCL's
+  // buffers and, on a unified machine, the host side, paged and pinned memory.
+  const std::uint64_t nccl_point = ranks > 1 ? k.nccl_connection_bytes * k.nccl_channels : 0;
+  const std::uint64_t host =
+      sat_add(sat_add(run.host.process_bytes, run.host.dataset_bytes),
+              to_bytes(d(run.host.dataloader_workers) * d(run.host.worker_bytes)));
+  const std::uint64_t capacity = allocator_capacity(
+      run, {k.cuda_context_bytes, nccl_point, host, e.paged_bytes, e.pinned_host_bytes});
+  const bool capped = capacity != kNoCapacity;
+  // The range's ends: the context's measured range and NCCL's channel range leave the allocator
+  // more (high end) or less (low end).
+  const std::uint64_t nccl_low = ranks > 1 ? k.nccl_connection_bytes * k.nccl_channels_low : 0;
+  const std::uint64_t nccl_high = ranks > 1 ? k.nccl_connection_bytes * k.nccl_channels_high : 0;
+  const std::uint64_t capacity_high = allocator_capacity(
+      run, {k.cuda_context_low_bytes, nccl_low, host, e.paged_bytes, e.pinned_host_bytes});
+  const std::uint64_t capacity_low = allocator_capacity(
+      run, {k.cuda_context_high_bytes, nccl_high, host, e.paged_bytes, e.pinned_host_bytes});
   ReserveFigures reserve;
   if (run.reserve_fraction_hint >= 0) {
     reserve.workspaces = 2 * run.cublas_workspace_bytes + kCublasLtWorkspaceBytes;
     reserve.fixed = reserve.varying =
         to_bytes(run.reserve_fraction_hint * (peak + d(reserve.workspaces)));
   } else {
-    reserve = replay_reserve(s, run, t, e.paged_bytes, sr.grad_share);
+    reserve = replay_reserve(s, run, t, e.paged_bytes, sr.grad_share, capacity);
   }
   t.workspaces = reserve.workspaces;
   e.train_peak_allocated_bytes = sat_add(to_bytes(peak), t.workspaces);
+  // The capacity: a tensor that does not fit even after a cache release is an OutOfMemoryError.
+  // The run then stops there; its figures are what it would need, the replay without a limit.
+  if (capped) {
+    e.allocator_capacity_bytes = capacity;
+    e.out_of_memory = e.train_peak_allocated_bytes > capacity ||
+                      reserve.fixed_replay.out_of_memory ||
+                      (!run.packed && reserve.varying_replay.out_of_memory);
+    if (e.out_of_memory && run.reserve_fraction_hint < 0)
+      reserve = replay_reserve(s, run, t, e.paged_bytes, sr.grad_share);
+  }
   // The caching allocator's reserve from its rules (plan/caching_allocator.hpp), replayed over
   // this run's tensors: what max_memory_reserved shows above max_memory_allocated.
   // Lengths that vary leave the cache holding segments for a chain of shapes (a long run of
@@ -517,20 +545,46 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
   if (!run.packed && !run.expandable_segments && run.reserve_fraction_hint < 0) {
     RunConfig expandable = run;
     expandable.expandable_segments = true;
-    e.expandable_reserve_bytes =
-        replay_reserve(s, expandable, t, e.paged_bytes, sr.grad_share).varying;
+    e.expandable_reserve_bytes = replay_reserve(s, expandable, t, e.paged_bytes, sr.grad_share,
+                                                e.out_of_memory ? kNoCapacity : capacity)
+                                     .varying;
+  }
+  // Within the capacity the cache stops there (release_cached_blocks and a retry), so every
+  // reserved figure does. The replay the point comes from says how often the cache was released.
+  if (capped && !e.out_of_memory) {
+    const ReplayResult& point = run.packed ? reserve.fixed_replay : reserve.varying_replay;
+    e.alloc_retries = point.alloc_retries;
+    {
+      const std::uint64_t allocated = e.train_peak_allocated_bytes;
+      // A replay that released its cache ran into the capacity: its own high-water mark (the
+      // capacity less at most the segment whose cudaMalloc failed) is then max_memory_reserved,
+      // bound to the device rather than riding on the allocated peak.
+      auto at_cap = [](std::uint64_t figure, const ReplayResult& r, std::uint64_t cap) {
+        if (r.alloc_retries > 0) figure = std::max(figure, r.peak_reserved);
+        return std::min(figure, cap);
+      };
+      e.train_peak_reserved_bytes = at_cap(e.train_peak_reserved_bytes, point, capacity);
+      e.reserved_low_bytes = std::min(
+          {e.reserved_low_bytes, std::max(capacity_low, allocated), e.train_peak_reserved_bytes});
+      // Lengths that vary: a rising chain that reached the capacity says the cache fills the
+      // device; a deeper chain fills it up to the most the allocator can hold (the smallest
+      // context), where the range ends.
+      if (!run.packed && reserve.varying_replay.alloc_retries > 0)
+        e.reserved_high_bytes = std::max(e.reserved_high_bytes, capacity_high);
+      e.reserved_high_bytes = std::min(e.reserved_high_bytes, capacity_high);
+      e.reserved_high_bytes = std::max(e.reserved_high_bytes, e.train_peak_reserved_bytes);
+      t.allocator_reserve = e.train_peak_reserved_bytes - allocated;
+      e.expandable_reserve_bytes = std::min(e.expandable_reserve_bytes, capacity - allocated);
+    }
   }
   t.cuda_context = k.cuda_context_bytes;
   // Several ranks: the NCCL communicator's own buffers (EstimatorConstants::nccl_*), outside
   // torch's allocator, in the device and pool figures.
-  const std::uint64_t nccl_low = ranks > 1 ? k.nccl_connection_bytes * k.nccl_channels_low : 0;
-  const std::uint64_t nccl_high = ranks > 1 ? k.nccl_connection_bytes * k.nccl_channels_high : 0;
-  t.nccl_buffers = ranks > 1 ? k.nccl_connection_bytes * k.nccl_channels : 0;
+  t.nccl_buffers = nccl_point;
   // The host side on the same pool, and the checkpoint's pages the load left cached.
   t.host_process = run.host.process_bytes;
   t.dataset = run.host.dataset_bytes;
   t.dataloader_workers = to_bytes(d(run.host.dataloader_workers) * d(run.host.worker_bytes));
-  const std::uint64_t host = sat_add(sat_add(t.host_process, t.dataset), t.dataloader_workers);
   // Pinned host buffers of offloaded checkpointing sit on the same pool, outside the device view.
   const std::uint64_t outside = sat_add(sat_add(e.paged_bytes, host), e.pinned_host_bytes);
   const std::uint64_t beside = sat_add(t.cuda_context, t.nccl_buffers);
@@ -544,6 +598,20 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
       sat_add(sat_add(e.reserved_low_bytes, sat_add(k.cuda_context_low_bytes, nccl_low)), outside);
   e.train_peak_pool_high_bytes = sat_add(
       sat_add(e.reserved_high_bytes, sat_add(k.cuda_context_high_bytes, nccl_high)), outside);
+  if (capped && !e.out_of_memory) {
+    // A larger context or more NCCL channels leave the allocator less: the high ends stop at the
+    // reach too (plus what the figure holds outside it: paged states on a discrete GPU, and the
+    // host side in the pool figure).
+    const std::uint64_t reach = run.device_reach_bytes;
+    const std::uint64_t device_cap =
+        run.reach_unified ? reach - std::min(reach, sat_add(host, e.pinned_host_bytes))
+                          : sat_add(reach, e.paged_bytes);
+    const std::uint64_t pool_cap = run.reach_unified ? reach : sat_add(reach, outside);
+    e.train_peak_device_high_bytes =
+        std::max(e.train_peak_device_bytes, std::min(e.train_peak_device_high_bytes, device_cap));
+    e.train_peak_pool_high_bytes =
+        std::max(e.train_peak_pool_bytes, std::min(e.train_peak_pool_high_bytes, pool_cap));
+  }
 
   const std::uint64_t checkpoint = s.quant ? s.quant->weight_bytes : p.total * 2;
   e.largest_shard_bytes = shard.value_or(std::min(checkpoint, k.assumed_shard_bytes));

@@ -155,6 +155,14 @@ struct RunConfig {
   bool expandable_segments = false;
   std::uint64_t cublas_workspace_bytes = kCublasWorkspaceHopperBytes;  // per (handle, stream)
   HostSide host;
+  // What cudaMalloc can draw on for this process in all (docs/estimator.md "The device's
+  // capacity"); 0: unknown, the allocator's replay is not capped. A discrete GPU's memory as CUDA
+  // reports it (--device-total, else the card's free memory), or on a unified machine what the
+  // kernel can give (MemAvailable, or a lower cgroup headroom). The estimator takes what sits
+  // beside the allocator off it (the CUDA context, NCCL's buffers; where `reach_unified`, the
+  // host side, paged states and pinned buffers too): the rest is the allocator's capacity.
+  std::uint64_t device_reach_bytes = 0;
+  bool reach_unified = false;
   // >= 0: take the allocator reserve as this fraction of allocated instead of replaying it. Only
   // the advice ladder's bisection probes set it (from one replay of the run they start from);
   // every figure the plan prints comes from its own replay.
@@ -248,6 +256,17 @@ struct Estimate {
   std::uint64_t train_peak_pool_low_bytes = 0;
   std::uint64_t train_peak_pool_high_bytes = 0;
   std::uint64_t expandable_reserve_bytes = 0;  // the reserve under expandable_segments:True
+  // What the caching allocator can take: RunConfig::device_reach_bytes less what sits beside the
+  // allocator on it; 0 when the reach is unknown (nothing capped). Reserved figures stop there:
+  // a cudaMalloc beyond it fails, the allocator releases its cached segments and retries
+  // (c10/cuda/CUDACachingAllocator.cpp malloc: release_cached_blocks, then alloc_block).
+  std::uint64_t allocator_capacity_bytes = 0;
+  // How often the replay the point comes from released the cache to stay within the capacity
+  // (torch.cuda.memory_stats()["num_alloc_retries"] over the replayed steps): 0 = never.
+  std::uint64_t alloc_retries = 0;
+  // The allocated peak, or the requests after a release, do not fit in the capacity: torch
+  // raises OutOfMemoryError, whatever the budget. The reserved figures are then left uncapped.
+  bool out_of_memory = false;
   // Optimizer states bitsandbytes pages (cudaMallocManaged, tensors >= 1e5 elements): in the pool,
   // never in torch's allocator statistics.
   std::uint64_t paged_bytes = 0;

@@ -16,8 +16,8 @@ std::vector<MatrixCell> fit_matrix(const PlanResult& base, const std::vector<std
       run.seq = s;
       run.batch = b;
       MatrixCell c{s, b, estimate(base.model.shape, run, shard), Verdict::wont_fit};
-      c.verdict = verdict_for(peak_bytes(c.estimate, base.peak_basis), base.budget_bytes,
-                              base.device ? std::nullopt : base.pool, c.estimate.terms.page_cache);
+      c.verdict = verdict_of(c.estimate, base.peak_basis, base.budget_bytes,
+                             base.device ? std::nullopt : base.pool);
       cells.push_back(c);
     }
   }

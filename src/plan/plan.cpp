@@ -14,6 +14,7 @@
 #include "models/catalogue.hpp"
 #include "models/resolve.hpp"
 #include "plan/autograd_sim.hpp"
+#include "plan/device_capacity.hpp"
 #include "plan/estimator.hpp"
 #include "plan/frameworks.hpp"
 #include "plan/reserve_model.hpp"
@@ -195,6 +196,16 @@ std::uint64_t peak_bytes(const Estimate& e, PeakBasis basis) {
   return std::max(e.train_peak_device_bytes, load_device);
 }
 
+Verdict verdict_of(const Estimate& e, PeakBasis basis, std::uint64_t budget,
+                   const std::optional<host::PoolView>& pool) {
+  if (e.out_of_memory) return Verdict::wont_fit;
+  return verdict_for(peak_bytes(e, basis), budget, pool, e.terms.page_cache);
+}
+
+bool fits_budget(const Estimate& e, PeakBasis basis, std::uint64_t budget) {
+  return !e.out_of_memory && peak_bytes(e, basis) <= budget;
+}
+
 namespace {
 
 // The advice is estimated in full: its reserve replayed, not scaled from the probe's hint.
@@ -202,13 +213,13 @@ Advice make_advice(AdviceKind kind, const ModelShape& shape, RunConfig run, std:
                    std::optional<std::uint64_t> shard, PeakBasis basis) {
   run.reserve_fraction_hint = -1;
   Advice a{kind, run, estimate(shape, run, shard), false};
-  a.fits = peak_bytes(a.estimate, basis) <= budget;
+  a.fits = fits_budget(a.estimate, basis, budget);
   return a;
 }
 
 bool fits(const ModelShape& shape, const RunConfig& run, std::uint64_t budget,
           std::optional<std::uint64_t> shard, PeakBasis basis) {
-  return peak_bytes(estimate(shape, run, shard), basis) <= budget;
+  return fits_budget(estimate(shape, run, shard), basis, budget);
 }
 
 double reserve_fraction(const Estimate& e) {
@@ -360,7 +371,7 @@ std::optional<FrameworkRange> framework_range(const PlanResult& r,
   const RunConfig *lo_run = &r.run, *hi_run = &r.run;
   for (const auto& alt : alternatives) {
     std::vector<std::string> ignored;
-    auto run = run_for_quantized_base(alt, r.model.shape, ignored);
+    auto run = run_for_quantized_base(with_reach(alt, r.run), r.model.shape, ignored);
     if (!run || !validate_run(*run, r.model.shape)) continue;
     RunConfig probe = *run;
     probe.reserve_fraction_hint = fraction;
@@ -372,7 +383,7 @@ std::optional<FrameworkRange> framework_range(const PlanResult& r,
   auto replayed = [&](const RunConfig* run, std::uint64_t planned) {
     if (run == &r.run) return planned;
     std::vector<std::string> ignored;
-    auto q = run_for_quantized_base(*run, r.model.shape, ignored);
+    auto q = run_for_quantized_base(with_reach(*run, r.run), r.model.shape, ignored);
     return peak_bytes(estimate(r.model.shape, *q, shard), r.peak_basis);
   };
   FrameworkRange fr;
@@ -391,7 +402,7 @@ Result<PlanResult> make_plan(const PlanInput& input, const PlanEnvironment& env)
   std::vector<std::string> quant_notes;
   auto adjusted = run_for_quantized_base(input.run, model->shape, quant_notes);
   if (!adjusted) return tl::unexpected(adjusted.error());
-  const RunConfig& run = *adjusted;
+  RunConfig run = *adjusted;
   if (auto ok = validate_run(run, model->shape); !ok) return tl::unexpected(ok.error());
 
   PlanResult r;
@@ -411,7 +422,30 @@ Result<PlanResult> make_plan(const PlanInput& input, const PlanEnvironment& env)
         "this architecture (softcapping or attention sinks) runs eager attention under "
         "sdpa in Hugging Face: a·s² scores counted; --attn flash avoids them");
   }
+  // The budget first: the machine it is read from also says how far cudaMalloc reaches.
+  if (input.budget_bytes) {
+    r.budget_bytes = *input.budget_bytes;
+  } else if (env.pool) {
+    r.pool = env.pool;
+  } else {
+    host::PoolOptions options = env.pool_options;
+    if (input.overhead_bytes) options.overhead_bytes = *input.overhead_bytes;
+    auto pool = host::read_pool(env.root, options);
+    if (!pool) return tl::unexpected(pool.error());
+    r.pool = *pool;
+  }
+  if (r.pool) r.budget_bytes = r.pool->budget_bytes;
+  if (!input.budget_bytes && env.device_memory) {
+    // host/pool.hpp training_budget: a discrete GPU's free memory is the budget.
+    const auto budget = host::training_budget(r.pool, env.device_memory);
+    r.budget_bytes = budget->bytes;
+    r.device = budget->device;
+    r.peak_basis = PeakBasis::device;
+  }
+  set_device_reach(run, input.device_total_bytes, r.device, r.pool);
+  r.run = run;
   r.estimate = estimate(r.model.shape, run, shard);
+  if (auto note = capacity_note(r.estimate, run)) r.notes.push_back(*note);
   if (run.framework == Framework::nemo) r.notes.push_back(nemo_layer_note(r.model.shape, run));
   if (r.estimate.pinned_host_bytes > 0) {
     r.notes.push_back(fmt::format(
@@ -448,32 +482,15 @@ Result<PlanResult> make_plan(const PlanInput& input, const PlanEnvironment& env)
         "lengths vary up to --seq: max_memory_reserved {}-{} GiB. The estimate replays {} batch "
         "shapes in rising order (no cached block of a shorter step fits the next; a long run of "
         "shuffled lengths holds such chains); the chain's depth moves it most, a deeper one "
-        "reserves more{}",
+        "reserves more{}{}",
         format_gib(e.reserved_low_bytes), format_gib(e.reserved_high_bytes), kVaryingShapes,
+        e.allocator_capacity_bytes > 0 && !e.out_of_memory
+            ? ", up to what the allocator can take (the range's top: the device's capacity with "
+              "the smallest measured context)"
+            : "",
         expandable));
   }
 
-  if (input.budget_bytes) {
-    r.budget_bytes = *input.budget_bytes;
-  } else if (env.pool) {
-    r.pool = env.pool;
-  } else {
-    host::PoolOptions options = env.pool_options;
-    if (input.overhead_bytes) options.overhead_bytes = *input.overhead_bytes;
-    auto pool = host::read_pool(env.root, options);
-    if (!pool) return tl::unexpected(pool.error());
-    r.pool = *pool;
-  }
-  if (r.pool) r.budget_bytes = r.pool->budget_bytes;
-  if (!input.budget_bytes && env.device_memory) {
-    // host/pool.hpp training_budget: a discrete GPU's free memory is the budget.
-    const auto budget = host::training_budget(r.pool, env.device_memory);
-    r.budget_bytes = budget->bytes;
-    r.device = budget->device;
-    r.peak_basis = PeakBasis::device;
-  }
-
-  const std::uint64_t peak = peak_bytes(r.estimate, r.peak_basis);
   if (!input.framework_alternatives.empty())
     r.framework_range = framework_range(r, input.framework_alternatives, shard);
   if (r.framework_range) {
@@ -486,8 +503,8 @@ Result<PlanResult> make_plan(const PlanInput& input, const PlanEnvironment& env)
         framework_preset(fr.low).name, framework_preset(fr.high).name));
   }
   // A page-cache flush frees host memory: it helps only where the GPU lives in the pool.
-  r.verdict = verdict_for(peak, r.budget_bytes, r.device ? std::nullopt : r.pool,
-                          r.estimate.terms.page_cache);
+  r.verdict =
+      verdict_of(r.estimate, r.peak_basis, r.budget_bytes, r.device ? std::nullopt : r.pool);
   r.anchor = nearest_anchor(
       env.anchors, r.model.shape.params.total, run, r.estimate, r.verdict != Verdict::wont_fit,
       [&](const RunConfig& at) { return estimate(r.model.shape, at, shard); });

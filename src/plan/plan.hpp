@@ -44,6 +44,11 @@ struct PlanInput {
   std::optional<std::uint64_t> budget_bytes;  // --budget N; nullopt = auto (the live pool)
   std::optional<std::uint64_t>
       overhead_bytes;  // --overhead N; nullopt = PoolOptions default/config
+  // --device-total SIZE: the device's memory as CUDA reports it. Training reads it as the reach of
+  // cudaMalloc (RunConfig::device_reach_bytes; docs/estimator.md "The device's capacity"), fraction
+  // engines as their base. nullopt: the card's free memory on a discrete GPU, the pool on a
+  // unified machine, unknown under --budget.
+  std::optional<std::uint64_t> device_total_bytes;
   // Set when the framework was not given (neither --framework nor config plan.framework): the
   // same flags under every other preset. `run` is the default preset's; make_plan prints the
   // range the presets span.
@@ -134,6 +139,14 @@ Result<ResolvedModel> resolve_model(const ModelRef& ref, const HfCacheEnv& hf_ca
 // what is free now (pool given) but not the budget, else fits.
 Verdict verdict_for(std::uint64_t peak_pool_bytes, std::uint64_t budget_bytes,
                     const std::optional<host::PoolView>& pool, std::uint64_t page_cache = 0);
+
+// The verdict for an estimate: wont_fit when its tensors do not fit in the device's capacity
+// (Estimate::out_of_memory: torch raises OutOfMemoryError whatever the budget), else verdict_for
+// its peak on `basis`.
+Verdict verdict_of(const Estimate& e, PeakBasis basis, std::uint64_t budget_bytes,
+                   const std::optional<host::PoolView>& pool);
+// Whether an estimate fits: its tensors fit the device's capacity and its peak the budget.
+bool fits_budget(const Estimate& e, PeakBasis basis, std::uint64_t budget_bytes);
 
 // The largest packing length (multiple of 128, <= run.seq) whose peak fits the budget.
 // `largest_shard_bytes` as in estimate(): the model directory's largest shard when known.

@@ -292,7 +292,27 @@ Result<PlanInput> plan_input(const PlanArgs& f) {
     }
     in.overhead_bytes = *o;
   }
+  if (!f.device_total.empty()) {
+    auto t = parse_device_total(f.device_total);
+    if (!t) return tl::unexpected(t.error());
+    in.device_total_bytes = *t;
+  }
   return in;
+}
+
+Result<std::uint64_t> parse_device_total(std::string_view text) {
+  auto t = parse_bytes(text, DefaultUnit::gib);
+  if (!t) {
+    return fail(Errc::invalid_argument,
+                fmt::format("--device-total: {} is not a size", quote_for_message(text)));
+  }
+  if (*t == 0) return fail(Errc::invalid_argument, "--device-total: must be positive");
+  // No device holds more; a larger figure is a typo (units), not a machine.
+  if (*t > kMaxDeviceTotal) {
+    return fail(Errc::invalid_argument,
+                fmt::format("--device-total: {} is more than 16 TiB", quote_for_message(text)));
+  }
+  return *t;
 }
 
 }  // namespace sparkops::plan

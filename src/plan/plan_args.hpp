@@ -50,6 +50,9 @@ struct PlanArgs {
   std::string grad_accum;       // empty: the preset's (swift: up to 16 sequences a step), else 1
   std::string budget = "auto";  // GB (bare number = GiB, as `free -g`) or auto
   std::string overhead;         // empty = config pool.overhead
+  // --device-total SIZE: the device's memory as CUDA reports it (training: what cudaMalloc can
+  // reach; serving: the base of fraction engines). Empty: read from the machine.
+  std::string device_total;
 };
 
 // Parses the text into a PlanInput (first value of list flags). Errors name the flag.
@@ -57,6 +60,11 @@ Result<PlanInput> plan_input(const PlanArgs& args);
 
 // The --seq / --batch lists ("1024,2048,4096"); one element when a single value was given.
 Result<std::vector<std::uint64_t>> parse_count_list(std::string_view text, std::string_view flag);
+
+// --device-total: a size (bare numbers GiB) above 0 and at most kMaxDeviceTotal. The Error
+// names the flag.
+inline constexpr std::uint64_t kMaxDeviceTotal = 1ULL << 44;  // 16 TiB
+Result<std::uint64_t> parse_device_total(std::string_view text);
 
 // --params: "70B", "7.6e9", "8030261248", "1.5T", "350M" (at most 10^15).
 Result<std::uint64_t> parse_param_count(std::string_view text);

@@ -288,6 +288,17 @@ json plan_to_json(const plan::PlanResult& r) {
     j["term_basis"][std::string(name)] = plan::term_basis(name);
   if (e.expandable_reserve_bytes > 0)
     j["expandable_segments_reserve_bytes"] = e.expandable_reserve_bytes;
+  // What cudaMalloc can reach and what the caching allocator can take of it (docs/estimator.md
+  // "The device's capacity"); null when the reach is unknown (--budget without --device-total).
+  if (r.run.device_reach_bytes > 0) {
+    j["device_capacity"] = {{"reach_bytes", r.run.device_reach_bytes},
+                            {"unified", r.run.reach_unified},
+                            {"allocator_capacity_bytes", e.allocator_capacity_bytes},
+                            {"alloc_retries", e.alloc_retries},
+                            {"out_of_memory", e.out_of_memory}};
+  } else {
+    j["device_capacity"] = nullptr;
+  }
   j["load_peak_pool_bytes"] = e.load_peak_pool_bytes;
   j["largest_shard_bytes"] = e.largest_shard_bytes;
   j["budget_bytes"] = r.budget_bytes;

@@ -65,24 +65,20 @@ StepShape step_shape(const SimResult& sim, const models::Architecture& a, const 
 
 // Everything the replay reads, as text: the memo's key.
 std::string replay_key(const ModelShape& shape, const RunConfig& run, const Terms& t,
-                       std::uint64_t paged, double grad_share) {
+                       std::uint64_t paged, double grad_share, std::uint64_t capacity) {
   const models::Architecture& a = shape.arch;
-  const SimRun r = sim_run_for(a, run);
+  // The step's simulation (every SimRun field), the model's shape, and what the replay itself
+  // reads beyond it: the static terms, paged states, packing, the allocator's settings.
   std::string k = fmt::format(
-      "{}|{} {} {} {} {} {} {} {} {} {} {}|{} {} {}|{} {} {} {} {} {} {} {} {} {} {} {} {} {} {} "
-      "{} "
-      "{} {}|{} {} {} {} {} {} {} {}",
+      "{}|{} {} {} {} {} {} {} {} {} {} {}|{} {} {}|{}|{} {} {} {} {} {} {} {} {}|{} {} {}|{} "
+      "{}|{}",
       a.family, a.hidden, a.layers, a.heads, a.kv_heads, a.head_dim, a.intermediate, a.vocab,
       a.experts, a.experts_per_token, a.tied_embeddings, a.needs_eager_attention,
-      shape.params.embedding, shape.params.lm_head, shape.params.other, static_cast<int>(r.method),
-      r.batch, r.seq, r.model_bytes, r.adapter_bytes, r.lora_rank, r.lora_dropout, r.all_linear,
-      static_cast<int>(r.attn), static_cast<int>(r.loss), static_cast<int>(r.ckpt),
-      r.bnb_saves_input, r.prev_graph_held, r.dequant_copies, r.fused_qkv_lora, r.head_4bit,
-      r.autocast_base_copies, static_cast<int>(run.optim), t.weights, t.adapter, t.gradients,
-      t.optimizer, t.master, paged, run.packed, run.expandable_segments);
-  k += fmt::format("|{} {} {}|{} {}", run.cublas_workspace_bytes, static_cast<int>(run.kbit_prep),
-                   static_cast<int>(run.double_quant), run.fused_adamw, grad_share);
-  for (const auto& n : r.targets) k += "|" + n;
+      shape.params.embedding, shape.params.lm_head, shape.params.other,
+      sim_run_key(sim_run_for(a, run)), static_cast<int>(run.optim), t.weights, t.adapter,
+      t.gradients, t.optimizer, t.master, paged, run.packed, run.expandable_segments,
+      run.cublas_workspace_bytes, static_cast<int>(run.kbit_prep),
+      static_cast<int>(run.double_quant), run.fused_adamw, grad_share, capacity);
   return k;
 }
 
@@ -101,15 +97,16 @@ void clear_replay_cache() {
 }
 
 ReserveFigures replay_reserve(const ModelShape& shape, const RunConfig& run, const Terms& terms,
-                              std::uint64_t paged_bytes, double grad_share) {
+                              std::uint64_t paged_bytes, double grad_share,
+                              std::uint64_t capacity) {
   auto& mu = memo_mu;
   auto& cache = memo;
-  const std::string key = replay_key(shape, run, terms, paged_bytes, grad_share);
+  const std::string key = replay_key(shape, run, terms, paged_bytes, grad_share, capacity);
   {
     std::lock_guard<std::mutex> lock(mu);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
   }
-  ReserveFigures f = replay_reserve_uncached(shape, run, terms, paged_bytes, grad_share);
+  ReserveFigures f = replay_reserve_uncached(shape, run, terms, paged_bytes, grad_share, capacity);
   std::lock_guard<std::mutex> lock(mu);
   if (cache.size() > 512) cache.clear();
   cache.emplace(key, f);
@@ -117,7 +114,7 @@ ReserveFigures replay_reserve(const ModelShape& shape, const RunConfig& run, con
 }
 
 ReplayInputs replay_inputs(const ModelShape& shape, const RunConfig& run, const Terms& terms,
-                           std::uint64_t paged_bytes, double grad_share) {
+                           std::uint64_t paged_bytes, double grad_share, std::uint64_t capacity) {
   const models::Architecture& a = shape.arch;
   const ParamCounts& p = shape.params;
   const bool peft = run.method != Method::full;
@@ -260,6 +257,7 @@ ReplayInputs replay_inputs(const ModelShape& shape, const RunConfig& run, const 
 
   ReplayInputs in;
   in.config.expandable_segments = run.expandable_segments;
+  in.config.capacity = capacity;
   m.min_layer_block = kSmallSize;
   in.model = std::move(m);
   const StepShape full = shape_at(run.seq);
@@ -273,8 +271,8 @@ ReplayInputs replay_inputs(const ModelShape& shape, const RunConfig& run, const 
 
 ReserveFigures replay_reserve_uncached(const ModelShape& shape, const RunConfig& run,
                                        const Terms& terms, std::uint64_t paged_bytes,
-                                       double grad_share) {
-  const ReplayInputs in = replay_inputs(shape, run, terms, paged_bytes, grad_share);
+                                       double grad_share, std::uint64_t capacity) {
+  const ReplayInputs in = replay_inputs(shape, run, terms, paged_bytes, grad_share, capacity);
   auto replay = [&](const std::vector<StepShape>& steps) {
     return replay_training(in.model, steps, in.config);
   };

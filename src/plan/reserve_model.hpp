@@ -4,6 +4,7 @@
 // for. docs/estimator.md "The caching allocator" describes the tensors and the two step orders.
 
 #include <cstdint>
+#include <limits>
 
 #include "plan/estimator.hpp"
 #include "plan/step_replay.hpp"
@@ -29,9 +30,15 @@ inline constexpr unsigned kVaryingShapes = 8;
 // replay's tensors add up to them; paged optimizer states are outside the allocator.
 // `grad_share`: the share of the gradients a sharded rank keeps through the backward
 // (SimRun::grad_share, plan/sharding.hpp); 1 on one GPU.
+// `capacity`: what cudaMalloc can take for the allocator (AllocatorConfig::capacity; the
+// estimator derives it from RunConfig::device_reach_bytes): a segment beyond it makes the replay
+// release its cache and retry (ReplayResult::alloc_retries), or run out of memory. The maximum:
+// no limit.
 // Memoized (bounded): the same run planned again costs a lookup.
+inline constexpr std::uint64_t kNoCapacity = std::numeric_limits<std::uint64_t>::max();
 ReserveFigures replay_reserve(const ModelShape& shape, const RunConfig& run, const Terms& terms,
-                              std::uint64_t paged_bytes, double grad_share = 1.0);
+                              std::uint64_t paged_bytes, double grad_share = 1.0,
+                              std::uint64_t capacity = kNoCapacity);
 // Forgets every memoized replay, so the next plan replays as a fresh process does (benchmarks).
 void clear_replay_cache();
 
@@ -43,11 +50,13 @@ struct ReplayInputs {
   std::vector<StepShape> fixed, varying;
 };
 ReplayInputs replay_inputs(const ModelShape& shape, const RunConfig& run, const Terms& terms,
-                           std::uint64_t paged_bytes, double grad_share = 1.0);
+                           std::uint64_t paged_bytes, double grad_share = 1.0,
+                           std::uint64_t capacity = kNoCapacity);
 
 // The replay itself, for benchmarks.
 ReserveFigures replay_reserve_uncached(const ModelShape& shape, const RunConfig& run,
                                        const Terms& terms, std::uint64_t paged_bytes,
-                                       double grad_share = 1.0);
+                                       double grad_share = 1.0,
+                                       std::uint64_t capacity = kNoCapacity);
 
 }  // namespace sparkops::plan

@@ -255,6 +255,7 @@ ReplayResult replay_training(const ReplayModel& m, const std::vector<StepShape>&
   out.peak_requested = r.alloc.peak_requested_bytes();
   out.segments = r.alloc.segments();
   out.out_of_memory = r.alloc.out_of_memory();
+  out.alloc_retries = r.alloc.alloc_retries();
   return out;
 }
 

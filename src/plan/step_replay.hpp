@@ -78,6 +78,8 @@ struct ReplayResult {
   std::uint64_t peak_requested = 0;  // the bytes asked for, at their peak
   std::uint64_t segments = 0;
   bool out_of_memory = false;  // some request found no room within the capacity
+  // Cache releases a segment beyond the capacity forced (CachingAllocator::alloc_retries).
+  std::uint64_t alloc_retries = 0;
 };
 
 // Loads the model, then runs one step per shape, in order (the first creates the optimizer

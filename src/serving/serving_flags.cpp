@@ -49,7 +49,7 @@ Result<ServingPlan> plan_for(const models::ResolvedModel& model, const ServeArgs
 
 }  // namespace
 
-Result<ServingContext> serving_context(const ServingFlags& flags, const plan::PlanArgs& budget,
+Result<ServingContext> serving_context(const ServingFlags& /*flags*/, const plan::PlanArgs& budget,
                                        const plan::PlanEnvironment& env,
                                        const workloads::HeavyRules& rules) {
   ServingContext sc;
@@ -76,11 +76,9 @@ Result<ServingContext> serving_context(const ServingFlags& flags, const plan::Pl
     sc.device = env.device_memory;
     sc.budget_bytes = sc.device ? sc.device->free_bytes : sc.pool->budget_bytes;
   }
-  if (!flags.device_total.empty()) {
-    auto d = parse_bytes(flags.device_total, DefaultUnit::gib);
-    if (!d || *d == 0)
-      return fail(Errc::invalid_argument,
-                  fmt::format("--device-total: {}", d ? "must be positive" : d.error().detail));
+  if (!budget.device_total.empty()) {
+    auto d = plan::parse_device_total(budget.device_total);
+    if (!d) return tl::unexpected(d.error());
     sc.device_total_bytes = *d;
   } else if (sc.device) {
     sc.device_total_bytes = sc.device->total_bytes;

@@ -23,9 +23,8 @@ namespace sparkops::serving {
 // The flags' text (cli/plan_flags.hpp holds them with the plan flags, whose --budget and
 // --overhead serving_context reads).
 struct ServingFlags {
-  std::string device_total;  // --device-total SIZE (what CUDA reports); empty: the pool total
-  std::string serve;         // --serve ENGINE: vllm | sglang | ollama | llamacpp | trtllm
-  std::string serve_args;    // --serve-args "--max-model-len 32768 --gpu-memory-utilization 0.5"
+  std::string serve;       // --serve ENGINE: vllm | sglang | ollama | llamacpp | trtllm
+  std::string serve_args;  // --serve-args "--max-model-len 32768 --gpu-memory-utilization 0.5"
   std::vector<std::string> engine_words;  // the words after `--` (`plan ... --serve vllm -- ...`)
   std::vector<std::string> beside;        // --beside CMD (repeatable), as the user would run them
   bool beside_running = false;            // --beside-running: judge against what `procs` sees
@@ -46,8 +45,8 @@ struct ServingContext {
       scan;  // device total, pool, USER_HZ and the heavy rules, as procs uses them
 };
 
-// The pool, budget, device total and heavy rules for the serving flags (--device-total) and the
-// plan flags' --budget and --overhead (`budget`); `rules` from config procs.*. With
+// The pool, budget, device total and heavy rules for the serving flags and the plan flags'
+// --budget, --overhead and --device-total (`budget`); `rules` from config procs.*. With
 // env.device_memory (a discrete GPU) the device total is the card's (unless --device-total),
 // --budget auto is its free memory, and the scan options size workloads on the card
 // (workloads/coexistence.hpp scan_options_in).

@@ -100,8 +100,21 @@ TEST(CachingAllocator, CacheIsReleasedOnlyWhenCapacityRunsOut) {
   EXPECT_EQ(a.reserved_bytes(), 40 * MiB);
   EXPECT_EQ(a.peak_reserved_bytes(), 40 * MiB);
   EXPECT_FALSE(a.out_of_memory());
-  a.malloc(20 * MiB);
+  EXPECT_EQ(a.alloc_retries(), 1u);  // torch's num_alloc_retries
+  a.malloc(20 * MiB);                // 40 in use + 20 > 50 and nothing cached to give back
   EXPECT_TRUE(a.out_of_memory());
+  EXPECT_EQ(a.alloc_retries(), 2u);
+}
+
+TEST(CachingAllocator, NoReleaseWhileTheCapacityHolds) {
+  AllocatorConfig c;
+  c.capacity = 70 * MiB;
+  CachingAllocator a(c);
+  a.free(a.malloc(30 * MiB));
+  a.malloc(40 * MiB);  // 30 cached + 40 new = 70: fits, the cache stays
+  EXPECT_EQ(a.reserved_bytes(), 70 * MiB);
+  EXPECT_EQ(a.alloc_retries(), 0u);
+  EXPECT_FALSE(a.out_of_memory());
 }
 
 TEST(CachingAllocator, ExpandableSegmentsGrowAFreeTailInPlace) {

@@ -24,6 +24,7 @@ void expect_same(const ReplayResult& fast, const ReplayResult& full, const std::
   EXPECT_EQ(fast.peak_requested, full.peak_requested) << what;
   EXPECT_EQ(fast.segments, full.segments) << what;
   EXPECT_EQ(fast.out_of_memory, full.out_of_memory) << what;
+  EXPECT_EQ(fast.alloc_retries, full.alloc_retries) << what;
 }
 
 // Sizes clustered around the rules' boundaries: 512 B rounding, the small pool's 1 MiB, the

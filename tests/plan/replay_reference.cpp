@@ -33,6 +33,7 @@ class CachingAllocator {
   std::uint64_t segments() const { return segment_count_; }
   // A request that did not fit in `capacity` even after the cache was released.
   bool out_of_memory() const { return oom_; }
+  std::uint64_t alloc_retries() const { return alloc_retries_; }
 
  private:
   struct Block {
@@ -84,6 +85,7 @@ class CachingAllocator {
   std::uint64_t allocated_ = 0, reserved_ = 0, requested_ = 0;
   std::uint64_t peak_allocated_ = 0, peak_reserved_ = 0, peak_requested_ = 0;
   std::uint64_t segment_count_ = 0;
+  std::uint64_t alloc_retries_ = 0;
   bool oom_ = false;
 };
 
@@ -189,6 +191,7 @@ CachingAllocator::Id CachingAllocator::malloc(std::uint64_t bytes) {
     found = grow_expandable(small, size, id);
     if (!found) {
       release_free_segments();
+      ++alloc_retries_;
       found = find_free(small, size, id) || grow_expandable(small, size, id);
     }
     if (!found) {
@@ -203,6 +206,7 @@ CachingAllocator::Id CachingAllocator::malloc(std::uint64_t bytes) {
     if (config_.capacity != std::numeric_limits<std::uint64_t>::max() &&
         reserved_ + seg > config_.capacity) {
       release_free_segments();
+      ++alloc_retries_;
       if (reserved_ + seg > config_.capacity) oom_ = true;
     }
     id = new_segment(small, seg);
@@ -514,6 +518,7 @@ ReplayResult replay_training(const ReplayModel& m, const std::vector<StepShape>&
   out.peak_requested = r.alloc.peak_requested_bytes();
   out.segments = r.alloc.segments();
   out.out_of_memory = r.alloc.out_of_memory();
+  out.alloc_retries = r.alloc.alloc_retries();
   return out;
 }
 

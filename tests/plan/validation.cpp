@@ -122,6 +122,31 @@ std::uint64_t cublas_workspace_for(std::string_view hardware) {
   return kCublasWorkspaceOlderBytes;
 }
 
+std::optional<std::uint64_t> device_total_for(std::string_view hardware) {
+  constexpr double GiB = 1024.0 * 1024.0 * 1024.0, MiB = 1024.0 * 1024.0;
+  const auto bytes = [](double v) { return static_cast<std::uint64_t>(v); };
+  if (icontains(hardware, "likely")) return std::nullopt;  // a guess is not a statement
+  // A100 80GB: "GPU 2 has a total capacity of 79.25 GiB" (torch 2.x OOM message on 4x A100
+  // 80GB, wbfwonderful/Vad-R1 issue #11); A100 40GB: 39.50 GiB (TianheWu/CoSeR issue #10).
+  if (icontains(hardware, "A100")) {
+    if (icontains(hardware, "80G")) return bytes(79.25 * GiB);
+    if (icontains(hardware, "40G")) return bytes(39.50 * GiB);
+    return std::nullopt;
+  }
+  // A10G: get_device_properties total_memory=22587MB (MiB), TorchCodec's CUDA decoding tutorial.
+  if (icontains(hardware, "A10G")) return bytes(22587 * MiB);
+  // H100 80GB HBM3: total_memory=81089MB (torch 2.7, CUDA 12.8, an all_reduce benchmark's
+  // environment printout).
+  if (icontains(hardware, "H100") && icontains(hardware, "80G")) return bytes(81089 * MiB);
+  // RTX 4090: "23.68 GiB total capacity" (zai-org/CogVideo issue #36); RTX 3090: global memory
+  // 25,286,672,384 B (Jumperkables/cuda-benchmarking 00_deviceQuery/README.md); RTX A6000:
+  // total_memory=48676MB (a get_device_properties printout in a Triton kernel's README).
+  if (icontains(hardware, "4090")) return bytes(23.68 * GiB);
+  if (icontains(hardware, "3090")) return 25286672384ULL;
+  if (icontains(hardware, "A6000")) return bytes(48676 * MiB);
+  return std::nullopt;
+}
+
 std::vector<Row> evaluate(const std::string& csv_text) {
   std::vector<Row> rows;
   const auto lines = split_lines(csv_text);
@@ -276,6 +301,8 @@ std::vector<Row> evaluate(const std::string& csv_text) {
     }
     const std::string hw = col(f, "hardware");
     run.cublas_workspace_bytes = cublas_workspace_for(hw);
+    // The card's memory caps the allocator's cache (release_cached_blocks and a retry).
+    run.device_reach_bytes = device_total_for(hw).value_or(0);
     if (const auto x = hw.find("x "); x != std::string::npos && icontains(r.method_text, "FSDP")) {
       // Several GPUs of one machine under the preset's wrapper (LitGPT: FSDP per Block);
       // config_hub/finetune/gemma-2b/full.yaml at 00af8b0d: devices 4, global_batch_size 16,

@@ -41,6 +41,14 @@ std::vector<std::string> csv_fields(std::string_view line);
 // capability 9 (Hopper, Blackwell, GB10), ":4096:2:16:8" before.
 std::uint64_t cublas_workspace_for(std::string_view hardware);
 
+// The memory CUDA reports for the discrete GPU the row's hardware column names
+// (torch.cuda.get_device_properties().total_memory, the "total capacity" of torch's OOM message):
+// what cudaMalloc can reach, RunConfig::device_reach_bytes. nullopt where the column names no
+// card or not its memory size ("1x A100", "4x A100", "A100 likely", "12 GB GPU"), and for a
+// unified machine (DGX Spark), whose reach is the MemAvailable a row does not state.
+// docs/estimator.md "The device's capacity" cites each figure.
+std::optional<std::uint64_t> device_total_for(std::string_view hardware);
+
 // The layer program a row's config.json names where the catalogue's nearest model would be the
 // wrong one: microsoft/phi-2 is PhiForCausalLM (model_type "phi": one LayerNorm feeding attention
 // and the fc1/gelu/fc2 MLP in parallel; LitGPT's phi-2 config: parallel_residual,

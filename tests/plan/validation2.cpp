@@ -207,6 +207,8 @@ std::vector<Row> evaluate_v2(const std::string& csv_text) {
     run.batch = batch.value_or(1);
     run.seq = seq.value_or(1);
     run.cublas_workspace_bytes = cublas_workspace_for(col("hardware"));
+    // The card's memory caps the allocator's cache (release_cached_blocks and a retry).
+    run.device_reach_bytes = device_total_for(col("hardware")).value_or(0);
     // Packed, or every sample padded to the maximum: one shape. Otherwise (samples truncated to
     // max_length, batches padded to their longest) the lengths vary up to --seq.
     const std::string packing = to_lower(col("packing"));

@@ -51,19 +51,22 @@ double distance_to_range(const Row& r) {
 // separate tensors cannot): the rising bound went up while the ranges went from holding 15 of
 // 61 measurements to 38 of 60, the median distance to the range from 3.0 % to 0.1 %. ms-swift
 // 1.x's LoRA adapters read as bf16 (peft 0.7) then made it 39 of 60 and 0.2 % (SW29).
+// Tightened to median 7 %, worst 105 % when the replay took the card's memory as the allocator's
+// capacity (release_cached_blocks and a retry: SW56 +139.4 -> +0.5 %, SW53 +24.0 -> -0.5 %, the
+// worst now SW49 at +101.9 %).
 TEST(EstimatorValidation2, StaysWithinTodaysBounds) {
   std::vector<double> errors, distances;
   for (const auto& r : rows2()) {
     if (!r.fully_specified) continue;
     errors.push_back(std::fabs(r.error));
     distances.push_back(distance_to_range(r));
-    EXPECT_LE(std::fabs(r.error), 1.45) << r.id << " " << r.model << " " << r.error;
+    EXPECT_LE(std::fabs(r.error), 1.05) << r.id << " " << r.model << " " << r.error;
     EXPECT_LE(distance_to_range(r), 0.45) << r.id << " " << r.model;
   }
   ASSERT_GE(errors.size(), 80u);
   std::sort(errors.begin(), errors.end());
   std::sort(distances.begin(), distances.end());
-  EXPECT_LE(errors[errors.size() / 2], 0.08);
+  EXPECT_LE(errors[errors.size() / 2], 0.07);
   EXPECT_LE(distances[distances.size() / 2], 0.005);
   // Rows more than 15 % outside their range: SW20 (ChatGLM3 at 8k), SW71 (Qwen-72B QLoRA), SW19.
   EXPECT_LE(std::count_if(distances.begin(), distances.end(), [](double d) { return d > 0.15; }),
