@@ -36,7 +36,8 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f) {
       ->capture_default_str();
   cmd->add_option("--optim", f.optim,
                   "adamw | adamw8bit | paged_adamw | paged_adamw8bit | adafactor | sgd; default: "
-                  "the framework's (adamw; LitGPT QLoRA: paged_adamw)");
+                  "the framework's (adamw; axolotl: adamw8bit LoRA, paged_adamw QLoRA, "
+                  "paged_adamw8bit full; LitGPT QLoRA: paged_adamw)");
   cmd->add_option("--batch", f.batch, "Micro-batch size; a list (1,2,4) prints a fit matrix")
       ->capture_default_str();
   cmd->add_option("--seq", f.seq, "Sequence/packing length; a list (1024,2048) prints a fit matrix")
