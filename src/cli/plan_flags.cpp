@@ -36,7 +36,8 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f) {
       ->capture_default_str();
   cmd->add_option("--optim", f.optim,
                   "adamw | adamw8bit | paged_adamw | paged_adamw8bit | adafactor | sgd; default: "
-                  "the framework's (adamw; LitGPT QLoRA: paged_adamw)");
+                  "the framework's (adamw; axolotl: adamw8bit LoRA, paged_adamw QLoRA, "
+                  "paged_adamw8bit full; LitGPT QLoRA: paged_adamw)");
   cmd->add_option("--batch", f.batch, "Micro-batch size; a list (1,2,4) prints a fit matrix")
       ->capture_default_str();
   cmd->add_option("--seq", f.seq, "Sequence/packing length; a list (1024,2048) prints a fit matrix")
@@ -145,9 +146,10 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f) {
   cmd->add_option("--device-total", f.device_total,
                   "The device's memory as CUDA reports it (torch.cuda.get_device_properties()."
                   "total_memory; an A100-80GB 79.25 GiB, GB10 about 121.6 GiB): training caps the "
-                  "caching allocator's cache at it less the CUDA context (default: the card's free "
-                  "memory; on a unified machine MemAvailable); fraction engines take it as their "
-                  "base (default: the card's total, else the pool total)")
+                  "caching allocator's cache at it less the CUDA context and NCCL's buffers "
+                  "(default: the card's free memory; on a unified machine MemAvailable, which it "
+                  "bounds, less the host side too); fraction engines take it as their base "
+                  "(default: the card's total, else the pool total)")
       ->type_name("SIZE");
 }
 }  // namespace sparkops::cli
