@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <tuple>
@@ -508,7 +509,13 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   }
 
   // ---- backward through one layer: reverse walk with reference-counted gradients ----
-  auto walk = [&](const Graph& lg, int out, bool with_saved) {
+  // Reentrant checkpointing (torch/utils/checkpoint.py CheckpointFunction.backward, torch 1.13
+  // through 2.x): the recomputed layer's backward runs inside the outer one as
+  // torch.autograd.backward(outputs_with_grad, args_with_grad), where `args` (the gradient of the
+  // layer's output handed to CheckpointFunction.backward) stays referenced by that frame until
+  // the inner backward returns: the output's gradient is not freed when the walk passes the prim
+  // that made the output (keep_out_grad).
+  auto walk = [&](const Graph& lg, int out, bool with_saved, bool keep_out_grad) {
     // Returns {peak above the bytes live before the walk, param grads, saved released}.
     std::map<int, int> uses;  // storage -> prims that still need it
     for (const auto& p : lg.prims)
@@ -520,6 +527,25 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
     std::set<int> released;
     for (auto it = lg.prims.rbegin(); it != lg.prims.rend(); ++it) {
       const Prim& p = *it;
+      // A tensor split into pieces (Tensor.split/chunk, derivatives.yaml split.Tensor and
+      // split_with_sizes: split_backward / split_with_sizes_backward, FunctionsManual.cpp) gets
+      // its gradient from one at::cat of the pieces' gradients, a new tensor of the whole's size
+      // made while they are alive; the pieces' gradients go with the split's node. The engine runs
+      // that node once every piece's gradient has arrived, before the node that made the whole.
+      if (auto sp = lg.split_pieces.find(p.out); sp != lg.split_pieces.end()) {
+        double pieces = 0;
+        for (int t : sp->second)
+          if (auto gi = grad.find(t); gi != grad.end()) {
+            pieces += gi->second;
+            gi->second = 0;
+          }
+        if (pieces > 0) {
+          const double whole = lg.tensors[p.out].elems * lg.tensors[p.out].bytes * T;
+          peak = std::max(peak, cur + whole);
+          cur += whole - pieces;
+          grad[p.out] += whole;
+        }
+      }
       double add_b = 0;
       for (int t : p.grad_inputs) add_b += lg.tensors[t].elems * lg.tensors[t].bytes * T;
       peak = std::max(peak, cur + add_b + p.extra * T + p.extra_abs + p.param_grad);
@@ -533,7 +559,7 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
       }
       for (int t : p.alias_inputs)
         if (!grad.count(t)) grad[t] = 0;
-      if (auto gi = grad.find(p.out); gi != grad.end()) {
+      if (auto gi = grad.find(p.out); gi != grad.end() && !(keep_out_grad && p.out == out)) {
         cur -= gi->second;
         gi->second = 0;
       }
@@ -547,7 +573,7 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
     }
     return std::make_tuple(peak, params, cur);
   };
-  auto [mid_peak, mid_params, mid_end] = walk(mid->first, mid->second, true);
+  auto [mid_peak, mid_params, mid_end] = walk(mid->first, mid->second, true, ckpt);
   (void)mid_end;
   {
     const Graph& lg = mid->first;
@@ -560,7 +586,7 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
     res.layer_backward_peak = mid_peak;
     res.layer_saves_input = mid_saves_in;
   }
-  auto [first_peak, first_params, first_end] = walk(first->first, first->second, true);
+  auto [first_peak, first_params, first_end] = walk(first->first, first->second, true, ckpt);
   (void)first_end;
   const double head_grad = ((head_trainable ? V * d.h * db : 0) +
                             (run.lora_head && !full ? d.r * (d.h + V) * run.adapter_bytes : 0)) *
@@ -587,7 +613,7 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   // and its own working set (RMSNorm's fp32 upcasts, pow and products) over what the forward
   // kept, the head's output and input already gone.
   {
-    const auto final_walk = walk(fg, fg.prims.back().out, true);
+    const auto final_walk = walk(fg, fg.prims.back().out, true, false);
     bwd = std::max(bwd, res.activations - h_out + head_grad + std::get<0>(final_walk));
   }
   // Top layer: all activations (less the loss and what the final norm kept, which its backward

@@ -362,6 +362,12 @@ struct Builder {
       w = op({w}, sc, db, {});
     }
     w = add({w});
+    // softmax(w, dtype=float32) on bf16 scores: ATen's softmax (native/SoftMax.cpp, torch 1.13
+    // through 2.x) converts the input with toType(float) and runs _softmax on the copy (only a
+    // CUDA Half input takes the fused half_to_float kernel), so autograd records the cast and the
+    // fp32 softmax: in backward _softmax_backward_data makes the fp32 gradient of the scores
+    // beside the fp32 gradient of the probabilities, and the cast's backward then narrows it.
+    w = cast(w, 4);
     w = op({w}, sc, 4, {});
     save_output(w);
     w = cast(w, db);
@@ -469,6 +475,7 @@ struct Builder {
           auto el = eval_dim(words[k + 2], d);
           if (!el) return tl::unexpected(el.error());
           env[outs[k]] = g.alias(it->second, *el);
+          g.split_pieces[it->second].push_back(env[outs[k]]);
         }
         continue;
       } else if (o == "te_rmsnorm") {
