@@ -451,6 +451,16 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   const double prev_logits_gone = run.prev_graph_held && hf_loss ? db * V * T : 0;
   res.forward_peak_extra =
       std::max(0.0, res.activations + fwd_extra + res.prev_graph - prev_logits_gone);
+  if (run.loss == LossPath::chunked_output && !head_keeps_h) {
+    // torchtune 0.6.1: TransformerDecoder.forward returns the list of logits chunks and its `h`
+    // dies with the frame; the recipe's loss runs after that. A frozen head saved nothing of h
+    // (with b > 1 each tensor_split chunk is copied by matmul's fold, the copy freed after its
+    // matmul), so h is gone at the loss: two high points, the last head call beside every
+    // chunk's logits and h, and the loss's chunks without h.
+    res.forward_peak_extra =
+        std::max({0.0, res.activations + db * V * T + std::max(head_dequant, head_lora_fwd),
+                  res.activations - h_out + fwd_before_head});
+  }
   if (run.prev_graph_held && run.loss == LossPath::chunked) {
     // LitGPT fit() (litgpt 43c44323, a509064d, 00af8b0d finetune/lora.py): `loss` becomes a float
     // after every backward (`running_loss.compute().item()`, log_interval 1 in TrainArgs and every
@@ -524,6 +534,9 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
     double cur = lg.tensors[out].elems * lg.tensors[out].bytes * T;
     double peak = cur, params = 0;
     grad[out] = cur;
+    // Tensors whose gradient is the kept output gradient itself (through residual adds).
+    std::set<int> kept_alias;
+    if (keep_out_grad) kept_alias.insert(out);
     std::set<int> released;
     for (auto it = lg.prims.rbegin(); it != lg.prims.rend(); ++it) {
       const Prim& p = *it;
@@ -553,14 +566,32 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
       cur += p.param_grad;
       for (int t : p.grad_inputs) {
         const double b = lg.tensors[t].elems * lg.tensors[t].bytes * T;
-        if (grad.count(t)) continue;  // accumulated in place
+        if (grad.count(t)) {
+          // Accumulated in place, unless the buffered gradient is the kept output gradient
+          // itself (a residual's): CheckpointFunction's `args` still references it, so
+          // InputBuffer::accumulate cannot reuse it and `old + new` is a new tensor.
+          if (kept_alias.erase(t) > 0) {
+            grad[t] = b;
+            cur += b;
+          }
+          continue;
+        }
         grad[t] = b;
         cur += b;
       }
+      // An alias input's gradient is the output's gradient itself (an add's): its bytes go on
+      // with the first alias input that has none yet, and are freed only when none takes them.
+      const auto gi = grad.find(p.out);
+      const bool free_out = gi != grad.end() && !(keep_out_grad && p.out == out);
+      double passed = free_out ? gi->second : 0;
       for (int t : p.alias_inputs)
-        if (!grad.count(t)) grad[t] = 0;
-      if (auto gi = grad.find(p.out); gi != grad.end() && !(keep_out_grad && p.out == out)) {
-        cur -= gi->second;
+        if (!grad.count(t)) {
+          grad[t] = passed;
+          passed = 0;
+          if (kept_alias.count(p.out)) kept_alias.insert(t);
+        }
+      if (free_out) {
+        cur -= passed;
         gi->second = 0;
       }
       if (with_saved) {

@@ -258,6 +258,15 @@ struct Builder {
     int sum = add({base, scaled});
     g.tensors[sum].bytes = std::max(db, ab);
     g.storages[g.tensors[sum].storage].per_token = out_el * std::max(db, ab);
+    // A model-dtype base plus an fp32 adapter output promotes to fp32: AddBackward0 hands its
+    // fp32 gradient on to the scaled output (the same tensor), and the engine's validate_outputs
+    // (torch/csrc/autograd/engine.cpp) casts the base's copy of it to the base's dtype, a new
+    // tensor.
+    if (ab != db && g.tensors[base].rg) {
+      Prim& p = g.prims.back();
+      std::erase(p.alias_inputs, base);
+      p.grad_inputs.push_back(base);
+    }
     return cast(sum, db);
   }
   // HF apply_rotary_pos_emb: (x * cos) + (rotate_half(x) * sin), rotate_half a cat of two
