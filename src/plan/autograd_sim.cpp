@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <tuple>
@@ -450,6 +451,16 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   const double prev_logits_gone = run.prev_graph_held && hf_loss ? db * V * T : 0;
   res.forward_peak_extra =
       std::max(0.0, res.activations + fwd_extra + res.prev_graph - prev_logits_gone);
+  if (run.loss == LossPath::chunked_output && !head_keeps_h) {
+    // torchtune 0.6.1: TransformerDecoder.forward returns the list of logits chunks and its `h`
+    // dies with the frame; the recipe's loss runs after that. A frozen head saved nothing of h
+    // (with b > 1 each tensor_split chunk is copied by matmul's fold, the copy freed after its
+    // matmul), so h is gone at the loss: two high points, the last head call beside every
+    // chunk's logits and h, and the loss's chunks without h.
+    res.forward_peak_extra =
+        std::max({0.0, res.activations + db * V * T + std::max(head_dequant, head_lora_fwd),
+                  res.activations - h_out + fwd_before_head});
+  }
   if (run.prev_graph_held && run.loss == LossPath::chunked) {
     // LitGPT fit() (litgpt 43c44323, a509064d, 00af8b0d finetune/lora.py): `loss` becomes a float
     // after every backward (`running_loss.compute().item()`, log_interval 1 in TrainArgs and every
@@ -508,7 +519,13 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   }
 
   // ---- backward through one layer: reverse walk with reference-counted gradients ----
-  auto walk = [&](const Graph& lg, int out, bool with_saved) {
+  // Reentrant checkpointing (torch/utils/checkpoint.py CheckpointFunction.backward, torch 1.13
+  // through 2.x): the recomputed layer's backward runs inside the outer one as
+  // torch.autograd.backward(outputs_with_grad, args_with_grad), where `args` (the gradient of the
+  // layer's output handed to CheckpointFunction.backward) stays referenced by that frame until
+  // the inner backward returns: the output's gradient is not freed when the walk passes the prim
+  // that made the output (keep_out_grad).
+  auto walk = [&](const Graph& lg, int out, bool with_saved, bool keep_out_grad) {
     // Returns {peak above the bytes live before the walk, param grads, saved released}.
     std::map<int, int> uses;  // storage -> prims that still need it
     for (const auto& p : lg.prims)
@@ -517,9 +534,31 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
     double cur = lg.tensors[out].elems * lg.tensors[out].bytes * T;
     double peak = cur, params = 0;
     grad[out] = cur;
+    // Tensors whose gradient is the kept output gradient itself (through residual adds).
+    std::set<int> kept_alias;
+    if (keep_out_grad) kept_alias.insert(out);
     std::set<int> released;
     for (auto it = lg.prims.rbegin(); it != lg.prims.rend(); ++it) {
       const Prim& p = *it;
+      // A tensor split into pieces (Tensor.split/chunk, derivatives.yaml split.Tensor and
+      // split_with_sizes: split_backward / split_with_sizes_backward, FunctionsManual.cpp) gets
+      // its gradient from one at::cat of the pieces' gradients, a new tensor of the whole's size
+      // made while they are alive; the pieces' gradients go with the split's node. The engine runs
+      // that node once every piece's gradient has arrived, before the node that made the whole.
+      if (auto sp = lg.split_pieces.find(p.out); sp != lg.split_pieces.end()) {
+        double pieces = 0;
+        for (int t : sp->second)
+          if (auto gi = grad.find(t); gi != grad.end()) {
+            pieces += gi->second;
+            gi->second = 0;
+          }
+        if (pieces > 0) {
+          const double whole = lg.tensors[p.out].elems * lg.tensors[p.out].bytes * T;
+          peak = std::max(peak, cur + whole);
+          cur += whole - pieces;
+          grad[p.out] += whole;
+        }
+      }
       double add_b = 0;
       for (int t : p.grad_inputs) add_b += lg.tensors[t].elems * lg.tensors[t].bytes * T;
       peak = std::max(peak, cur + add_b + p.extra * T + p.extra_abs + p.param_grad);
@@ -527,14 +566,32 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
       cur += p.param_grad;
       for (int t : p.grad_inputs) {
         const double b = lg.tensors[t].elems * lg.tensors[t].bytes * T;
-        if (grad.count(t)) continue;  // accumulated in place
+        if (grad.count(t)) {
+          // Accumulated in place, unless the buffered gradient is the kept output gradient
+          // itself (a residual's): CheckpointFunction's `args` still references it, so
+          // InputBuffer::accumulate cannot reuse it and `old + new` is a new tensor.
+          if (kept_alias.erase(t) > 0) {
+            grad[t] = b;
+            cur += b;
+          }
+          continue;
+        }
         grad[t] = b;
         cur += b;
       }
+      // An alias input's gradient is the output's gradient itself (an add's): its bytes go on
+      // with the first alias input that has none yet, and are freed only when none takes them.
+      const auto gi = grad.find(p.out);
+      const bool free_out = gi != grad.end() && !(keep_out_grad && p.out == out);
+      double passed = free_out ? gi->second : 0;
       for (int t : p.alias_inputs)
-        if (!grad.count(t)) grad[t] = 0;
-      if (auto gi = grad.find(p.out); gi != grad.end()) {
-        cur -= gi->second;
+        if (!grad.count(t)) {
+          grad[t] = passed;
+          passed = 0;
+          if (kept_alias.count(p.out)) kept_alias.insert(t);
+        }
+      if (free_out) {
+        cur -= passed;
         gi->second = 0;
       }
       if (with_saved) {
@@ -547,7 +604,7 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
     }
     return std::make_tuple(peak, params, cur);
   };
-  auto [mid_peak, mid_params, mid_end] = walk(mid->first, mid->second, true);
+  auto [mid_peak, mid_params, mid_end] = walk(mid->first, mid->second, true, ckpt);
   (void)mid_end;
   {
     const Graph& lg = mid->first;
@@ -560,7 +617,7 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
     res.layer_backward_peak = mid_peak;
     res.layer_saves_input = mid_saves_in;
   }
-  auto [first_peak, first_params, first_end] = walk(first->first, first->second, true);
+  auto [first_peak, first_params, first_end] = walk(first->first, first->second, true, ckpt);
   (void)first_end;
   const double head_grad = ((head_trainable ? V * d.h * db : 0) +
                             (run.lora_head && !full ? d.r * (d.h + V) * run.adapter_bytes : 0)) *
@@ -587,7 +644,7 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   // and its own working set (RMSNorm's fp32 upcasts, pow and products) over what the forward
   // kept, the head's output and input already gone.
   {
-    const auto final_walk = walk(fg, fg.prims.back().out, true);
+    const auto final_walk = walk(fg, fg.prims.back().out, true, false);
     bwd = std::max(bwd, res.activations - h_out + head_grad + std::get<0>(final_walk));
   }
   // Top layer: all activations (less the loss and what the final norm kept, which its backward

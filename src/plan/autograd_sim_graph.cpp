@@ -258,6 +258,15 @@ struct Builder {
     int sum = add({base, scaled});
     g.tensors[sum].bytes = std::max(db, ab);
     g.storages[g.tensors[sum].storage].per_token = out_el * std::max(db, ab);
+    // A model-dtype base plus an fp32 adapter output promotes to fp32: AddBackward0 hands its
+    // fp32 gradient on to the scaled output (the same tensor), and the engine's validate_outputs
+    // (torch/csrc/autograd/engine.cpp) casts the base's copy of it to the base's dtype, a new
+    // tensor.
+    if (ab != db && g.tensors[base].rg) {
+      Prim& p = g.prims.back();
+      std::erase(p.alias_inputs, base);
+      p.grad_inputs.push_back(base);
+    }
     return cast(sum, db);
   }
   // HF apply_rotary_pos_emb: (x * cos) + (rotate_half(x) * sin), rotate_half a cat of two
@@ -362,6 +371,12 @@ struct Builder {
       w = op({w}, sc, db, {});
     }
     w = add({w});
+    // softmax(w, dtype=float32) on bf16 scores: ATen's softmax (native/SoftMax.cpp, torch 1.13
+    // through 2.x) converts the input with toType(float) and runs _softmax on the copy (only a
+    // CUDA Half input takes the fused half_to_float kernel), so autograd records the cast and the
+    // fp32 softmax: in backward _softmax_backward_data makes the fp32 gradient of the scores
+    // beside the fp32 gradient of the probabilities, and the cast's backward then narrows it.
+    w = cast(w, 4);
     w = op({w}, sc, 4, {});
     save_output(w);
     w = cast(w, db);
@@ -469,6 +484,7 @@ struct Builder {
           auto el = eval_dim(words[k + 2], d);
           if (!el) return tl::unexpected(el.error());
           env[outs[k]] = g.alias(it->second, *el);
+          g.split_pieces[it->second].push_back(env[outs[k]]);
         }
         continue;
       } else if (o == "te_rmsnorm") {

@@ -54,6 +54,9 @@ struct Graph {
   // storage -> the prim whose output frees it: a caller's variable holds a module's input until
   // the module returns (Family::held), past the storage's last use as an operand.
   std::map<int, int> held_until;
+  // tensor -> the alias tensors a split/chunk cut it into: backward gives each piece its own
+  // gradient, and the split's backward joins them into one gradient of the whole.
+  std::map<int, std::vector<int>> split_pieces;
 
   int fresh(double elems, unsigned bytes, bool rg) {
     storages.push_back({elems * bytes, 0});

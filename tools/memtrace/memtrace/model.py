@@ -309,8 +309,12 @@ def chunked_output_loss(model, h, labels, chunks=8):
     """torchtune 0.6.1: TransformerDecoder.chunked_output (the head on each tensor_split chunk of
     the sequence, model dtype) + CEWithChunkedOutputLoss.forward (labels shifted with hstack,
     each chunk's F.cross_entropy(logits.float(), labels, reduction="sum") in turn); the recipe's
-    `del logits` drops the model-dtype chunks before backward."""
-    logits = [head(model, x) for x in h.tensor_split(chunks, dim=1)]
+    `del logits` drops the model-dtype chunks before backward. `h` comes in a one-element list
+    the caller gives up (run.step, `model_returns`): TransformerDecoder.forward returns the
+    logits list and its `h` dies with the frame, so only what the head saved keeps it (a chunk
+    view when b = 1; with b > 1 the chunk is not contiguous and matmul's fold copies it, and the
+    copy is what mm saves for a trained head)."""
+    logits = [head(model, x) for x in h.pop().tensor_split(chunks, dim=1)]
     labels = torch.hstack((labels[..., 1:], torch.full_like(labels[..., :1], -100)))
     total = (labels != -100).sum()
     labels = [t.reshape(-1) for t in labels.tensor_split(chunks, dim=1)]
@@ -320,6 +324,9 @@ def chunked_output_loss(model, h, labels, chunks=8):
         loss = loss + F.cross_entropy(lc.float(), tc, ignore_index=-100, reduction="sum")
     del logits, flat
     return loss / total
+
+
+chunked_output_loss.model_returns = True
 
 
 def _liger_ce_kernel_(logits, target, loss_out, n_non_ignore, softcap=None):

@@ -61,8 +61,15 @@ def measure(c, tracker=LiveBytes):
         h = m.hidden(ids)
         if tr:
             tr.mark("hidden")
-        loss = loss_fn(m, h, labels)
-        del h
+        if getattr(loss_fn, "model_returns", False):
+            # The loss runs after the model's forward returned (torchtune): its `h` is handed
+            # over and dies when the head no longer needs it.
+            hs = [h]
+            del h
+            loss = loss_fn(m, hs, labels)
+        else:
+            loss = loss_fn(m, h, labels)
+            del h
         if tr:
             tr.mark("loss")
             tr.set_phase("backward")
