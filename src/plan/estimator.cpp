@@ -490,7 +490,12 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
   const double forward = fixed + std::max(accumulated, stale) + sim.inputs + sim.forward_peak_extra;
   const double backward =
       fixed + accumulated + sim.inputs + sim.backward_peak_extra + st.reduce_transient;
-  const double step = fixed + d(t.gradients) + optim_temp + st.step_transient;
+  // The optimizer step: what the wrapper leaves at it (FSDP: the local shards and the
+  // reduce-scattered gradients, plan/sharding.cpp), and a loop that holds its `logits` keeps them
+  // (and the graph they reach) through the step until the next forward returns (LitGPT fit(),
+  // the hand-written `logits = model(x)` loops).
+  const double step = fixed - d(t.weights) + st.step_weights + st.step_gradients + optim_temp +
+                      st.step_transient + (sr.prev_graph_held ? sim.prev_graph : 0.0);
   const double peak = std::max({forward, backward, step});
   const double held = fixed + d(t.activations) + d(t.logits);
   t.transient = to_bytes(peak - std::min(peak, held));
