@@ -285,6 +285,7 @@ SimRun sim_run_for(const Architecture& a, const RunConfig& run) {
   r.bnb_saves_input = run.bnb_saves_input;
   r.prev_graph_held = run.loop_holds_graph;
   r.outputs_fp32 = run.outputs_fp32;
+  r.whole_head = run.whole_head && run.loss == LossKind::chunked;
   r.dequant_copies = run.bnb_quant_fp16 && run.precision != Precision::fp16 ? 2 : 1;
   r.head_4bit = run.quantize_head;
   r.fused_qkv_lora = run.fused_qkv_lora;

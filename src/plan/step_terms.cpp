@@ -94,6 +94,7 @@ Result<nlohmann::json> step_terms_from_json(const nlohmann::json& c) {
     // LitGPT's loop and Fabric's 4-bit plugin (tools/memtrace/memtrace/litgpt.py measures them).
     r.prev_graph_held = c.value("prev_graph_held", false);
     r.outputs_fp32 = c.value("outputs_fp32", false);
+    r.whole_head = c.value("whole_head", false);
     r.dequant_copies = c.value("dequant_copies", 1u);
     r.head_4bit = c.value("head_4bit", false);
     r.fused_qkv_lora = c.value("fused_qkv_lora", false);
