@@ -36,7 +36,8 @@ const std::vector<FrameworkPreset>& framework_presets() {
        "dropout 0, activation checkpointing on, fused AdamW; several GPUs: FSDP2, gradients "
        "reduce-scattered every micro-batch"},
       {Framework::litgpt, "litgpt", "litgpt 0.4, lightning 2.3, bitsandbytes 0.42.0",
-       "chunked head + CE on Fabric's fp32 copies of the logits, model-dtype adapters, LoRA "
+       "chunked head + CE on Fabric's fp32 copies of the logits (full fine-tune: the whole "
+       "head's, CE in 128-row chunks), model-dtype adapters, LoRA "
        "dropout 0.05, previous graph held into the next forward; QLoRA: 4-bit lm_head, fp16 quant "
        "state, inputs kept, PagedAdamW; "
        "several GPUs: FSDP per Block, accumulation under no_backward_sync"},
