@@ -211,6 +211,28 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
       break;
     }
     case LossPath::chunked:
+      if (run.whole_head) {
+        // LitGPT finetune/full.py: the whole head's logits (`lb` bytes: Fabric's fp32 copy) held
+        // by the loop; chunked_cross_entropy(logits[..., :-1, :], targets[..., 1:]) reshapes the
+        // b x (s - 1) shifted rows (a view for b = 1, a copy for b > 1: the slice is not
+        // contiguous, and the function's local name keeps it until it returns), splits them into
+        // 128-row chunks and runs F.cross_entropy(reduction="none") on each: every chunk's
+        // log-softmax is what nll_loss keeps. Backward: chunk by chunk, nll_loss's gradient and
+        // log_softmax's grad-input (one chunk's) replace its saved log-softmax; split's backward
+        // then cats the chunks' gradients into a new b x (s - 1) x V one (torch split_backward ->
+        // at::cat) and slice's backward zero-fills a full b x s x V gradient and copies it in
+        // (slice_backward: at::zeros(input_sizes)): the loop's logits, the rows' gradient and
+        // the full one alive at once; then ToCopyBackward casts it to the model dtype for the
+        // head (fp32_logits_grad below).
+        const double rows = T - static_cast<double>(run.batch);
+        const double C = std::min(rows, 128.0);
+        const double copy = run.batch > 1 ? lb * V * rows : 0;
+        loss_saved = lb * V * rows + 8 * rows;
+        loss_output_freed = lb * V * rows;
+        fwd_extra = lb * V * T + copy + lb * V * rows + 8 * rows;
+        loss_bwd = lb * V * rows + 8 * rows + std::max(2 * lb * V * C, lb * V * T);
+        break;
+      }
       // LitGPT utils.py chunked_cross_entropy: F.cross_entropy on each chunk as the loss receives
       // it (the model dtype, or Fabric's fp32 copies: outputs_fp32), whose log_softmax output
       // nll_loss keeps; its gradient is that dtype's too, and ToCopyBackward has cast it to the
@@ -461,7 +483,25 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
         std::max({0.0, res.activations + db * V * T + std::max(head_dequant, head_lora_fwd),
                   res.activations - h_out + fwd_before_head});
   }
-  if (run.prev_graph_held && run.loss == LossPath::chunked) {
+  if (run.prev_graph_held && run.loss == LossPath::chunked && run.whole_head) {
+    // LitGPT finetune/full.py fit(): the same loop (`logits` rebound when the model returns,
+    // `loss` a float after backward), one head call. High points: the head's output beside the
+    // previous step's graph and logits; Fabric's convert_output, its fp32 copy while the model's
+    // own output still lives (the function's local until forward returns); the loss (the loop's
+    // logits, the shifted reshape's copy for b > 1 and every chunk's log-softmax), the previous
+    // step gone.
+    const double rows = T - static_cast<double>(run.batch);
+    const double own = lb * V * T + lb * V * rows * (run.batch > 1 ? 2 : 1) + 8 * rows;
+    const double extras = fwd_before_head - own;
+    const double out = db * V * T;
+    const double dq_one = head_dequant / std::max(1u, run.dequant_copies);
+    const double call = std::max(head_dequant, head_dequant > 0 ? dq_one + out : out);
+    const double at_head = res.activations + res.prev_graph + extras + call;
+    const double at_convert =
+        run.outputs_fp32 ? res.activations + res.prev_graph + extras + out + lb * V * T : 0;
+    const double at_loss = res.activations + fwd_before_head;
+    res.forward_peak_extra = std::max({0.0, at_head, at_convert, at_loss});
+  } else if (run.prev_graph_held && run.loss == LossPath::chunked) {
     // LitGPT fit() (litgpt 43c44323, a509064d, 00af8b0d finetune/lora.py): `loss` becomes a float
     // after every backward (`running_loss.compute().item()`, log_interval 1 in TrainArgs and every
     // config-hub yaml), so the previous graph lives only through `logits`, whose grad_fns reach
@@ -632,11 +672,15 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   // (the saved softmax, worked in place) is freed once the engine has cast it. The fused and
   // chunked-NLL paths have no head backward: the fused forwards made the gradients, TRL's chunks
   // recompute theirs inside the loss's own backward (no_logits, above).
-  const double fp32_logits_grad = run.loss == LossPath::chunked_output ||
-                                          run.loss == LossPath::megatron ||
-                                          run.loss == LossPath::chunked
-                                      ? 0
-                                      : 4 * V * T;
+  // LitGPT full.py's whole head: slice_backward's full gradient is in the logits' dtype (Fabric's
+  // fp32), cast for the head.
+  const double fp32_logits_grad =
+      run.loss == LossPath::chunked && run.whole_head
+          ? (lb == 4 && db != 4 ? 4 * V * T : 0)
+          : (run.loss == LossPath::chunked_output || run.loss == LossPath::megatron ||
+                     run.loss == LossPath::chunked
+                 ? 0
+                 : 4 * V * T);
   if (!no_logits)
     bwd = std::max(bwd, res.activations + loss_saved - loss_output_freed + db * V * T +
                             fp32_logits_grad + h_out + head_grad + head_dequant);
@@ -699,6 +743,7 @@ std::string sim_run_key(const SimRun& r) {
       static_cast<int>(r.ckpt), r.bnb_saves_input, r.dropout_off, r.prev_graph_held, r.outputs_fp32,
       r.dequant_copies, r.fused_qkv_lora, r.grad_share, r.head_4bit, r.autocast_base_copies,
       r.lora_head, r.grads_accumulated, r.megatron_layer, r.targets.size());
+  if (r.whole_head) k += " whole_head";
   for (const auto& t : r.targets) k += "|" + t;
   return k;
 }

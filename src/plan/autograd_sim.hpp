@@ -67,6 +67,8 @@ struct SimRun {
   // The model's outputs come back as fp32 copies (Lightning Fabric's convert_output): the chunked
   // loss then runs, keeps and holds its logits in fp32.
   bool outputs_fp32 = false;
+  // The chunked loss receives the whole head's logits (one head call; RunConfig::whole_head).
+  bool whole_head = false;
   // Full-size dequantized copies of a 4-bit weight alive at once: 1 when the quantization state's
   // dtype is the compute dtype, 2 when dequantize_4bit's output (quant_state.dtype) is then cast
   // with .to(A.dtype) (Lightning Fabric quantizes from fp16 and computes in bf16).

@@ -285,6 +285,7 @@ SimRun sim_run_for(const Architecture& a, const RunConfig& run) {
   r.bnb_saves_input = run.bnb_saves_input;
   r.prev_graph_held = run.loop_holds_graph;
   r.outputs_fp32 = run.outputs_fp32;
+  r.whole_head = run.whole_head && run.loss == LossKind::chunked;
   r.dequant_copies = run.bnb_quant_fp16 && run.precision != Precision::fp16 ? 2 : 1;
   r.head_4bit = run.quantize_head;
   r.fused_qkv_lora = run.fused_qkv_lora;
@@ -490,7 +491,12 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
   const double forward = fixed + std::max(accumulated, stale) + sim.inputs + sim.forward_peak_extra;
   const double backward =
       fixed + accumulated + sim.inputs + sim.backward_peak_extra + st.reduce_transient;
-  const double step = fixed + d(t.gradients) + optim_temp + st.step_transient;
+  // The optimizer step: what the wrapper leaves at it (FSDP: the local shards and the
+  // reduce-scattered gradients, plan/sharding.cpp), and a loop that holds its `logits` keeps them
+  // (and the graph they reach) through the step until the next forward returns (LitGPT fit(),
+  // the hand-written `logits = model(x)` loops).
+  const double step = fixed - d(t.weights) + st.step_weights + st.step_gradients + optim_temp +
+                      st.step_transient + (sr.prev_graph_held ? sim.prev_graph : 0.0);
   const double peak = std::max({forward, backward, step});
   const double held = fixed + d(t.activations) + d(t.logits);
   t.transient = to_bytes(peak - std::min(peak, held));

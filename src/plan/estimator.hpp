@@ -138,6 +138,11 @@ struct RunConfig {
   // _FabricModule.forward: precision.convert_output to the default dtype), so the loss runs on
   // fp32 copies of the logits.
   bool outputs_fp32 = false;
+  // With --loss chunked: the model returns the whole head's logits in one call and the loss
+  // splits them into 128-row chunks (LitGPT finetune/full.py: `model(input_ids)` without
+  // lm_head_chunk_size, then utils.chunked_cross_entropy), not the head's 128-token chunks of
+  // finetune/lora.py. The litgpt preset sets it for a full fine-tune.
+  bool whole_head = false;
   // QLoRA loaded without a torch_dtype: transformers 4.33-4.36 from_pretrained forces fp16 for a
   // bitsandbytes load ("Overriding torch_dtype=None with torch_dtype=torch.float16"), so what it
   // does not quantize (embedding, lm_head, norms) is fp16, while a bf16 run computes under

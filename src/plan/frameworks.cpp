@@ -36,7 +36,8 @@ const std::vector<FrameworkPreset>& framework_presets() {
        "dropout 0, activation checkpointing on, fused AdamW; several GPUs: FSDP2, gradients "
        "reduce-scattered every micro-batch"},
       {Framework::litgpt, "litgpt", "litgpt 0.4, lightning 2.3, bitsandbytes 0.42.0",
-       "chunked head + CE on Fabric's fp32 copies of the logits, model-dtype adapters, LoRA "
+       "chunked head + CE on Fabric's fp32 copies of the logits (full fine-tune: the whole "
+       "head's, CE in 128-row chunks), model-dtype adapters, LoRA "
        "dropout 0.05, previous graph held into the next forward; QLoRA: 4-bit lm_head, fp16 quant "
        "state, inputs kept, PagedAdamW; "
        "several GPUs: FSDP per Block, accumulation under no_backward_sync"},
@@ -105,6 +106,8 @@ struct PresetFields {
   std::optional<bool> fp32_optimizer_states;
   // The optimizer by method: full, LoRA, QLoRA.
   std::optional<Optim> optim_full, optim_lora, optim_qlora;
+  // A full fine-tune's script returns the whole head's logits (RunConfig::whole_head).
+  std::optional<bool> whole_head_full;
   // What the framework's QLoRA path changes (its bitsandbytes version and quantization plugin).
   std::optional<bool> bnb_saves_input;
   std::optional<bool> bnb_quant_fp16;
@@ -237,6 +240,11 @@ const std::vector<PresetFields>& preset_fields() {
       p.quantize_head = true;
       p.optim_qlora = Optim::paged_adamw;
       p.double_quant = DoubleQuant::off;
+      // finetune/full.py (43c44323, a509064d, 00af8b0d fit()): `logits = model(input_ids)`, no
+      // lm_head_chunk_size: GPT.forward's one lm_head call, which Fabric hands back as one fp32
+      // copy, then chunked_cross_entropy(logits[..., :-1, :], ...) splits its reshape into
+      // 128-row chunks.
+      p.whole_head_full = true;
       v.push_back(p);
     }
     {
@@ -330,6 +338,7 @@ void apply_framework(Framework f, RunConfig& run) {
   switch (run.method) {
     case Method::full:
       set(run.optim, p.optim_full);
+      set(run.whole_head, p.whole_head_full);
       break;
     case Method::lora:
       set(run.optim, p.optim_lora);

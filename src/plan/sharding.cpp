@@ -40,6 +40,8 @@ ShardTerms shard_terms(ShardMode mode, const ShardInput& in) {
   t.gradients = in.gradients;
   t.optimizer = in.optimizer;
   t.master = in.master;
+  t.step_weights = t.weights;
+  t.step_gradients = t.gradients;
   if (in.ranks <= 1) return t;
   const double n = static_cast<double>(in.ranks);
   // HF's "auto" DeepSpeed sizes (transformers integrations/deepspeed.py
@@ -74,6 +76,15 @@ ShardTerms shard_terms(ShardMode mode, const ShardInput& in) {
       t.reduce_transient = (in.no_sync ? 0.0 : in.layer_grads) + in.layer_grads / n;
       t.optimizer = in.optimizer / n;
       t.master = in.master / n;
+      // The optimizer step runs after the synced micro-batch (the last of a step), whose
+      // backward reduce-scatters every unit's gradient, the no_sync micro-batches' unsharded sum
+      // included, into a 1/N shard and drops the unsharded one (_runtime_utils.py
+      // _post_backward_hook: `flat_param.grad = None`, `_saved_grad_shard`; _finalize_params ->
+      // prepare_gradient_for_optim), and reshards every unit, the root too
+      // (_should_free_in_backward is true when syncing; _catch_all_reshard): the step sees the
+      // local shards and 1/N of the gradients.
+      t.step_weights = in.weights / n;
+      t.step_gradients = in.gradients / n;
       break;
     }
     case ShardMode::zero1:
@@ -105,6 +116,10 @@ ShardTerms shard_terms(ShardMode mode, const ShardInput& in) {
         t.adapter = in.adapter / n;
       }
       break;
+  }
+  if (mode != ShardMode::fsdp) {
+    t.step_weights = t.weights;
+    t.step_gradients = t.gradients;
   }
   return t;
 }

@@ -53,6 +53,11 @@ struct ShardTerms {
   double buckets = 0;           // of `gradients`: DDP buckets / DeepSpeed reduce buffers
   double reduce_transient = 0;  // one unit's full gradient before its reduce-scatter
   double step_transient = 0;    // at the optimizer step (DeepSpeed's fp32 gradient partition)
+  // What the optimizer step finds of `weights` and `gradients` (FSDP: every unit resharded and
+  // the gradients reduce-scattered by the synced micro-batch's backward, no_sync or not); equal
+  // to them in the other modes.
+  double step_weights = 0;
+  double step_gradients = 0;
 };
 
 // One rank's terms under `mode`; ranks == 1 returns the input unchanged (every mode).

@@ -21,8 +21,11 @@ Result<StepTerms> step_terms(const models::Architecture& a, const SimRun& run, O
   t.activations = sim->activations;
   t.loss = sim->loss;
   const double fixed = t.weights + t.adapter + t.optimizer;
-  t.forward_peak = fixed + t.inputs + sim->forward_peak_extra;
-  t.backward_peak = fixed + t.inputs + sim->backward_peak_extra;
+  // Accumulating micro-batches: every .grad lives through the forward and the backward
+  // (estimator.cpp, `accumulated`).
+  const double accumulated = run.grads_accumulated ? t.gradients : 0;
+  t.forward_peak = fixed + accumulated + t.inputs + sim->forward_peak_extra;
+  t.backward_peak = fixed + accumulated + t.inputs + sim->backward_peak_extra;
   const double temp = optim == OptimStep::adamw_foreach ? pb->trainable : 0;
   t.optimizer_peak = fixed + t.gradients + temp;
   t.peak = std::max({t.forward_peak, t.backward_peak, t.optimizer_peak});
@@ -94,6 +97,8 @@ Result<nlohmann::json> step_terms_from_json(const nlohmann::json& c) {
     // LitGPT's loop and Fabric's 4-bit plugin (tools/memtrace/memtrace/litgpt.py measures them).
     r.prev_graph_held = c.value("prev_graph_held", false);
     r.outputs_fp32 = c.value("outputs_fp32", false);
+    r.whole_head = c.value("whole_head", false);
+    r.grads_accumulated = c.value("grad_accum", 1u) > 1;
     r.dequant_copies = c.value("dequant_copies", 1u);
     r.head_4bit = c.value("head_4bit", false);
     r.fused_qkv_lora = c.value("fused_qkv_lora", false);

@@ -104,6 +104,41 @@ TEST(LitGptStep, PreviousLogitsAreGoneAtTheLoss) {
                                                    r->activations + 4 * V * T + 8 * T));
 }
 
+// finetune/full.py fit(): `logits = model(input_ids)` (one lm_head call, no lm_head_chunk_size),
+// Fabric's fp32 copy, then chunked_cross_entropy(logits[..., :-1, :], ...): with b > 1 the shifted
+// rows' reshape is a copy, each 128-row chunk keeps its fp32 log-softmax. Backward: split's cat of
+// the rows' gradient, then slice's zero-filled full gradient, beside the loop's logits.
+TEST(LitGptStep, FullFineTuneLossRunsOnTheWholeHead) {
+  const auto a = fixtures::shape("Llama-3.2-1B").arch;
+  SimRun run = litgpt_run(TrainMethod::full);
+  run.batch = 2;
+  run.outputs_fp32 = true;
+  run.whole_head = true;
+  auto r = simulate_step(a, run);
+  ASSERT_TRUE(r);
+  const double V = static_cast<double>(a.vocab), T2 = 2 * kSeq, rows = T2 - 2;
+  // Kept through backward: the loop's fp32 logits, every chunk's log-softmax, nll_loss's targets.
+  EXPECT_DOUBLE_EQ(r->loss, 4 * V * T2 + 4 * V * rows + 8 * rows);
+  EXPECT_DOUBLE_EQ(r->prev_graph, 4 * V * T2);
+  // Forward: at the conversion the previous fp32 logits, the bf16 output and its fp32 copy; at the
+  // loss the logits, the reshape's copy and the log-softmax.
+  EXPECT_DOUBLE_EQ(r->forward_peak_extra,
+                   std::max(r->activations + r->prev_graph + (2 + 4) * V * T2,
+                            r->activations + 4 * V * T2 + 2 * 4 * V * rows + 8 * rows));
+  // Backward at slice_backward: the log-softmax gone, the rows' gradient (its bytes) and the
+  // full one above what was kept.
+  EXPECT_DOUBLE_EQ(r->loss_backward_transient, 4 * V * T2);
+}
+
+TEST(LitGptStep, PresetRunsTheWholeHeadForAFullFineTuneOnly) {
+  for (const Method m : {Method::full, Method::lora, Method::qlora}) {
+    RunConfig run;
+    run.method = m;
+    apply_framework(Framework::litgpt, run);
+    EXPECT_EQ(run.whole_head, m == Method::full);
+  }
+}
+
 TEST(LitGptStep, PresetSetsFabricOutputs) {
   RunConfig run;
   apply_framework(Framework::litgpt, run);

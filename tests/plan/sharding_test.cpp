@@ -66,6 +66,24 @@ TEST(Sharding, FsdpKeepsShardsPlusTheRootAndTwoLayersGathered) {
   EXPECT_DOUBLE_EQ(shard_terms(ShardMode::fsdp, accum).gradients, 8e9);
 }
 
+TEST(Sharding, FsdpOptimizerStepSeesShardsAndScatteredGradients) {
+  // The synced micro-batch reduce-scatters every unit's gradient (the no_sync sum included) and
+  // reshards every unit, the root too: the step holds W/N and G/N whether it accumulated or not.
+  for (const bool no_sync : {false, true}) {
+    ShardInput in = toy();
+    in.no_sync = no_sync;
+    const ShardTerms t = shard_terms(ShardMode::fsdp, in);
+    EXPECT_DOUBLE_EQ(t.step_weights, 8e9 / 4) << no_sync;
+    EXPECT_DOUBLE_EQ(t.step_gradients, 8e9 / 4) << no_sync;
+  }
+  // The other wrappers keep at the step what they keep through the backward.
+  for (ShardMode m : {ShardMode::ddp, ShardMode::zero1, ShardMode::zero2, ShardMode::zero3}) {
+    const ShardTerms t = shard_terms(m, toy());
+    EXPECT_DOUBLE_EQ(t.step_weights, t.weights) << shard_name(m);
+    EXPECT_DOUBLE_EQ(t.step_gradients, t.gradients) << shard_name(m);
+  }
+}
+
 TEST(Sharding, FsdpMixedPrecisionGathersInTheComputeDtype) {
   // fp32 shards gathered under MixedPrecision(param_dtype=bf16): half the bytes per element.
   ShardInput in = toy();

@@ -18,7 +18,9 @@ std::vector<Row> rows() {
 // row beyond 10 %): median |error| <= 3 %, no row beyond 11 % (were 11 % and 29 % before the
 // LitGPT rows took their yaml's LoRA settings and accumulation, phi-2/StableLM/Falcon their
 // config's layer program, and accumulated gradients counted through forward and backward; 5 %
-// and 28 % before the Megatron-Core rows ran GPT-2's block and their loop's order).
+// and 28 % before the Megatron-Core rows ran GPT-2's block and their loop's order). No row beyond
+// 8 % since LitGPT's full fine-tunes run finetune/full.py's loss on the whole head (L03 -10.7 ->
+// -7.7 %).
 // Bounds only ever tighten; no estimator constant is tuned to them.
 TEST(EstimatorValidation, MeetsAccuracyTargetsOnEveryFullySpecifiedRow) {
   const auto all = rows();
@@ -26,7 +28,7 @@ TEST(EstimatorValidation, MeetsAccuracyTargetsOnEveryFullySpecifiedRow) {
   for (const auto& r : all) {
     if (!r.fully_specified) continue;
     errors.push_back(std::fabs(r.error));
-    EXPECT_LE(std::fabs(r.error), 0.11) << r.id << " " << r.model << " error " << r.error;
+    EXPECT_LE(std::fabs(r.error), 0.08) << r.id << " " << r.model << " error " << r.error;
   }
   ASSERT_GE(errors.size(), 25u);
   std::sort(errors.begin(), errors.end());
@@ -40,10 +42,12 @@ TEST(EstimatorValidation, PinsAHandfulOfRows) {
   auto find = [&](std::string_view id) {
     return *std::find_if(all.begin(), all.end(), [&](const Row& r) { return r.id == id; });
   };
-  // Pinned to 0.1 percentage point: a formula change shows up here first.
+  // Pinned to 0.1 percentage point: a formula change shows up here first. L20 -2.4 -> -1.4 %:
+  // LitGPT finetune/full.py's loss on the whole head's fp32 logits (split's cat and slice's
+  // full-size gradient beside the loop's logits: RunConfig::whole_head).
   const std::pair<std::string_view, double> pins[] = {
       {"S04", 0.002},  {"S11", 0.000}, {"L12", -0.001}, {"L13", -0.017},
-      {"L20", -0.024}, {"L07", 0.014}, {"L11", -0.024}};
+      {"L20", -0.014}, {"L07", 0.014}, {"L11", -0.024}};
   for (const auto& [id, error] : pins) {
     const Row r = find(id);
     ASSERT_TRUE(r.fully_specified) << id;

@@ -22,7 +22,11 @@ Sources, at the commit the config-hub QLoRA table was measured with (Lightning-A
                        again. PagedAdamW's states live in managed memory, outside the allocator:
                        the step here keeps none.
 
-`method` "lora" replaces the 4-bit linears with frozen bf16 ones (a `bf16-true` LoRA run).
+`method` "lora" replaces the 4-bit linears with frozen bf16 ones (a `bf16-true` LoRA run);
+`method` "full" trains bf16 linears, norms and embedding with no adapters and runs
+litgpt/finetune/full.py's step (same fit() at 43c44323, a509064d, 00af8b0d): `logits =
+model(input_ids)` (one lm_head call), then chunked_cross_entropy(logits[..., :-1, :], ...),
+whose "lm_head wasn't chunked" branch reshapes and splits the rows into 128-row chunks.
 CUDA-only kernels are emulated by what they keep (memtrace.layers: flash attention, dropout).
 
   /usr/bin/python3 -m memtrace.litgpt '{"hidden": 4096, ...}'
@@ -97,17 +101,32 @@ class FrozenLinear(nn.Module):
         return F.linear(x, self.weight)
 
 
+class TrainedLinear(FrozenLinear):
+    """A full fine-tune's bf16 nn.Linear: F.linear keeps its input and weight."""
+
+    def __init__(self, d_in, d_out):
+        super().__init__(d_in, d_out)
+        self.weight.requires_grad_(True)
+
+
+def full(c):
+    return c.get("method", "qlora") == "full"
+
+
 def base_linear(c, d_in, d_out):
-    """`method` "qlora" (default): Fabric's 4-bit linear; "lora": the bf16 model's own."""
+    """`method` "qlora" (default): Fabric's 4-bit linear; "lora": the bf16 model's own; "full":
+    the same, trained."""
+    if full(c):
+        return TrainedLinear(d_in, d_out)
     return FrozenLinear(d_in, d_out) if c.get("method", "qlora") == "lora" else Linear4bit(d_in, d_out)
 
 
 class RMSNorm(nn.Module):
     """litgpt/model.py RMSNorm (torch.mean's backward keeps only sizes on torch 2.x)."""
 
-    def __init__(self, dim, eps=1e-5, unit_offset=False):
+    def __init__(self, dim, eps=1e-5, unit_offset=False, trained=False):
         super().__init__()
-        self.weight = nn.Parameter(torch.ones(dim, dtype=BF16), requires_grad=False)
+        self.weight = nn.Parameter(torch.ones(dim, dtype=BF16), requires_grad=trained)
         self.eps, self.unit_offset = eps, unit_offset
 
     def forward(self, x):
@@ -174,7 +193,8 @@ class Attention(nn.Module):
     def __init__(self, c):
         super().__init__()
         self.c = c
-        self.attn = LoRAQKVLinear(c)
+        qkv = (c["heads"] + 2 * c["kv_heads"]) * c["head_dim"]
+        self.attn = base_linear(c, c["hidden"], qkv) if full(c) else LoRAQKVLinear(c)
         self.proj = base_linear(c, c["heads"] * c["head_dim"], c["hidden"])
 
     def forward(self, x, cos, sin):
@@ -221,9 +241,9 @@ class Block(nn.Module):
     def __init__(self, c):
         super().__init__()
         off = c.get("gemma", False)
-        self.norm_1 = RMSNorm(c["hidden"], unit_offset=off)
+        self.norm_1 = RMSNorm(c["hidden"], unit_offset=off, trained=full(c))
         self.attn = Attention(c)
-        self.norm_2 = RMSNorm(c["hidden"], unit_offset=off)
+        self.norm_2 = RMSNorm(c["hidden"], unit_offset=off, trained=full(c))
         self.mlp = MLP(c)
 
     def forward(self, x, cos, sin):
@@ -236,9 +256,9 @@ class GPT(nn.Module):
         super().__init__()
         self.c = c
         self.wte = nn.Embedding(c["vocab"], c["hidden"], dtype=BF16)
-        self.wte.weight.requires_grad_(False)
+        self.wte.weight.requires_grad_(full(c))
         self.h = nn.ModuleList(Block(c) for _ in range(c["layers"]))
-        self.ln_f = RMSNorm(c["hidden"], unit_offset=c.get("gemma", False))
+        self.ln_f = RMSNorm(c["hidden"], unit_offset=c.get("gemma", False), trained=full(c))
         self.lm_head = base_linear(c, c["hidden"], c["vocab"])
         hs = c["head_dim"]
         theta = 1.0 / (10000 ** (torch.arange(0, hs, 2).float() / hs))
@@ -283,6 +303,17 @@ def chunked_cross_entropy(logits, targets, ignore_index=-100):
     return torch.cat(loss_chunks).sum() / max(1, non_masked)
 
 
+def chunked_cross_entropy_whole(logits, targets, chunk_size=128, ignore_index=-100):
+    """utils.py chunked_cross_entropy's "lm_head wasn't chunked" branch (finetune/full.py): the
+    shifted rows reshaped (a copy when b > 1) and split into 128-row chunks."""
+    logits = logits.reshape(-1, logits.size(-1))
+    targets = targets.reshape(-1)
+    loss_chunks = [F.cross_entropy(lc, tc, ignore_index=ignore_index, reduction="none")
+                   for lc, tc in zip(logits.split(chunk_size), targets.split(chunk_size))]
+    non_masked = (targets != ignore_index).sum()
+    return torch.cat(loss_chunks).sum() / max(1, non_masked)
+
+
 def measure(c, tracker=LiveBytes):
     """`tracker`: makes the LiveBytes to measure with (memtrace.peak_dump passes one that keeps
     the live set at the peak)."""
@@ -300,11 +331,19 @@ def measure(c, tracker=LiveBytes):
             tr.set_phase(f"forward{it}")
             ids = torch.randint(0, c["vocab"], (b, s))
             targets = ids.clone()
-            logits = fabric_forward(m, ids)
-            tr.mark(f"fwd{it}")
-            tr.set_phase(f"loss{it}")
-            logits[-1] = logits[-1][..., :-1, :]
-            loss = chunked_cross_entropy(logits, targets[..., 1:])
+            if full(c):
+                # finetune/full.py fit(): `logits = model(input_ids)`, then
+                # chunked_cross_entropy(logits[..., :-1, :], targets[..., 1:]).
+                logits = fabric_forward(m, ids, lm_head_chunk_size=0)
+                tr.mark(f"fwd{it}")
+                tr.set_phase(f"loss{it}")
+                loss = chunked_cross_entropy_whole(logits[..., :-1, :], targets[..., 1:])
+            else:
+                logits = fabric_forward(m, ids)
+                tr.mark(f"fwd{it}")
+                tr.set_phase(f"loss{it}")
+                logits[-1] = logits[-1][..., :-1, :]
+                loss = chunked_cross_entropy(logits, targets[..., 1:])
             tr.mark(f"loss{it}")
             tr.set_phase(f"backward{it}")
             (loss / accum).backward()
