@@ -53,9 +53,11 @@ double distance_to_range(const Row& r) {
 // 1.x's LoRA adapters read as bf16 (peft 0.7) then made it 39 of 60 and 0.2 % (SW29).
 // Tightened to median 7 %, worst 105 % when the replay took the card's memory as the allocator's
 // capacity (release_cached_blocks and a retry: SW56 +139.4 -> +0.5 %, SW53 +24.0 -> -0.5 %, the
-// worst now SW49 at +101.9 %). Today (golden/plan/validation2.md, after the merge of both):
-// point median 6.5 %, worst SW49 +101.9 %, 39 of 60 ranges hold their measurement, median
-// distance to the range under 0.05 %, 3 rows more than 15 % outside.
+// worst now SW49 at +101.9 %). Tightened to 6.5 % when LitGPT's full fine-tunes ran
+// finetune/full.py's loss and the FSDP optimizer step held shards (LC13 +9.5 -> -0.6 %, LC17
+// +5.6 -> -0.9 %). Today (golden/plan/validation2.md): point median 5.7 % (the mean of the two
+// middle rows; this test holds the upper one, 6.4 %), worst SW49 +101.9 %, 39 of 60 ranges hold
+// their measurement, 3 rows more than 15 % outside.
 TEST(EstimatorValidation2, StaysWithinTodaysBounds) {
   std::vector<double> errors, distances;
   for (const auto& r : rows2()) {
@@ -68,7 +70,7 @@ TEST(EstimatorValidation2, StaysWithinTodaysBounds) {
   ASSERT_GE(errors.size(), 80u);
   std::sort(errors.begin(), errors.end());
   std::sort(distances.begin(), distances.end());
-  EXPECT_LE(errors[errors.size() / 2], 0.07);
+  EXPECT_LE(errors[errors.size() / 2], 0.065);
   EXPECT_LE(distances[distances.size() / 2], 0.005);
   // Rows more than 15 % outside their range: SW20 (ChatGLM3 at 8k), SW71 (Qwen-72B QLoRA), SW19.
   EXPECT_LE(std::count_if(distances.begin(), distances.end(), [](double d) { return d > 0.15; }),
