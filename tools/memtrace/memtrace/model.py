@@ -210,6 +210,19 @@ def head(model, h):
     return F.linear(h, model.head_weight(), model.lm_head.bias)
 
 
+def capped_logits(model, h):
+    """The head's logits, soft-capped where the model caps them (Gemma2ForCausalLM's
+    final_logit_softcapping: divide, tanh, multiply, each step rebinding `logits`, so only the
+    last lives on once it exists)."""
+    logits = head(model, h)
+    cap = model.spec.get("final_softcap")
+    if cap is not None:
+        logits = logits / cap
+        logits = torch.tanh(logits)
+        logits = logits * cap
+    return logits
+
+
 def for_causal_lm_loss(logits, labels, vocab):
     """transformers loss/loss_utils.py ForCausalLMLoss as of 4.49 (PR #35646 dropped 4.46-4.48's
     `shift_logits = logits[..., :-1, :].contiguous()` copy; the same code through 4.5x): an fp32
@@ -231,12 +244,7 @@ def hf_loss(model, h, labels):
     ...)`: the caller's model-dtype logits stay alive (they are also returned in the output)
     while ForCausalLMLoss runs. Trainer.compute_loss drops the output when it returns the loss,
     before backward; nothing autograd saved refers to them, so they die with it."""
-    logits = head(model, h)
-    cap = model.spec.get("final_softcap")
-    if cap is not None:  # Gemma2ForCausalLM
-        logits = logits / cap
-        logits = torch.tanh(logits)
-        logits = logits * cap
+    logits = capped_logits(model, h)
     return for_causal_lm_loss(logits, labels, logits.shape[-1])
 
 
@@ -247,12 +255,7 @@ def hf_shifted_loss(model, h, labels):
     .contiguous()` and `shift_labels = labels[..., 1:].contiguous()`, then CrossEntropyLoss()
     (mean over the non-ignored targets). The fp32 logits go out in the output (held by the
     Trainer until compute_loss returns the loss, before backward)."""
-    logits = head(model, h)
-    cap = model.spec.get("final_softcap")
-    if cap is not None:
-        logits = logits / cap
-        logits = torch.tanh(logits)
-        logits = logits * cap
+    logits = capped_logits(model, h)
     logits = logits.float()
     shift_logits = logits[..., :-1, :].contiguous()
     shift_labels = labels[..., 1:].contiguous()
@@ -282,12 +285,7 @@ def hf_shifted_kept_loss(model, h, labels):
     **loss_kwargs)`, whose ForCausalLMLoss of that era upcasts and copies the shifted logits while
     the caller's model-dtype logits (also returned in the output, which Trainer.compute_loss drops
     before backward) stay alive."""
-    logits = head(model, h)
-    cap = model.spec.get("final_softcap")
-    if cap is not None:
-        logits = logits / cap
-        logits = torch.tanh(logits)
-        logits = logits * cap
+    logits = capped_logits(model, h)
     return for_causal_lm_loss_shifted(logits, labels, logits.shape[-1])
 
 
