@@ -6,7 +6,8 @@
 //  - checked_round / checked_trunc: nullopt when the result does not fit (the caller names the
 //    problem or drops the value);
 //  - saturating_round: the nearest representable value, NaN -> 0 (for arithmetic whose result is
-//    a bound anyway, such as a byte estimate or a time offset).
+//    a bound anyway, such as a byte estimate or a time offset);
+//  - saturating_add: the sum of two byte counts, the largest value where it would wrap.
 // Range: an integer type with D value bits holds [-2^D, 2^D) (signed) or [0, 2^D) (unsigned), and
 // 2^D is exact in a double, so the comparisons below are exact.
 
@@ -58,6 +59,13 @@ Int saturating_round(double v) {
   if (r < start_of_range<Int>()) return std::numeric_limits<Int>::min();
   if (r >= end_of_range<Int>()) return std::numeric_limits<Int>::max();
   return static_cast<Int>(r);
+}
+
+// a + b, or the largest uint64 where the sum would wrap (a size beyond 2^64 reads as the largest).
+constexpr std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) {
+  return a > std::numeric_limits<std::uint64_t>::max() - b
+             ? std::numeric_limits<std::uint64_t>::max()
+             : a + b;
 }
 
 }  // namespace sparkops

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "base/checked_cast.hpp"
 #include "base/units.hpp"
 #include "plan/reserve_model.hpp"
 
@@ -33,15 +34,9 @@ RunConfig with_reach(RunConfig run, const RunConfig& from) {
 
 std::uint64_t allocator_capacity(const RunConfig& run, const BesideAllocator& b) {
   if (run.device_reach_bytes == 0) return kNoCapacity;
-  std::uint64_t beside = 0;
-  auto add = [&](std::uint64_t v) { beside = beside > kNoCapacity - v ? kNoCapacity : beside + v; };
-  add(b.cuda_context);
-  add(b.nccl_buffers);
-  if (run.reach_unified) {
-    add(b.host_side);
-    add(b.paged);
-    add(b.pinned);
-  }
+  std::uint64_t beside = saturating_add(b.cuda_context, b.nccl_buffers);
+  if (run.reach_unified)
+    beside = saturating_add(beside, saturating_add(b.host_side, saturating_add(b.paged, b.pinned)));
   return run.device_reach_bytes > beside ? run.device_reach_bytes - beside : 0;
 }
 

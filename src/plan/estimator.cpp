@@ -22,11 +22,6 @@ std::uint64_t to_bytes(double v) {
   if (v >= 18446744073709549568.0) return std::numeric_limits<std::uint64_t>::max();
   return static_cast<std::uint64_t>(v + 0.5);
 }
-std::uint64_t sat_add(std::uint64_t a, std::uint64_t b) {
-  return a > std::numeric_limits<std::uint64_t>::max() - b
-             ? std::numeric_limits<std::uint64_t>::max()
-             : a + b;
-}
 double d(std::uint64_t v) {
   return static_cast<double>(v);
 }
@@ -418,8 +413,8 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
   // buffers and, on a unified machine, the host side, paged and pinned memory.
   const std::uint64_t nccl_point = ranks > 1 ? k.nccl_connection_bytes * k.nccl_channels : 0;
   const std::uint64_t host =
-      sat_add(sat_add(run.host.process_bytes, run.host.dataset_bytes),
-              to_bytes(d(run.host.dataloader_workers) * d(run.host.worker_bytes)));
+      saturating_add(saturating_add(run.host.process_bytes, run.host.dataset_bytes),
+                     to_bytes(d(run.host.dataloader_workers) * d(run.host.worker_bytes)));
   const std::uint64_t capacity = allocator_capacity(
       run, {k.cuda_context_bytes, nccl_point, host, e.paged_bytes, e.pinned_host_bytes});
   const bool capped = capacity != kNoCapacity;
@@ -440,7 +435,7 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
     reserve = replay_reserve(s, run, t, e.paged_bytes, sr.grad_share, capacity);
   }
   t.workspaces = reserve.workspaces;
-  e.train_peak_allocated_bytes = sat_add(to_bytes(peak), t.workspaces);
+  e.train_peak_allocated_bytes = saturating_add(to_bytes(peak), t.workspaces);
   // The capacity: a tensor that does not fit even after a cache release is an OutOfMemoryError.
   // The run then stops there; its figures are what it would need, the replay without a limit.
   if (capped) {
@@ -457,9 +452,9 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
   // shuffled lengths contains rising chains many times over): the point is the rising replay,
   // the fixed-length replay the range's low end.
   t.allocator_reserve = run.packed ? reserve.fixed : reserve.varying;
-  e.train_peak_reserved_bytes = sat_add(e.train_peak_allocated_bytes, t.allocator_reserve);
-  e.reserved_low_bytes = sat_add(e.train_peak_allocated_bytes, reserve.fixed);
-  e.reserved_high_bytes = sat_add(e.train_peak_allocated_bytes, reserve.varying);
+  e.train_peak_reserved_bytes = saturating_add(e.train_peak_allocated_bytes, t.allocator_reserve);
+  e.reserved_low_bytes = saturating_add(e.train_peak_allocated_bytes, reserve.fixed);
+  e.reserved_high_bytes = saturating_add(e.train_peak_allocated_bytes, reserve.varying);
   if (!run.packed && !run.expandable_segments && run.reserve_fraction_hint < 0) {
     RunConfig expandable = run;
     expandable.expandable_segments = true;
@@ -504,27 +499,34 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
   t.dataset = run.host.dataset_bytes;
   t.dataloader_workers = to_bytes(d(run.host.dataloader_workers) * d(run.host.worker_bytes));
   // Pinned host buffers of offloaded checkpointing sit on the same pool, outside the device view.
-  const std::uint64_t outside = sat_add(sat_add(e.paged_bytes, host), e.pinned_host_bytes);
-  const std::uint64_t beside = sat_add(t.cuda_context, t.nccl_buffers);
-  e.train_peak_device_bytes = sat_add(sat_add(e.train_peak_reserved_bytes, beside), e.paged_bytes);
-  e.train_peak_device_low_bytes = sat_add(
-      sat_add(e.reserved_low_bytes, sat_add(k.cuda_context_low_bytes, nccl_low)), e.paged_bytes);
-  e.train_peak_device_high_bytes = sat_add(
-      sat_add(e.reserved_high_bytes, sat_add(k.cuda_context_high_bytes, nccl_high)), e.paged_bytes);
-  e.train_peak_pool_bytes = sat_add(sat_add(e.train_peak_reserved_bytes, beside), outside);
-  e.train_peak_pool_low_bytes =
-      sat_add(sat_add(e.reserved_low_bytes, sat_add(k.cuda_context_low_bytes, nccl_low)), outside);
-  e.train_peak_pool_high_bytes = sat_add(
-      sat_add(e.reserved_high_bytes, sat_add(k.cuda_context_high_bytes, nccl_high)), outside);
+  const std::uint64_t outside =
+      saturating_add(saturating_add(e.paged_bytes, host), e.pinned_host_bytes);
+  const std::uint64_t beside = saturating_add(t.cuda_context, t.nccl_buffers);
+  e.train_peak_device_bytes =
+      saturating_add(saturating_add(e.train_peak_reserved_bytes, beside), e.paged_bytes);
+  e.train_peak_device_low_bytes = saturating_add(
+      saturating_add(e.reserved_low_bytes, saturating_add(k.cuda_context_low_bytes, nccl_low)),
+      e.paged_bytes);
+  e.train_peak_device_high_bytes = saturating_add(
+      saturating_add(e.reserved_high_bytes, saturating_add(k.cuda_context_high_bytes, nccl_high)),
+      e.paged_bytes);
+  e.train_peak_pool_bytes =
+      saturating_add(saturating_add(e.train_peak_reserved_bytes, beside), outside);
+  e.train_peak_pool_low_bytes = saturating_add(
+      saturating_add(e.reserved_low_bytes, saturating_add(k.cuda_context_low_bytes, nccl_low)),
+      outside);
+  e.train_peak_pool_high_bytes = saturating_add(
+      saturating_add(e.reserved_high_bytes, saturating_add(k.cuda_context_high_bytes, nccl_high)),
+      outside);
   if (capped && !e.out_of_memory) {
     // A larger context or more NCCL channels leave the allocator less: the high ends stop at the
     // reach too (plus what the figure holds outside it: paged states on a discrete GPU, and the
     // host side in the pool figure).
     const std::uint64_t reach = run.device_reach_bytes;
     const std::uint64_t device_cap =
-        run.reach_unified ? reach - std::min(reach, sat_add(host, e.pinned_host_bytes))
-                          : sat_add(reach, e.paged_bytes);
-    const std::uint64_t pool_cap = run.reach_unified ? reach : sat_add(reach, outside);
+        run.reach_unified ? reach - std::min(reach, saturating_add(host, e.pinned_host_bytes))
+                          : saturating_add(reach, e.paged_bytes);
+    const std::uint64_t pool_cap = run.reach_unified ? reach : saturating_add(reach, outside);
     e.train_peak_device_high_bytes =
         std::max(e.train_peak_device_bytes, std::min(e.train_peak_device_high_bytes, device_cap));
     e.train_peak_pool_high_bytes =

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "base/checked_cast.hpp"
 #include "base/units.hpp"
 
 namespace sparkops::serving {
@@ -15,10 +16,6 @@ std::uint64_t to_bytes(double v) {
   if (!(v > 0)) return 0;
   if (v >= 1.8e19) return UINT64_MAX;
   return static_cast<std::uint64_t>(std::llround(v));
-}
-
-std::uint64_t sat_add(std::uint64_t a, std::uint64_t b) {
-  return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
 std::uint64_t sub_floor(std::uint64_t a, std::uint64_t b) {
@@ -94,7 +91,7 @@ Sized size_fraction_engine(const models::Architecture& arch, const ServeArgs& a,
   s.host = procs * kPythonProcessBytes;
   s.terms.push_back({"weights", weights, "model resolution (docs/models.md)"});
   s.terms.push_back({"cuda_context", ctx, "CUDA context + cuBLAS workspaces (docs/domain.md)"});
-  s.terms.push_back({"activation_peak", sat_add(act, sampler),
+  s.terms.push_back({"activation_peak", saturating_add(act, sampler),
                      a.engine == ServeEngine::vllm
                          ? std::string(kVllmSrc) + ": profile_run at max-num-batched-tokens"
                          : "profile forward at the chunked-prefill / max_num_tokens size"});
@@ -102,36 +99,36 @@ Sized size_fraction_engine(const models::Architecture& arch, const ServeArgs& a,
                      a.enforce_eager
                          ? "eager: no CUDA graphs"
                          : fmt::format("graph pool of the largest capture ({} tokens)", capture)});
-  const std::uint64_t fixed =
-      sat_add(sat_add(weights, ctx), sat_add(sat_add(act, sampler), graphs));
+  const std::uint64_t fixed = saturating_add(saturating_add(weights, ctx),
+                                             saturating_add(saturating_add(act, sampler), graphs));
   switch (a.engine) {
     case ServeEngine::vllm: {
       // requested = fraction x total; KV = requested - (weights + non-torch + activation peak
       // + CUDA graphs). --kv-cache-memory-bytes replaces the fraction with a KV size.
       if (a.kv_cache_bytes) {
         s.kv_bytes = *a.kv_cache_bytes;
-        s.claim = sat_add(fixed, s.kv_bytes);
+        s.claim = saturating_add(fixed, s.kv_bytes);
       } else {
         s.claim = to_bytes(frac * static_cast<double>(device_total));
         s.kv_bytes = sub_floor(*s.claim, fixed);
       }
-      s.footprint = sat_add(*s.claim, s.host);
+      s.footprint = saturating_add(*s.claim, s.host);
       break;
     }
     case ServeEngine::sglang: {
       // model_runner.profile_max_num_token: KV = free after weights - total x (1 - fraction);
       // the (1 - fraction) part holds activations and graphs.
       s.claim = to_bytes(frac * static_cast<double>(device_total));
-      s.kv_bytes = sub_floor(*s.claim, sat_add(weights, ctx));
-      s.outside_fraction = sat_add(sat_add(act, sampler), graphs);
-      s.footprint = sat_add(sat_add(*s.claim, s.outside_fraction), s.host);
+      s.kv_bytes = sub_floor(*s.claim, saturating_add(weights, ctx));
+      s.outside_fraction = saturating_add(saturating_add(act, sampler), graphs);
+      s.footprint = saturating_add(saturating_add(*s.claim, s.outside_fraction), s.host);
       break;
     }
     default: {
       // TensorRT-LLM: KV = fraction x (free after weights and activations).
       const std::uint64_t free_after = sub_floor(sub_floor(budget, s.host), fixed);
       s.kv_bytes = to_bytes(frac * static_cast<double>(free_after));
-      s.footprint = sat_add(sat_add(fixed, s.kv_bytes), s.host);
+      s.footprint = saturating_add(saturating_add(fixed, s.kv_bytes), s.host);
       break;
     }
   }
@@ -147,7 +144,7 @@ Sized size_fraction_engine(const models::Architecture& arch, const ServeArgs& a,
   s.concurrency = per_seq > 0 ? static_cast<double>(s.kv_bytes) / per_seq : 0;
   s.tokens = to_bytes(std::floor(s.concurrency) * static_cast<double>(context));
   // Loading: the safetensors pages sit in the page cache beside the copies until reclaimed.
-  s.startup = sat_add(s.footprint, checkpoint);
+  s.startup = saturating_add(s.footprint, checkpoint);
   return s;
 }
 
@@ -175,10 +172,11 @@ Sized size_ggml_engine(const models::Architecture& arch, const ServeArgs& a, std
                                          "(Ollama GraphSize)"});
   s.terms.push_back(
       {"cuda_context", kCudaContextBytes, "CUDA context + cuBLAS workspaces (docs/domain.md)"});
-  s.footprint = sat_add(sat_add(weights, s.kv_bytes), sat_add(compute, kCudaContextBytes));
+  s.footprint = saturating_add(saturating_add(weights, s.kv_bytes),
+                               saturating_add(compute, kCudaContextBytes));
   // With mmap the file's pages are read through the page cache into the CUDA buffers: for a
   // while both count (docs/domain.md load transient); --no-mmap reads into a host buffer instead.
-  s.startup = sat_add(s.footprint, weights);
+  s.startup = saturating_add(s.footprint, weights);
   s.concurrency = static_cast<double>(a.parallel);
   s.tokens = ctx_total;
   return s;
@@ -354,7 +352,7 @@ Result<ServingPlan> make_serving_plan(const ServingInput& in) {
   if (!ggml) {
     std::uint64_t pool_kv = p.kv_cache_bytes;
     if (a.engine != ServeEngine::trtllm && in.device_total_bytes > 0) {
-      const std::uint64_t beside = sat_add(s.host, s.outside_fraction);
+      const std::uint64_t beside = saturating_add(s.host, s.outside_fraction);
       const double f = std::floor(static_cast<double>(sub_floor(budget, beside)) /
                                   static_cast<double>(in.device_total_bytes) * 100.0) /
                        100.0;

@@ -43,5 +43,14 @@ TEST(CheckedCast, SaturatingRoundClampsAndMapsNaNToZero) {
   EXPECT_EQ(saturating_round<std::int32_t>(41.6), 42);
 }
 
+TEST(CheckedCast, SaturatingAddStopsAtTheLargestValue) {
+  constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
+  EXPECT_EQ(saturating_add(2, 3), 5u);
+  EXPECT_EQ(saturating_add(kMax - 1, 1), kMax);
+  EXPECT_EQ(saturating_add(kMax - 1, 2), kMax);
+  EXPECT_EQ(saturating_add(kMax, kMax), kMax);
+  static_assert(saturating_add(1, 1) == 2);
+}
+
 }  // namespace
 }  // namespace sparkops
