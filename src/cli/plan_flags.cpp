@@ -61,6 +61,11 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f) {
                 "transformers < 4.37) in a bf16 run: autocast casts the lm_head at every call");
   cmd->add_flag("--lora-head", f.lora_head,
                 "LoRA on the lm_head too (LitGPT lora_head: true; PEFT target lm_head)");
+  cmd->add_flag("--compile", f.compile,
+                "The run is under torch.compile (torchtune compile: True; transformers "
+                "torch_compile=True): the HF loss and torchtune's chunked loss keep the "
+                "model-dtype logits, not fp32 copies; layers are counted as eager (an upper "
+                "bound)");
   cmd->add_option("--framework", f.framework,
                   "hf | trl | unsloth | axolotl | llamafactory | torchtune | litgpt | nemo | "
                   "swift: the framework whose memory defaults to assume (loss path, LoRA rank "

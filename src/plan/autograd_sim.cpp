@@ -14,6 +14,7 @@
 
 #include "plan/autograd_sim_families.hpp"
 #include "plan/autograd_sim_graph.hpp"
+#include "plan/autograd_sim_loss.hpp"
 
 namespace sparkops::plan {
 
@@ -65,6 +66,11 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   const double mid_own = saved_bytes(mid->first, own_saved(mid->first), T);
   const double first_own = saved_bytes(first->first, own_saved(first->first), T);
   const double layer_in = d.h * db * T;
+  // Checkpointed layer inputs on the device: all of them, or offloaded (SimRun::inputs_offloaded)
+  // the backward's two (the loss's high point counts them too: a bound) and, inside the forward,
+  // the stash's five.
+  const double inputs_kept = run.inputs_offloaded ? std::min(L, 2.0) : L;
+  const double inputs_kept_forward = run.inputs_offloaded ? std::min(L, 5.0) : L;
   const bool mid_saves_in = mid->first.saved.count(0) > 0;
   const bool first_saves_in = first->first.saved.count(0) > 0;
   double rope_bytes = has_rope ? 2 * d.hd * f.rotary_fraction * db * T : 0;
@@ -112,7 +118,7 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
     if (rope_used) acts += rope_bytes;
   } else {
     // Reentrant checkpoint per layer: each layer's inputs (hidden, cos, sin, mask) are saved.
-    acts += L * layer_in + rope_bytes + mask_bytes;
+    acts += inputs_kept * layer_in + rope_bytes + mask_bytes;
     acts += final_saves_in ? layer_in : 0;
   }
   res.activations = acts;
@@ -120,262 +126,15 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   // ---- loss ----
   const double V = d.V;
   const bool head_trainable = full;
-  double loss_saved = 0, fwd_extra = 0, loss_bwd = 0;
+  // The loss path (autograd_sim_loss.cpp), from the head's logits through the loss's backward.
   // The logits' bytes as the chunked loss and the loop hold them (Fabric hands back fp32 copies).
   const double lb = run.outputs_fp32 && run.loss == LossPath::chunked ? 4 : db;
-  // What the loss's backward frees before the head's: the fp32 log-softmax (or softmax) output.
-  double loss_output_freed = 4 * V * T;
-  switch (run.loss) {
-    case LossPath::hf: {
-      // transformers >= 4.49 (PR #35646, through 4.5x): LlamaForCausalLM.forward keeps its
-      // model-dtype `logits` (the soft-capped ones for Gemma-2, whose tanh keeps its output)
-      // while loss_utils.py ForCausalLMLoss makes its fp32 copy (`.float()`: none when the logits
-      // are fp32), pads the labels (int64, b x (s+1)) and shifts them (`.contiguous()`, b x s),
-      // and cross-entropy's log_softmax writes its fp32 output: the forward's peak. After the
-      // loss, log_softmax's output and nll_loss's target are what autograd keeps; the caller's
-      // logits die with Trainer.compute_loss's `outputs`, before backward.
-      const double cap = f.final_softcap ? db * V * T : 0;
-      const double copy32 = db == 4 ? 0 : 4 * V * T;
-      const double b = static_cast<double>(run.batch);
-      loss_saved = 4 * V * T + 8 * T + cap;
-      fwd_extra = db * V * T + copy32 + 4 * V * T + 8 * (T + b) + 8 * T + cap;
-      // log_softmax_backward: saved output + incoming grad + grad input, all fp32.
-      loss_bwd = 12 * V * T + 8 * T + cap;
-      res.loss_forward_blocks = {{db * V * T}, {copy32}, {8 * (T + b)}};
-      // nll_loss_backward's gradient, then log_softmax_backward's grad input: both die, with the
-      // saved log-softmax, once the grad input exists.
-      res.loss_backward_blocks = {{4 * V * T, 1}, {4 * V * T}};
-      res.loss_saved_freed_after = 1;
-      break;
-    }
-    case LossPath::hf_shifted: {
-      // transformers <= 4.45 LlamaForCausalLM.forward (4.36: `logits = self.lm_head(h);
-      // logits = logits.float()`, the model-dtype logits dying with the rebinding) and the remote
-      // code of that era (Qwen-1 modeling_qwen.py, ChatGLM3, Baichuan-2: bf16 logits that
-      // autocast's fp32 cross_entropy casts): `shift_logits = logits[..., :-1, :].contiguous()`
-      // copies all but each sequence's last position before CrossEntropyLoss, whose log_softmax
-      // writes its fp32 output over those b x (s - 1) rows: 12 V bytes a token at the forward's
-      // peak (the fp32 logits, their shifted copy, the log-softmax; in remote code the bf16
-      // logits, their bf16 shifted copy and autocast's fp32 cast of it, the same bytes in bf16).
-      // After the loss, the log-softmax and nll_loss's shifted int64 target are what autograd
-      // keeps. Backward: log_softmax_backward's saved output, incoming grad and grad input
-      // (fp32, shifted rows); slice's backward then zero-fills a full-size fp32 gradient and
-      // copies the grad input into it (torch slice_backward: `at::zeros(input_sizes)`), after
-      // the saved output and nll_loss's gradient are gone: below the 12 V peak, but one more
-      // logits-sized block for the allocator.
-      const double rows = T - static_cast<double>(run.batch);
-      const double cap = f.final_softcap ? db * V * T : 0;
-      loss_saved = 4 * V * rows + 8 * rows + cap;
-      fwd_extra = 4 * V * T + 4 * V * rows + 4 * V * rows + 8 * rows + cap;
-      loss_bwd = 12 * V * rows + 8 * rows + cap;
-      loss_output_freed = 4 * V * rows;
-      // The model-dtype logits die once their fp32 copy exists (none in fp32).
-      if (db == 4)
-        res.loss_forward_blocks = {{4 * V * T}, {4 * V * rows}};
-      else
-        res.loss_forward_blocks = {{db * V * T, 1}, {4 * V * T}, {4 * V * rows}};
-      res.loss_backward_blocks = {{4 * V * rows, 1}, {4 * V * rows}, {4 * V * T}};
-      res.loss_saved_freed_after = 1;
-      break;
-    }
-    case LossPath::hf_shifted_kept: {
-      // transformers 4.46-4.48: LlamaForCausalLM.forward binds `logits = self.lm_head(...)`
-      // (Gemma-2: soft-capped, tanh keeping its output) and calls `self.loss_function(logits,
-      // labels, self.vocab_size, **loss_kwargs)`; loss/loss_utils.py ForCausalLMLoss upcasts
-      // into its own name (`logits = logits.float()`: none when the logits are fp32), copies the
-      // shifted rows (`shift_logits = logits[..., :-1, :].contiguous()`) and the shifted labels
-      // (`labels[..., 1:].contiguous()`, int64), then fixed_cross_entropy's cross_entropy (sum
-      // over num_items_in_batch, or mean) writes its fp32 log-softmax over b x (s - 1) rows. The
-      // caller's model-dtype logits live through all of it (the model returns them in its output,
-      // which Trainer.compute_loss drops with the loss, before backward): 14 V bytes a token at
-      // the forward's peak in bf16 (2 + 4 + 4 + 4), 12 V in fp32 (the upcast is the same tensor).
-      // What autograd keeps and the backward are hf_shifted's: the saved log-softmax and target;
-      // nll_loss's gradient and log_softmax's grad input over the shifted rows, then
-      // slice_backward's full-size zero-filled fp32 gradient (clone's backward passes the
-      // gradient through), then to_copy's model-dtype gradient for the head.
-      const double rows = T - static_cast<double>(run.batch);
-      const double cap = f.final_softcap ? db * V * T : 0;
-      const double copy32 = db == 4 ? 0 : 4 * V * T;
-      loss_saved = 4 * V * rows + 8 * rows + cap;
-      fwd_extra = db * V * T + copy32 + 4 * V * rows + 4 * V * rows + 8 * rows + cap;
-      loss_bwd = 12 * V * rows + 8 * rows + cap;
-      loss_output_freed = 4 * V * rows;
-      // Every transient lives to the phase's end: the caller's logits, the upcast and the
-      // shifted copy (function locals until ForCausalLMLoss returns).
-      if (db == 4)
-        res.loss_forward_blocks = {{4 * V * T}, {4 * V * rows}};
-      else
-        res.loss_forward_blocks = {{db * V * T}, {copy32}, {4 * V * rows}};
-      res.loss_backward_blocks = {{4 * V * rows, 1}, {4 * V * rows}, {4 * V * T}};
-      res.loss_saved_freed_after = 1;
-      break;
-    }
-    case LossPath::chunked:
-      if (run.whole_head) {
-        // LitGPT finetune/full.py: the whole head's logits (`lb` bytes: Fabric's fp32 copy) held
-        // by the loop; chunked_cross_entropy(logits[..., :-1, :], targets[..., 1:]) reshapes the
-        // b x (s - 1) shifted rows (a view for b = 1, a copy for b > 1: the slice is not
-        // contiguous, and the function's local name keeps it until it returns), splits them into
-        // 128-row chunks and runs F.cross_entropy(reduction="none") on each: every chunk's
-        // log-softmax is what nll_loss keeps. Backward: chunk by chunk, nll_loss's gradient and
-        // log_softmax's grad-input (one chunk's) replace its saved log-softmax; split's backward
-        // then cats the chunks' gradients into a new b x (s - 1) x V one (torch split_backward ->
-        // at::cat) and slice's backward zero-fills a full b x s x V gradient and copies it in
-        // (slice_backward: at::zeros(input_sizes)): the loop's logits, the rows' gradient and
-        // the full one alive at once; then ToCopyBackward casts it to the model dtype for the
-        // head (fp32_logits_grad below).
-        const double rows = T - static_cast<double>(run.batch);
-        const double C = std::min(rows, 128.0);
-        const double copy = run.batch > 1 ? lb * V * rows : 0;
-        loss_saved = lb * V * rows + 8 * rows;
-        loss_output_freed = lb * V * rows;
-        fwd_extra = lb * V * T + copy + lb * V * rows + 8 * rows;
-        loss_bwd = lb * V * rows + 8 * rows + std::max(2 * lb * V * C, lb * V * T);
-        break;
-      }
-      // LitGPT utils.py chunked_cross_entropy: F.cross_entropy on each chunk as the loss receives
-      // it (the model dtype, or Fabric's fp32 copies: outputs_fp32), whose log_softmax output
-      // nll_loss keeps; its gradient is that dtype's too, and ToCopyBackward has cast it to the
-      // model dtype before the head's backward (no fp32 gradient at the head).
-      loss_saved = lb * V * T + 8 * T;
-      loss_output_freed = lb * V * T;
-      fwd_extra = 2 * lb * V * T + 8 * T;
-      // nll_loss grad and log_softmax grad-input of one 128-token chunk at a time.
-      loss_bwd =
-          lb * V * T + 8 * T + 2 * lb * V * std::min(T, 128.0 * static_cast<double>(run.batch));
-      break;
-    case LossPath::fused: {
-      // Liger-Kernel v0.8.2 (ops/fused_linear_cross_entropy.py, the same allocations since v0.5.0
-      // dropped the chunk's fp32 copy), reduction "mean"/"sum", accum_dtype None, as
-      // LigerForCausalLMLoss calls it: `labels = pad(labels, (0, 1))` (int64, b x (s+1), the name
-      // keeps it to the call's end) and `labels[..., 1:].contiguous()` (b x s); hidden_states
-      // .view(-1, H), no copy. The forward allocates grad_input (zeros_like the input),
-      // grad_weight (zeros_like the head, when it trains), grad_bias (zeros_like the head's bias,
-      // when it has one, trained or not), loss_1d (fp32) and target_mask (bool) first, then per
-      // chunk of next_power_of_2(ceil(BT / ceil(V / H))) rows: the chunk's logits in the model
-      // dtype (`_input_chunk @ weight.t()`; `+ bias` a second one while the first lives), which
-      // liger_cross_entropy_kernel overwrites with their gradient in place (soft-capping
-      // included); then one at a time: `grad_input[s:e] = grad_logits_chunk @ weight` (chunk x H
-      // before the slice copy), `grad_weight += torch.mm(grad_logits_chunk.t(), _input_chunk)
-      // .float()` (V x H in the model dtype and its fp32 copy, none in fp32), the bias's column
-      // sum (V). ctx keeps grad_input, grad_weight and grad_bias; backward scales them in place
-      // (element_mul_kernel) and returns them: nothing is allocated, and grad_input is the
-      // hidden state's gradient. The saved set comes first and the chunk's transients after it,
-      // the replay's own order for an unlisted path: no blocks listed.
-      const double inc = std::ceil(V / d.h);
-      const double chunk =
-          std::pow(2.0, std::max(0.0, std::ceil(std::log2(std::max(1.0, std::ceil(T / inc))))));
-      const double C = std::min(chunk, T);
-      const double b = static_cast<double>(run.batch);
-      const double bias = f.lm_head_bias ? V * db : 0;
-      loss_saved = d.h * db * T + (head_trainable ? V * d.h * db : 0) + bias;
-      const double labels_and_rows = 8 * (T + b) + 8 * T + 4 * T + T;
-      double after_logits = C * d.h * db;
-      if (f.lm_head_bias) after_logits = std::max({after_logits, C * V * db, bias});
-      if (head_trainable) after_logits = std::max(after_logits, V * d.h * (db + (db == 4 ? 0 : 4)));
-      fwd_extra = loss_saved + labels_and_rows + C * V * db + after_logits;
-      loss_bwd = loss_saved;
-      break;
-    }
-    case LossPath::fused_unsloth: {
-      // unsloth 2025.9.9 llama.py CausalLM_fast_forward -> unsloth_zoo 2025.9.12
-      // fused_losses/cross_entropy_loss.py unsloth_fused_ce_loss (target_gb None, torch_compile
-      // True, no bias) -> UnslothFusedLoss.forward: the shifted labels (`torch.empty_like(labels)`,
-      // int64, b x s), grad_inputs (`empty_like(hidden_states)`), grad_lm_head (`zeros_like`, when
-      // the head trains); n_chunks = max(4 * round(b*s * (V*4 / 2^30) / target_gb / 4), 1) with
-      // target_gb half the device's free memory at the first call (get_chunk_size,
-      // _get_chunk_multiplier): one chunk while the fp32 logits `4 V b s` stay below the free
-      // memory. Each chunk runs torch.func.grad_and_value(compute_fused_ce_loss) compiled whole
-      // (inductor, fullgraph): the head's matmul writes the chunk's logits in the model dtype (an
-      // extern mm's output buffer); the fp32 upcast, log-softmax, loss and their gradient are
-      // one graph whose pointwise gradient kernel inductor writes over the logits
-      // (inplace_buffers: their last use); then the mm for the chunk's input gradient (chunk x h,
-      // copied into grad_inputs) and, for a trained head, the chunk's V x h weight gradient
-      // (model dtype, add_ into grad_lm_head). ctx keeps grad_inputs and grad_lm_head; backward
-      // returns them and allocates nothing. Saved set first, the chunk after it: no blocks listed.
-      const double C = T;
-      loss_saved = d.h * db * T + (head_trainable ? V * d.h * db : 0);
-      const double after_logits = std::max(C * d.h * db, head_trainable ? V * d.h * db : 0.0);
-      fwd_extra = loss_saved + 8 * T + C * V * db + after_logits;
-      loss_bwd = loss_saved;
-      break;
-    }
-    case LossPath::chunked_output: {
-      // torchtune 0.6.1: TransformerDecoder.chunked_output runs the head on each of
-      // num_output_chunks = 8 `tensor_split`s of the sequence (model-dtype logits, all alive
-      // until the recipe's `del logits` after the loss); CEWithChunkedOutputLoss.forward then
-      // takes one chunk at a time: `F.cross_entropy(logits.float(), labels, reduction="sum")`,
-      // whose log_softmax output (fp32) nll_loss keeps. Labels: hstack(labels[..., 1:], ignore)
-      // (int64). Forward at chunk k: the model-dtype logits, the log-softmax of the chunks
-      // before it, its fp32 copy and its log-softmax. Backward: autograd's ready queue runs the
-      // later-created nodes first, so every chunk's loss backward (last chunk first) runs before
-      // any head matmul: at chunk k, the log-softmax of chunks 0..k, nll_loss's gradient and
-      // log_softmax's grad-input (fp32, chunk-sized) and the model-dtype logits gradients of the
-      // chunks after k, which wait for the head's backward.
-      constexpr std::uint64_t kChunks = 8;
-      const std::uint64_t s = run.seq;
-      const double b = static_cast<double>(run.batch);
-      double before = 0, fwd = 0, bwd = 0;
-      for (std::uint64_t k = 0; k < std::min(kChunks, s); ++k) {
-        const double rows = static_cast<double>(s / kChunks + (k < s % kChunks ? 1 : 0)) * b;
-        const double through = before + rows;
-        fwd = std::max(fwd, 4 * V * before + 8 * V * rows);
-        bwd = std::max(bwd, 4 * V * through + 8 * V * rows + db * V * (T - through));
-        before = through;
-      }
-      loss_saved = 4 * V * T + 8 * T;
-      fwd_extra = db * V * T + fwd + 8 * T;
-      loss_bwd = bwd + 8 * T;
-      break;
-    }
-    case LossPath::chunked_nll: {
-      // trl sft_trainer.py _chunked_cross_entropy_loss: hidden[..., :-1, :].reshape (a copy,
-      // freed after the gather), hidden[order] (the gathered copy every chunk's checkpoint
-      // keeps) and labels[order]; each chunk of C = 256 tokens runs _chunk under
-      // torch.utils.checkpoint(use_reentrant=False): h.float() @ w.float().t() (an fp32 copy of
-      // the head weight per chunk), log_softmax, nll_loss, argmax and the entropy
-      // -(exp(log_p) * log_p), nothing saved in forward.
-      const double C = std::min(T, 256.0);
-      const double w32 = V * d.h * 4;
-      const double cap = f.final_softcap ? 2 * C * V * 4 : 0;
-      loss_saved = d.h * db * T + 16 * T;
-      const double chunk_fwd = std::max(w32 + C * d.h * 4 + C * V * 4, 4 * C * V * 4) + cap;
-      fwd_extra = loss_saved + std::max(d.h * db * T, chunk_fwd);
-      // Backward per chunk: the recompute saves h32, w32, log_p and exp(log_p); then the
-      // gradients of log_p and of the logits, of h32 (and of w32 when the head trains), into
-      // the gathered hidden's gradient.
-      loss_bwd = loss_saved + d.h * db * T + w32 * (head_trainable ? 2 : 1) + 2 * C * d.h * 4 +
-                 4 * C * V * 4 + cap;
-      break;
-    }
-    case LossPath::megatron: {
-      // Megatron-LM d98e8a64 megatron/core/tensor_parallel/cross_entropy.py
-      // _VocabParallelCrossEntropy (tensor-parallel size 1; fused_cross_entropy.py runs the same
-      // helpers): calculate_logits_max makes the one fp32 copy of the logits (`.float()`, none
-      // when they are fp32 already) and max(dim=-1) (values fp32, indices int64); subtract-max,
-      // exp and divide run in place on that copy, which ctx keeps as the softmax together with
-      // target_mask (bool) and masked_target_1d (int64). language_module.py
-      // compute_language_model_loss transposes the labels [b s] => [s b] and the loss back
-      // (.contiguous() copies, when b > 1); NeMo 2 masked_token_loss (nemo/lightning/
-      // megatron_parallel.py) multiplies by the batch's float loss_mask, which the mul keeps.
-      const double copy32 = db == 4 ? 0 : 4 * V * T;
-      const double transposed = run.batch > 1 ? 1 : 0;
-      loss_saved = 4 * V * T + 9 * T + 4 * T;
-      // Forward peak, at log(sum_exp) - predicted: the model-dtype logits (alive in GPTModel
-      // until it returns the loss), the fp32 copy, the [s b] labels (8T) and the helpers' int64
-      // and fp32 temporaries alive at once: target_mask 1, masked_target 8, arange 8,
-      // logits_max 4, predicted_logits 4, sum_exp 4, the log 4, the loss 4 (37 bytes a token).
-      fwd_extra = db * V * T + copy32 + 37 * T + 8 * T * transposed;
-      // Backward: the gradient is written in place into the saved softmax; its working set
-      // (grad_output 4, 1 - target_mask.float() 4, arange 8, the gathered target column 4:
-      // 20 bytes a token) comes before the engine casts the returned fp32 gradient to the
-      // logits' dtype (validate_outputs; the fused path's .to(bfloat16)) while it lives.
-      // Backward has already freed the loss_mask (4T) by then.
-      const double copy_back = db == 4 ? 0 : db * V * T;
-      loss_bwd = 4 * V * T + 9 * T + std::max(copy_back, 20 * T);
-      break;
-    }
-  }
+  LossForm lf = loss_form(f, d, run, T, db, lb);
+  double loss_saved = lf.saved, fwd_extra = lf.forward, loss_bwd = lf.backward;
+  const double loss_output_freed = lf.output_freed;
+  res.loss_forward_blocks = std::move(lf.forward_blocks);
+  res.loss_backward_blocks = std::move(lf.backward_blocks);
+  res.loss_saved_freed_after = lf.saved_freed_after;
   // What the listed blocks account for; the terms added below (the head's copies, dequantized
   // weight and LoRA) join the replay as one more block each phase.
   const double listed_forward = fwd_extra - loss_saved;
@@ -554,7 +313,7 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   } else {
     res.forward_peak_extra =
         std::max(res.forward_peak_extra,
-                 stem + L * layer_in + rope_bytes + mask_bytes + res.prev_graph +
+                 stem + inputs_kept_forward * layer_in + rope_bytes + mask_bytes + res.prev_graph +
                      forward_peak(top.first, top.second, false, skip, T, run.dequant_copies));
   }
 
@@ -667,23 +426,13 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   // h (the head's input) is gone by then unless the trainable head saved it.
   const double h_kept = head_keeps_h ? 0 : h_out;
   double bwd = res.activations - h_kept + loss_bwd;
-  // The head's backward: the logits' gradient in the model dtype, and (one-shot paths) the fp32
-  // gradient it was cast from; torchtune's chunks freed theirs chunk by chunk, and Megatron's
-  // (the saved softmax, worked in place) is freed once the engine has cast it. The fused and
-  // chunked-NLL paths have no head backward: the fused forwards made the gradients, TRL's chunks
-  // recompute theirs inside the loss's own backward (no_logits, above).
-  // LitGPT full.py's whole head: slice_backward's full gradient is in the logits' dtype (Fabric's
-  // fp32), cast for the head.
-  const double fp32_logits_grad =
-      run.loss == LossPath::chunked && run.whole_head
-          ? (lb == 4 && db != 4 ? 4 * V * T : 0)
-          : (run.loss == LossPath::chunked_output || run.loss == LossPath::megatron ||
-                     run.loss == LossPath::chunked
-                 ? 0
-                 : 4 * V * T);
+  // The head's backward: the logits' gradient in the model dtype, and the fp32 one it was cast
+  // from where the path holds it (LossForm::logits_grad32). The fused and chunked-NLL paths have
+  // no head backward: the fused forwards made the gradients, TRL's chunks recompute theirs inside
+  // the loss's own backward (no_logits, above).
   if (!no_logits)
     bwd = std::max(bwd, res.activations + loss_saved - loss_output_freed + db * V * T +
-                            fp32_logits_grad + h_out + head_grad + head_dequant);
+                            lf.logits_grad32 + h_out + head_grad + head_dequant);
   // The final norm's backward, between the head's and the top layer's: its output's gradient
   // and its own working set (RMSNorm's fp32 upcasts, pow and products) over what the forward
   // kept, the head's output and input already gone.
@@ -737,12 +486,13 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
 
 std::string sim_run_key(const SimRun& r) {
   std::string k = fmt::format(
-      "{} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {}",
+      "{} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {}",
       static_cast<int>(r.method), r.batch, r.seq, r.model_bytes, r.adapter_bytes, r.lora_rank,
       r.lora_dropout, r.all_linear, static_cast<int>(r.attn), static_cast<int>(r.loss),
       static_cast<int>(r.ckpt), r.bnb_saves_input, r.dropout_off, r.prev_graph_held, r.outputs_fp32,
       r.dequant_copies, r.fused_qkv_lora, r.grad_share, r.head_4bit, r.autocast_base_copies,
-      r.lora_head, r.grads_accumulated, r.megatron_layer, r.targets.size());
+      r.lora_head, r.grads_accumulated, r.megatron_layer, r.compiled, r.inputs_offloaded,
+      r.targets.size());
   if (r.whole_head) k += " whole_head";
   for (const auto& t : r.targets) k += "|" + t;
   return k;

@@ -97,6 +97,16 @@ struct SimRun {
   // Hugging Face one, for the models program_for maps (Llama, Mistral, Qwen2) when nothing is
   // recomputed and the base is not 4-bit; every other run keeps the HF program.
   bool megatron_layer = false;
+  // The run is under torch.compile (RunConfig::compiled): a cross-entropy computed inside the
+  // compiled code (the HF model's own loss, torchtune's compiled chunks) saves what inductor's
+  // partitioner keeps (autograd_sim_loss.cpp). The layers stay eager programs: an upper bound.
+  bool compiled = false;
+  // Under checkpointing, the layer inputs go to pinned host memory as the forward saves them
+  // (torchtune OffloadActivations): the device holds the latest five through the forward
+  // (max_fwd_stash_size), none at the loss (the final norm's saved tensors have pushed them out)
+  // and in backward the one brought back beside the previous node's, freed when the next
+  // unpacks.
+  bool inputs_offloaded = false;
 };
 
 // Every field of `run`, as text: a memo keyed on it (plan/reserve_model.cpp) can never serve a

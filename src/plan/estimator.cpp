@@ -197,6 +197,8 @@ SimRun sim_run_for(const Architecture& a, const RunConfig& run) {
   r.head_4bit = run.quantize_head;
   r.fused_qkv_lora = run.fused_qkv_lora;
   r.lora_head = run.lora_head && run.method != Method::full;
+  r.compiled = run.compiled;
+  r.inputs_offloaded = run.grad_ckpt == GradCkpt::offload && run.offload_every_step;
   // NeMo 2 trains Megatron-Core's GPTModel (TransformerEngine layer spec), not the HF modules.
   r.megatron_layer = run.framework == Framework::nemo;
   // LoRA on an fp32 base computed under autocast: one process, or DDP (each rank the whole
@@ -363,11 +365,16 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
   // copied into a pin_memory buffer, which torch's CachingHostAllocator rounds up to a power of
   // two (ATen/core/CachingHostAllocator.h). The first step ran with all of them on the device,
   // so the allocated peak is that of plain checkpointing and the pinned copies add to the pool.
+  // torchtune's OffloadActivations (RunConfig::offload_every_step) copies every layer's input
+  // (torch.empty_like(pin_memory=True), the same rounding) from the first step on.
   if (run.grad_ckpt == GradCkpt::offload && a.layers > 1) {
     const double layer_in =
         d(run.batch) * d(run.seq) * d(a.hidden) * (run.precision == Precision::fp32 ? 4.0 : 2.0);
-    if (layer_in > 2.0 * 1024 * 1024)
-      e.pinned_host_bytes = to_bytes((layers - 1) * std::exp2(std::ceil(std::log2(layer_in))));
+    const double pinned = std::exp2(std::ceil(std::log2(layer_in)));
+    if (run.offload_every_step)
+      e.pinned_host_bytes = to_bytes(layers * pinned);
+    else if (layer_in > 2.0 * 1024 * 1024)
+      e.pinned_host_bytes = to_bytes((layers - 1) * pinned);
   }
 
   // Activations, loss and the backward working set from the family's operator sequence.

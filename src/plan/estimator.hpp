@@ -153,6 +153,17 @@ struct RunConfig {
   // LoRALinear with r = lora_r; PEFT target "lm_head"): r·(h + V) more adapter parameters, the
   // head's dropout copy of its input kept, and per call two more logits-sized temporaries.
   bool lora_head = false;
+  // The run is under torch.compile (torchtune `compile: True`, which compiles each layer and the
+  // loss's per-chunk cross-entropy; transformers TrainingArguments `torch_compile=True`, the
+  // whole model): a cross-entropy computed inside compiled code keeps the model-dtype logits and
+  // per-row statistics instead of fp32 copies (plan/autograd_sim_loss.cpp). The layers' saved
+  // sets stay the eager programs', an upper bound on what inductor's partitioner keeps.
+  bool compiled = false;
+  // With --grad-ckpt offload: torchtune's OffloadActivations (training/_activation_offloading.py),
+  // which moves every saved activation of at least 1 KiB to pinned host memory from the first
+  // step on and keeps only the five latest on the device (max_fwd_stash_size) until the backward
+  // brings each back; false: Unsloth's offloaded checkpointing (the first step on the device).
+  bool offload_every_step = false;
   // Every micro-batch holds `seq` tokens (packing, or padding to the maximum); false: lengths
   // vary up to `seq` (unpacked data), which the caching allocator's reserve answers with a range.
   bool packed = true;

@@ -102,6 +102,7 @@ struct PresetFields {
   std::optional<bool> separate_head;
   std::optional<bool> fused_qkv_lora;
   std::optional<bool> outputs_fp32;
+  std::optional<bool> offload_every_step;
   std::optional<bool> fp32_grads;
   std::optional<bool> fp32_optimizer_states;
   // The optimizer by method: full, LoRA, QLoRA.
@@ -198,9 +199,11 @@ const std::vector<PresetFields>& preset_fields() {
       // loss CEWithChunkedOutputLoss, optimizer torch.optim.AdamW fused: True,
       // enable_activation_checkpointing True, enable_activation_offloading False; LoRALinear is
       // built under training.set_default_dtype(bf16); distributed recipes shard with FSDP2
-      // fully_shard and reduce-scatter every backward (no no_sync).
+      // fully_shard and reduce-scatter every backward (no no_sync). enable_activation_offloading
+      // (--grad-ckpt offload) wraps the model's forward in OffloadActivations from the first step.
       PresetFields p;
       p.id = Framework::torchtune;
+      p.offload_every_step = true;
       p.adapter_fp32 = false;
       p.lora_dropout = 0.0;
       p.loss = LossKind::chunked_output;
@@ -332,6 +335,7 @@ void apply_framework(Framework f, RunConfig& run) {
   set(run.separate_head, p.separate_head);
   set(run.fused_qkv_lora, p.fused_qkv_lora);
   set(run.outputs_fp32, p.outputs_fp32);
+  set(run.offload_every_step, p.offload_every_step);
   set(run.fp32_grads, p.fp32_grads);
   set(run.fp32_optimizer_states, p.fp32_optimizer_states);
   set(run.lora_rank, p.lora_rank);

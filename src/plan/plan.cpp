@@ -208,6 +208,21 @@ bool fits_budget(const Estimate& e, PeakBasis basis, std::uint64_t budget) {
 
 namespace {
 
+// What --compile changes, and what it leaves as an upper bound.
+std::string compile_note(const RunConfig& run) {
+  const bool compiled_ce = run.loss == LossKind::hf || run.loss == LossKind::hf_shifted ||
+                           run.loss == LossKind::hf_shifted_kept ||
+                           run.loss == LossKind::chunked_output;
+  if (compiled_ce)
+    return "torch.compile: the cross-entropy keeps the model-dtype logits and per-row "
+           "statistics (inductor's partitioner), not fp32 copies; the layers are counted as "
+           "eager, so activations are an upper bound";
+  return fmt::format(
+      "torch.compile: the {} loss is fused already or runs outside the compiled model, so it "
+      "is unchanged; the layers are counted as eager, so activations are an upper bound",
+      loss_name(run.loss));
+}
+
 // The advice is estimated in full: its reserve replayed, not scaled from the probe's hint.
 Advice make_advice(AdviceKind kind, const ModelShape& shape, RunConfig run, std::uint64_t budget,
                    std::optional<std::uint64_t> shard, PeakBasis basis) {
@@ -453,6 +468,7 @@ Result<PlanResult> make_plan(const PlanInput& input, const PlanEnvironment& env)
         "torch's device figures but in a unified pool (counted in the pool peak)",
         static_cast<double>(r.estimate.pinned_host_bytes) / 1073741824.0));
   }
+  if (run.compiled) r.notes.push_back(compile_note(run));
   if (run.method == Method::lora && run.precision == Precision::mixed) {
     if (r.estimate.ranks > 1 && run.shard == ShardMode::fsdp) {
       r.notes.push_back(

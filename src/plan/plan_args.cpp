@@ -201,6 +201,7 @@ Result<PlanInput> plan_input(const PlanArgs& f) {
   if (f.lora_head && r.method == Method::full)
     return fail(Errc::invalid_argument, "--lora-head: only meaningful with LoRA or QLoRA");
   r.lora_head = f.lora_head;
+  r.compiled = f.compile;
   // The transformers release picks the HF loss program where the preset's loss is the HF model's
   // own (hf, axolotl, llamafactory, swift); an explicit --loss (or --chunked-loss) wins over it.
   if (!f.transformers.empty()) {

@@ -33,6 +33,7 @@ struct PlanArgs {
   bool kbit_prep = false;
   bool kept_fp16 = false;     // QLoRA: unquantized modules fp16 under bf16 autocast
   bool lora_head = false;     // LoRA on the lm_head too
+  bool compile = false;       // the run is under torch.compile
   bool chunked_loss = false;  // the older spelling of --loss chunked
   std::string framework;      // empty: config plan.framework (cmd_plan), else hf
   std::string loss;           // empty: the preset's

@@ -58,6 +58,7 @@ std::string run_text(const plan::RunConfig& run) {
   if (run.kbit_prep == plan::KbitPrep::on) s += "  kbit-prep";
   if (run.qlora_kept_fp16) s += "  kept-fp16";
   if (run.lora_head) s += "  lora-head";
+  if (run.compiled) s += "  compiled";
   if (run.loss != plan::LossKind::hf) s += fmt::format("  loss {}", plan::loss_name(run.loss));
   if (run.method != plan::Method::full && run.lora_dropout > 0)
     s += fmt::format("  lora-dropout {}", run.lora_dropout);
@@ -139,6 +140,7 @@ json run_json(const plan::RunConfig& r) {
   if (r.method == plan::Method::qlora) j["bnb_saves_input"] = r.bnb_saves_input;
   if (r.qlora_kept_fp16) j["kept_fp16"] = true;
   if (r.lora_head) j["lora_head"] = true;
+  if (r.compiled) j["compiled"] = true;
   if (const auto t = transformers_of(r); !t.empty()) j["transformers"] = t;
   return j;
 }

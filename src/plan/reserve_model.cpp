@@ -127,6 +127,8 @@ ReplayInputs replay_inputs(const ModelShape& shape, const RunConfig& run, const 
   ReplayModel m;
   m.layers = L;
   m.checkpointing = run.grad_ckpt != GradCkpt::none;
+  // torchtune OffloadActivations' max_fwd_stash_size (training/_activation_offloading.py).
+  if (run.grad_ckpt == GradCkpt::offload && run.offload_every_step) m.offload_stash = 5;
   // Parameters as modules build them: per layer each linear map (per expert), two norms; then the
   // embedding, the final norm and an untied lm_head. QLoRA: the packed 4-bit weight and its
   // absmax (bitsandbytes Params4bit: uint8 data, block-64 absmax) as two tensors.

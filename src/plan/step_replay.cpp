@@ -146,6 +146,7 @@ ReplayResult replay_training(const ReplayModel& m, const std::vector<StepShape>&
     layer_inputs[0] = stem;
     Held x = stem;
     const bool keep_input = m.checkpointing || s.layer_saves_input;
+    const std::uint64_t stash = m.checkpointing ? m.offload_stash : 0;
     for (std::uint64_t l = 0; l < L; ++l) {
       r.layer_forward(s, !m.checkpointing, min_block, m.dequant_copies, saved);
       saved_at[l + 1] = saved.size();
@@ -156,8 +157,11 @@ ReplayResult replay_training(const ReplayModel& m, const std::vector<StepShape>&
         else
           r.drop(x);
       }
+      if (stash > 0 && l > stash) r.drop(layer_inputs[l - stash]);
       x = out;
     }
+    for (std::uint64_t l = stash > 0 && L > stash ? L - stash : 1; stash > 0 && l < L; ++l)
+      if (l > 0) r.drop(layer_inputs[l]);
     Held final_saved = r.take(s.final_saved);
     Held h_out = x;
     Held head_copy = r.take(s.head_copy);
@@ -197,7 +201,13 @@ ReplayResult replay_training(const ReplayModel& m, const std::vector<StepShape>&
       for (const auto g : m.layer_grads) t += g;
       return t;
     }();
+    Held brought_back;  // the previous layer's input, freed when the next is brought back
     for (std::uint64_t l = L; l-- > 0;) {
+      if (stash > 0 && l > 0) {
+        layer_inputs[l] = r.take(s.hidden);
+        r.drop(brought_back);
+        brought_back = Held{};
+      }
       Held recomputed_out;
       // Under checkpointing the forward kept nothing: the recomputed layer's storages go at the
       // list's end and are dropped below, before the next (lower) layer recomputes.
@@ -226,8 +236,12 @@ ReplayResult replay_training(const ReplayModel& m, const std::vector<StepShape>&
       for (std::size_t i = saved_from; i < saved_to; ++i) r.drop(saved[i]);
       if (m.checkpointing) saved.resize(saved_from);
       r.drop(recomputed_out);
-      if (l > 0) r.drop(layer_inputs[l]);
+      if (stash > 0 && l > 0)
+        brought_back = layer_inputs[l];
+      else if (l > 0)
+        r.drop(layer_inputs[l]);
     }
+    r.drop(brought_back);
     r.take_into(m.stem_grads, grads);
     r.drop(grad);
     Held leaf = r.take(s.leaf_grad);

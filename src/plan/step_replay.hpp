@@ -64,6 +64,12 @@ struct ReplayModel {
   std::vector<std::uint64_t> forward_workspaces, backward_workspaces;
   std::uint64_t layers = 0;
   bool checkpointing = false;
+  // > 0: the checkpointed layer inputs are offloaded as the forward saves them (torchtune
+  // OffloadActivations, SimRun::inputs_offloaded): each leaves the device once this many later
+  // inputs were saved, the rest after the last layer; the backward brings each back before its
+  // layer's recompute and frees it when the next layer brings its own. Layer 0's input (the
+  // embedding output) stays as without offloading.
+  std::uint64_t offload_stash = 0;
   // Full-size dequantized copies a 4-bit linear's call allocates (SimRun::dequant_copies): the
   // quant_state dtype, then its .to(compute dtype) while the first is alive.
   unsigned dequant_copies = 1;
