@@ -1,8 +1,9 @@
 // libFuzzer target: the estimator's arithmetic on any shape a config.json can describe. The input
 // is the config.json itself (so the fixture configs are seeds as they are); its length, first,
-// middle and last bytes pick the run (method, precision, batch, seq, rank, nodes, checkpointing,
-// the framework preset, the loss path and attention kernel over it, and the device's reach, from
-// none to less than the weights, so the capped replay and out of memory are reached). A config that
+// middle and last bytes pick the run (method, precision, batch, seq, rank, nodes, checkpointing
+// and its offloading, the framework preset, the loss path and attention kernel over it, compiled
+// or not, and the device's reach, from none to less than the weights, so the capped replay and out
+// of memory are reached). A config that
 // parses and passes check_plausible is estimated, and every term must come out without undefined
 // behaviour (UBSan: float-cast-overflow, signed overflow) and with a peak no smaller than the
 // weights it holds.
@@ -40,6 +41,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   apply_framework(static_cast<Framework>(c % 9), run);
   if ((c >> 3) % 2 == 1) run.loss = static_cast<LossKind>((c >> 4) % 9);
   if (d % 2 == 1) run.attn = static_cast<Attn>((d >> 1) % 4);
+  // Compiled or eager; checkpointing offloaded (under torchtune, its every-step offloading).
+  run.compiled = (c >> 1) % 2 == 1;
+  if ((c >> 2) % 4 == 3) run.grad_ckpt = GradCkpt::offload;
   // 0 (unknown: uncapped), or 1 GiB << 0..6, on a discrete card or a unified pool.
   if ((d >> 3) % 8 != 0) {
     run.device_reach_bytes = (std::uint64_t{1} << 30) << ((d >> 3) % 8 - 1);

@@ -157,11 +157,13 @@ ReplayResult replay_training(const ReplayModel& m, const std::vector<StepShape>&
         else
           r.drop(x);
       }
+      // Offloaded: an input leaves the device once `stash` later ones were packed.
       if (stash > 0 && l > stash) r.drop(layer_inputs[l - stash]);
       x = out;
     }
-    for (std::uint64_t l = stash > 0 && L > stash ? L - stash : 1; stash > 0 && l < L; ++l)
-      if (l > 0) r.drop(layer_inputs[l]);
+    // The inputs still stashed leave once the final norm's saved tensors have been packed.
+    if (stash > 0)
+      for (std::uint64_t l = L > stash ? L - stash : 1; l < L; ++l) r.drop(layer_inputs[l]);
     Held final_saved = r.take(s.final_saved);
     Held h_out = x;
     Held head_copy = r.take(s.head_copy);
@@ -203,7 +205,7 @@ ReplayResult replay_training(const ReplayModel& m, const std::vector<StepShape>&
     }();
     Held brought_back;  // the previous layer's input, freed when the next is brought back
     for (std::uint64_t l = L; l-- > 0;) {
-      if (stash > 0 && l > 0) {
+      if (stash > 0 && l > 0) {  // brought back from the host before the layer's recompute
         layer_inputs[l] = r.take(s.hidden);
         r.drop(brought_back);
         brought_back = Held{};
