@@ -66,6 +66,11 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f) {
                 "torch_compile=True): the HF loss and torchtune's chunked loss keep the "
                 "model-dtype logits, not fp32 copies; layers are counted as eager (an upper "
                 "bound)");
+  cmd->add_option("--optimizer-in-bwd", f.optimizer_in_bwd,
+                  "on | off: a full fine-tune steps each parameter inside the backward, so no "
+                  "full set of gradients exists (torchtune optimizer_in_bwd; needs --grad-accum "
+                  "1); default: the framework's (torchtune full on one GPU: on, with "
+                  "PagedAdamW8bit)");
   cmd->add_option("--framework", f.framework,
                   "hf | trl | unsloth | axolotl | llamafactory | torchtune | litgpt | nemo | "
                   "swift: the framework whose memory defaults to assume (loss path, LoRA rank "

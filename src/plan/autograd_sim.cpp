@@ -362,7 +362,8 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
       for (int t : p.grad_inputs) add_b += lg.tensors[t].elems * lg.tensors[t].bytes * T;
       peak = std::max(peak, cur + add_b + p.extra * T + p.extra_abs + p.param_grad);
       params += p.param_grad;
-      cur += p.param_grad;
+      // Stepped in backward: the hook frees each gradient once its AccumulateGrad has run.
+      if (!run.grads_stepped) cur += p.param_grad;
       for (int t : p.grad_inputs) {
         const double b = lg.tensors[t].elems * lg.tensors[t].bytes * T;
         if (grad.count(t)) {
@@ -422,6 +423,10 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
                             (run.lora_head && !full ? d.r * (d.h + V) * run.adapter_bytes : 0)) *
                            run.grad_share;
   const double norm_grad = (full ? d.h * db : 0) * run.grad_share;
+  // What of them is still alive below the head (SimRun::grads_stepped: the hooks have stepped and
+  // freed them, but a tied head's waits for the embedding's).
+  const double head_grad_kept = run.grads_stepped && !a.tied_embeddings ? 0 : head_grad;
+  const double norm_grad_kept = run.grads_stepped ? 0 : norm_grad;
   // Loss backward, then the lm_head backward (grad of logits in the model dtype + grad of h).
   // h (the head's input) is gone by then unless the trainable head saved it.
   const double h_kept = head_keeps_h ? 0 : h_out;
@@ -430,41 +435,47 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   // from where the path holds it (LossForm::logits_grad32). The fused and chunked-NLL paths have
   // no head backward: the fused forwards made the gradients, TRL's chunks recompute theirs inside
   // the loss's own backward (no_logits, above).
+  // torchtune's chunked output runs the one head weight in 8 matmuls: a trained head's gradient
+  // is summed in its AccumulateGrad's input buffer (input_buffer.cpp InputBuffer::accumulate,
+  // in place into the first chunk's), beside each later chunk's new one until the add is done.
+  const double head_grad_summed =
+      run.loss == LossPath::chunked_output && head_trainable ? head_grad : 0.0;
   if (!no_logits)
     bwd = std::max(bwd, res.activations + loss_saved - loss_output_freed + db * V * T +
-                            lf.logits_grad32 + h_out + head_grad + head_dequant);
+                            lf.logits_grad32 + h_out + head_grad + head_grad_summed +
+                            head_dequant);
   // The final norm's backward, between the head's and the top layer's: its output's gradient
   // and its own working set (RMSNorm's fp32 upcasts, pow and products) over what the forward
   // kept, the head's output and input already gone.
   {
     const auto final_walk = walk(fg, fg.prims.back().out, true, false);
-    bwd = std::max(bwd, res.activations - h_out + head_grad + std::get<0>(final_walk));
+    bwd = std::max(bwd, res.activations - h_out + head_grad_kept + std::get<0>(final_walk));
   }
   // Top layer: all activations (less the loss and what the final norm kept, which its backward
   // has released by then) + head grads + one layer's backward working set. Reentrant recompute:
   // the layer's saved set and its recomputed output exist again.
   const double below_final = res.activations - h_out - res.final_saved;
   const double ckpt_recompute = ckpt ? mid_own + h_out : 0;
-  bwd = std::max(bwd, below_final + head_grad + norm_grad + ckpt_recompute + mid_peak);
+  bwd = std::max(bwd, below_final + head_grad_kept + norm_grad_kept + ckpt_recompute + mid_peak);
   // Bottom layer: what layer 0 keeps + every layer's parameter gradients + its working set.
   const double all_layer_grads =
-      run.grads_accumulated ? 0.0 : mid_params * (L - 1) * run.grad_share;
+      run.grads_accumulated || run.grads_stepped ? 0.0 : mid_params * (L - 1) * run.grad_share;
   const double bottom_saved = ckpt ? layer_in + rope_bytes + mask_bytes + first_own + h_out
                                    : first_own + (first_saves_in ? layer_in : 0) + rope_bytes;
   // Without checkpointing the layers above still hold their ctx-kept inputs (reentrant
   // recompute graphs are local to each layer's backward, so checkpointed runs do not).
   const double held_above = ckpt ? 0 : (L - 1) * mid_held + (head_held ? h_out : 0);
-  bwd = std::max(
-      bwd, stem + bottom_saved + head_grad + norm_grad + all_layer_grads + first_peak + held_above);
+  bwd = std::max(bwd, stem + bottom_saved + head_grad_kept + norm_grad_kept + all_layer_grads +
+                          first_peak + held_above);
   if (ckpt) {
     // CheckpointFunction.backward reruns the layer's forward with grad enabled while the
     // gradient of its output waits: the recomputed graph's saved set and temporaries, top layer
     // (above what the layers below keep) and bottom layer (beside every layer's gradients).
-    bwd = std::max(bwd, below_final + head_grad + norm_grad + h_out +
+    bwd = std::max(bwd, below_final + head_grad_kept + norm_grad_kept + h_out +
                             forward_peak(top.first, top.second, true, skip, T, run.dequant_copies));
     bwd = std::max(
-        bwd, stem + layer_in + rope_bytes + mask_bytes + head_grad + norm_grad + all_layer_grads +
-                 h_out +
+        bwd, stem + layer_in + rope_bytes + mask_bytes + head_grad_kept + norm_grad_kept +
+                 all_layer_grads + h_out +
                  forward_peak(first->first, first->second, true, skip, T, run.dequant_copies));
   }
   // The embedding's backward, last: aten::embedding_dense_backward (derivatives.yaml `embedding`,
@@ -477,8 +488,9 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   // input_buffer.cpp `can_accumulate_inplace`: grad mode off, a dense buffered gradient held by
   // nothing else) and AccumulateGrad steals the sum.
   if (full) {
-    const double layer_params = all_layer_grads + first_params * run.grad_share;
-    bwd = std::max(bwd, head_grad + norm_grad + layer_params + layer_in + V * d.h * db);
+    const double layer_params =
+        all_layer_grads + (run.grads_stepped ? 0.0 : first_params * run.grad_share);
+    bwd = std::max(bwd, head_grad_kept + norm_grad_kept + layer_params + layer_in + V * d.h * db);
   }
   res.backward_peak_extra = bwd;
   return res;
@@ -486,13 +498,13 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
 
 std::string sim_run_key(const SimRun& r) {
   std::string k = fmt::format(
-      "{} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {}",
+      "{} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {}",
       static_cast<int>(r.method), r.batch, r.seq, r.model_bytes, r.adapter_bytes, r.lora_rank,
       r.lora_dropout, r.all_linear, static_cast<int>(r.attn), static_cast<int>(r.loss),
       static_cast<int>(r.ckpt), r.bnb_saves_input, r.dropout_off, r.prev_graph_held, r.outputs_fp32,
       r.dequant_copies, r.fused_qkv_lora, r.grad_share, r.head_4bit, r.autocast_base_copies,
       r.lora_head, r.grads_accumulated, r.megatron_layer, r.compiled, r.inputs_offloaded,
-      r.targets.size());
+      r.grads_stepped, r.targets.size());
   if (r.whole_head) k += " whole_head";
   for (const auto& t : r.targets) k += "|" + t;
   return k;

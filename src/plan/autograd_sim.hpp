@@ -107,6 +107,12 @@ struct SimRun {
   // and in backward the one brought back beside the previous node's, freed when the next
   // unpacks.
   bool inputs_offloaded = false;
+  // The optimizer steps each parameter as its gradient is accumulated (torchtune
+  // optimizer_in_bwd: training/memory.py register_optim_in_bwd_hooks, a post-accumulate-grad hook
+  // that runs step() then zero_grad()): a parameter gradient lives only from the node that makes
+  // it to its hook, except a tied head's, which waits in the engine's input buffer for the
+  // embedding's before it is accumulated.
+  bool grads_stepped = false;
 };
 
 // Every field of `run`, as text: a memo keyed on it (plan/reserve_model.cpp) can never serve a

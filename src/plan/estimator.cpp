@@ -199,6 +199,7 @@ SimRun sim_run_for(const Architecture& a, const RunConfig& run) {
   r.lora_head = run.lora_head && run.method != Method::full;
   r.compiled = run.compiled;
   r.inputs_offloaded = run.grad_ckpt == GradCkpt::offload && run.offload_every_step;
+  r.grads_stepped = run.optimizer_in_backward && run.method == Method::full;
   // NeMo 2 trains Megatron-Core's GPTModel (TransformerEngine layer spec), not the HF modules.
   r.megatron_layer = run.framework == Framework::nemo;
   // LoRA on an fp32 base computed under autocast: one process, or DDP (each rank the whole
@@ -403,14 +404,25 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
   // the forward (RunConfig::zero_grad_before_backward).
   const double stale = run.zero_grad_before_backward ? d(t.gradients) : 0.0;
   const double forward = fixed + std::max(accumulated, stale) + sim.inputs + sim.forward_peak_extra;
-  const double backward =
-      fixed + accumulated + sim.inputs + sim.backward_peak_extra + st.reduce_transient;
+  // Stepped in backward, a foreach AdamW's hook runs _multi_tensor_adamw on one parameter: its
+  // sqrt temporary is that parameter's size, the largest an embedding or linear.
+  const double optim_temp_in_backward =
+      sr.grads_stepped && run.optim == Optim::adamw && !run.fused_adamw
+          ? std::max(d(a.vocab) * d(a.hidden), largest_linear) * train_dtype * share
+          : 0.0;
+  const double backward = fixed + accumulated + sim.inputs + sim.backward_peak_extra +
+                          st.reduce_transient + optim_temp_in_backward;
   // The optimizer step: what the wrapper leaves at it (FSDP: the local shards and the
   // reduce-scattered gradients, plan/sharding.cpp), and a loop that holds its `logits` keeps them
   // (and the graph they reach) through the step until the next forward returns (LitGPT fit(),
   // the hand-written `logits = model(x)` loops).
-  const double step = fixed - d(t.weights) + st.step_weights + st.step_gradients + optim_temp +
-                      st.step_transient + (sr.prev_graph_held ? sim.prev_graph : 0.0);
+  // Stepped in backward (RunConfig::optimizer_in_backward), there is no step phase.
+  const double step =
+      sr.grads_stepped ? 0.0
+                       : fixed - d(t.weights) + st.step_weights + st.step_gradients + optim_temp +
+                             st.step_transient + (sr.prev_graph_held ? sim.prev_graph : 0.0);
+  // Nor a set of gradients: each lives from its node to its hook (inside the backward's peak).
+  if (sr.grads_stepped) t.gradients = 0;
   const double peak = std::max({forward, backward, step});
   const double held = fixed + d(t.activations) + d(t.logits);
   t.transient = to_bytes(peak - std::min(peak, held));

@@ -164,6 +164,11 @@ struct RunConfig {
   // step on and keeps only the five latest on the device (max_fwd_stash_size) until the backward
   // brings each back; false: Unsloth's offloaded checkpointing (the first step on the device).
   bool offload_every_step = false;
+  // A full fine-tune whose optimizer steps each parameter inside the backward (torchtune
+  // `optimizer_in_bwd: True`, its single-device full recipes' default: training/memory.py
+  // register_optim_in_bwd_hooks, one optimizer per parameter stepped and zeroed by a
+  // post-accumulate-grad hook): no full set of gradients ever exists and there is no step phase.
+  bool optimizer_in_backward = false;
   // Every micro-batch holds `seq` tokens (packing, or padding to the maximum); false: lengths
   // vary up to `seq` (unpacked data), which the caching allocator's reserve answers with a range.
   bool packed = true;

@@ -33,8 +33,9 @@ const std::vector<FrameworkPreset>& framework_presets() {
        "4.51.0-4.57.1"},
       {Framework::torchtune, "torchtune", "torchtune 0.6.1 (recipes/configs/llama3_1)",
        "chunked-output CE (8 head chunks, each upcast in turn), adapters in the model dtype, LoRA "
-       "dropout 0, activation checkpointing on, fused AdamW; several GPUs: FSDP2, gradients "
-       "reduce-scattered every micro-batch"},
+       "dropout 0, activation checkpointing on, fused AdamW (a full fine-tune on one GPU: "
+       "PagedAdamW8bit stepped in backward); several GPUs: FSDP2, gradients reduce-scattered "
+       "every micro-batch"},
       {Framework::litgpt, "litgpt", "litgpt 0.4, lightning 2.3, bitsandbytes 0.42.0",
        "chunked head + CE on Fabric's fp32 copies of the logits (full fine-tune: the whole "
        "head's, CE in 128-row chunks), model-dtype adapters, LoRA "
@@ -313,6 +314,17 @@ void set(T& field, const std::optional<T>& value) {
 }
 
 }  // namespace
+
+void apply_framework_topology(RunConfig& run, bool optim_given) {
+  // recipes/configs/*/*_full_single_device.yaml at v0.6.1: `bitsandbytes.optim.PagedAdamW8bit`,
+  // `optimizer_in_bwd: True` (which the recipe refuses with accumulation); the distributed full
+  // recipes keep fused AdamW stepped after the backward.
+  if (run.framework == Framework::torchtune && run.method == Method::full &&
+      run.nodes * run.gpus == 1 && run.grad_accum == 1) {
+    if (!optim_given) run.optim = Optim::paged_adamw8bit;
+    run.optimizer_in_backward = true;
+  }
+}
 
 void apply_framework(Framework f, RunConfig& run) {
   run.framework = f;

@@ -39,6 +39,11 @@ inline constexpr Framework kDefaultFramework = Framework::hf;
 // Sets the framework-decided fields of `run` for its method (call before applying user flags).
 void apply_framework(Framework f, RunConfig& run);
 
+// What the framework decides once the ranks and the accumulation are known (call after both,
+// with whether --optim was given): torchtune's single-device full recipes step bitsandbytes'
+// PagedAdamW8bit inside the backward (RunConfig::optimizer_in_backward).
+void apply_framework_topology(RunConfig& run, bool optim_given);
+
 // The micro-batches per optimizer step the framework runs when the user names none (ms-swift:
 // enough for 16 sequences a step over all ranks); 1 for a framework that does not accumulate
 // by default. `ranks` = nodes x GPUs per node.

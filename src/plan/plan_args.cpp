@@ -269,6 +269,21 @@ Result<PlanInput> plan_input(const PlanArgs& f) {
   // One plan per rank: more than 2^16 ranks is no data-parallel job this models.
   if (r.nodes > 65536 || r.gpus > 65536 || r.nodes * r.gpus > 65536)
     return fail(Errc::invalid_argument, "--nodes/--gpus: at most 65536 ranks");
+  apply_framework_topology(r, !f.optim.empty());
+  if (!f.optimizer_in_bwd.empty()) {
+    if (f.optimizer_in_bwd != "on" && f.optimizer_in_bwd != "off")
+      return fail(Errc::invalid_argument,
+                  fmt::format("--optimizer-in-bwd: unknown value {} (one of on|off)",
+                              quote_for_message(f.optimizer_in_bwd)));
+    r.optimizer_in_backward = f.optimizer_in_bwd == "on";
+    if (r.optimizer_in_backward && r.method != Method::full)
+      return fail(Errc::invalid_argument,
+                  "--optimizer-in-bwd: only a full fine-tune steps in backward here");
+    if (r.optimizer_in_backward && r.grad_accum > 1)
+      return fail(Errc::invalid_argument,
+                  "--optimizer-in-bwd: the gradients are stepped as they arrive, so there is "
+                  "nothing to accumulate: needs --grad-accum 1");
+  }
   if (!f.shard.empty()) {
     auto shard = parse_shard(f.shard);
     if (!shard) return tl::unexpected(shard.error());

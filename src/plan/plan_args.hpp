@@ -34,6 +34,7 @@ struct PlanArgs {
   bool kept_fp16 = false;     // QLoRA: unquantized modules fp16 under bf16 autocast
   bool lora_head = false;     // LoRA on the lm_head too
   bool compile = false;       // the run is under torch.compile
+  std::string optimizer_in_bwd;  // on | off; empty: the preset's (torchtune full, one GPU: on)
   bool chunked_loss = false;  // the older spelling of --loss chunked
   std::string framework;      // empty: config plan.framework (cmd_plan), else hf
   std::string loss;           // empty: the preset's

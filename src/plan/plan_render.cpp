@@ -59,6 +59,7 @@ std::string run_text(const plan::RunConfig& run) {
   if (run.qlora_kept_fp16) s += "  kept-fp16";
   if (run.lora_head) s += "  lora-head";
   if (run.compiled) s += "  compiled";
+  if (run.optimizer_in_backward) s += "  optimizer-in-bwd";
   if (run.loss != plan::LossKind::hf) s += fmt::format("  loss {}", plan::loss_name(run.loss));
   if (run.method != plan::Method::full && run.lora_dropout > 0)
     s += fmt::format("  lora-dropout {}", run.lora_dropout);
@@ -141,6 +142,7 @@ json run_json(const plan::RunConfig& r) {
   if (r.qlora_kept_fp16) j["kept_fp16"] = true;
   if (r.lora_head) j["lora_head"] = true;
   if (r.compiled) j["compiled"] = true;
+  if (r.optimizer_in_backward) j["optimizer_in_bwd"] = true;
   if (const auto t = transformers_of(r); !t.empty()) j["transformers"] = t;
   return j;
 }

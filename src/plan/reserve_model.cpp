@@ -236,6 +236,8 @@ ReplayInputs replay_inputs(const ModelShape& shape, const RunConfig& run, const 
   // torch/optim/adamw.py _multi_tensor_adamw: torch._foreach_sqrt(exp_avg_sqs) is one tensor per
   // parameter, alive through the step; fused AdamW and the other optimizers allocate none here.
   if (run.optim == Optim::adamw && !run.fused_adamw) m.step_temps = all_grads;
+  m.step_in_backward = run.optimizer_in_backward && !peft;
+  if (m.step_in_backward) m.step_temps.clear();  // one parameter's, inside its layer's working set
   // cuBLAS: one workspace per (handle, stream); the forward runs on the Python thread and the
   // backward on autograd's device thread, each with its own handle (CublasHandlePool.cpp
   // getCurrentCUDABlasHandle: a handle per thread). cuBLASLt's 1 MiB workspace

@@ -184,6 +184,12 @@ ReplayResult replay_training(const ReplayModel& m, const std::vector<StepShape>&
     // Backward: the loss, then the head (its gradients), then the layers top-down.
     if (!workspaces_made) r.take_into(m.backward_workspaces, workspaces);
     workspaces_made = true;
+    // Stepped in backward: the first step's hooks make the states as the gradients arrive (all
+    // taken here, before the first gradient: the next step holds them all from its start).
+    if (m.step_in_backward && !states_made) {
+      states = r.take_all(m.states);
+      states_made = true;
+    }
     if (s.loss_backward_blocks.empty()) {
       Held t = r.take(s.loss_backward);
       r.drop(t);
@@ -194,6 +200,7 @@ ReplayResult replay_training(const ReplayModel& m, const std::vector<StepShape>&
     }
     r.drop(loss_saved);
     std::vector<Held> grads = r.take_all(m.head_grads);
+    if (m.step_in_backward) r.drop_all(grads);
     r.drop(head_copy);
     Held grad = r.take(s.hidden);
     r.drop(final_saved);
@@ -238,6 +245,7 @@ ReplayResult replay_training(const ReplayModel& m, const std::vector<StepShape>&
       for (std::size_t i = saved_from; i < saved_to; ++i) r.drop(saved[i]);
       if (m.checkpointing) saved.resize(saved_from);
       r.drop(recomputed_out);
+      if (m.step_in_backward) r.drop_all(grads);  // this layer's, stepped by their hooks
       if (stash > 0 && l > 0)
         brought_back = layer_inputs[l];
       else if (l > 0)
@@ -245,6 +253,7 @@ ReplayResult replay_training(const ReplayModel& m, const std::vector<StepShape>&
     }
     r.drop(brought_back);
     r.take_into(m.stem_grads, grads);
+    if (m.step_in_backward) r.drop_all(grads);
     r.drop(grad);
     Held leaf = r.take(s.leaf_grad);
     r.drop(layer_inputs[0]);

@@ -70,6 +70,10 @@ struct ReplayModel {
   // layer's recompute and frees it when the next layer brings its own. Layer 0's input (the
   // embedding output) stays as without offloading.
   std::uint64_t offload_stash = 0;
+  // The optimizer steps each parameter in the backward (RunConfig::optimizer_in_backward): the
+  // states are made at the first step's backward, and every gradient is freed right after the
+  // node that made it (its post-accumulate-grad hook ran step() and zero_grad()).
+  bool step_in_backward = false;
   // Full-size dequantized copies a 4-bit linear's call allocates (SimRun::dequant_copies): the
   // quant_state dtype, then its .to(compute dtype) while the first is alive.
   unsigned dequant_copies = 1;

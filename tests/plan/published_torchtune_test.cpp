@@ -26,8 +26,13 @@ struct Published {
   const char* targets;
   const char* grad_ckpt;
   double gib;
+  const char* optim = "";
+  const char* optimizer_in_bwd = "";
 };
 
+// 8B_full_single_device.yaml at 30b8519e: PagedAdamW8bit, optimizer_in_bwd (the preset's
+// one-GPU full fine-tune). The 3B full rows of the "Optimization flags" table run torch AdamW
+// (the table adds 8-bit AdamW later) and add the optimizer step in backward, then offloading.
 // 8B_lora_single_device.yaml at 30b8519e: lora_attn_modules [q_proj, v_proj], no MLP, rank 8;
 // 8B_qlora_single_device.yaml: q, k, v, output_proj and the MLP, rank 8; both with activation
 // checkpointing on and offloading off (validation rows T03 and T05 count the same two). 3B_{lora,qlora}_single_device.yaml at
@@ -38,8 +43,14 @@ constexpr Published kRows[] = {
      16.2},
     {"Llama 3.1 8B QLoRA, 1x 4090", "Llama-3.1-8B", "qlora", "2048", "8",
      "q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj", "full", 7.4},
+    {"Llama 3.1 8B full, 1x 4090 (PagedAdamW8bit stepped in backward)", "Llama-3.1-8B", "full",
+     "2048", "", "", "full", 18.9},
     {"Llama 3.2 3B + activation checkpointing", "Llama-3.2-3B", "full", "4096", "", "", "full",
-     24.9},
+     24.9, "adamw", "off"},
+    {"Llama 3.2 3B + fuse optimizer step into backward", "Llama-3.2-3B", "full", "4096", "", "",
+     "full", 23.1, "adamw", "on"},
+    {"Llama 3.2 3B + activation offloading", "Llama-3.2-3B", "full", "4096", "", "", "offload",
+     21.8, "adamw", "on"},
     {"Llama 3.2 3B LoRA", "Llama-3.2-3B", "lora", "4096", "64",
      "q_proj,v_proj,o_proj,gate_proj,up_proj,down_proj", "offload", 8.5},
     {"Llama 3.2 3B QLoRA", "Llama-3.2-3B", "qlora", "4096", "64",
@@ -57,6 +68,8 @@ double planned_gib(const Published& p, bool compile) {
   if (*p.rank != '\0') a.lora_rank = p.rank;
   if (*p.targets != '\0') a.lora_targets = p.targets;
   a.compile = compile;
+  a.optim = p.optim;
+  a.optimizer_in_bwd = p.optimizer_in_bwd;
   a.budget = "80";
   auto in = plan_input(a);
   EXPECT_TRUE(in.has_value()) << p.what;
@@ -65,7 +78,8 @@ double planned_gib(const Published& p, bool compile) {
   return static_cast<double>(e.train_peak_allocated_bytes) / 1073741824.0;
 }
 
-// Today: +6.2, +2.7, +1.6, +4.7 and +8.7 % (docs/estimator.md "torchtune's published peaks").
+// Today: +6.2, +2.7, +1.1, +1.6, -0.4, 0.0, +4.7 and +8.7 % (docs/estimator.md "torchtune's
+// published peaks"). "Never below" allows 1 %: the optimizer-in-backward rows sit at it.
 TEST(PublishedTorchtune, CompiledRunsWithinTenPercentAndNeverBelow) {
   for (const auto& p : kRows) {
     const double est = planned_gib(p, true);
