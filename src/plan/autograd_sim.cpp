@@ -66,11 +66,11 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   const double mid_own = saved_bytes(mid->first, own_saved(mid->first), T);
   const double first_own = saved_bytes(first->first, own_saved(first->first), T);
   const double layer_in = d.h * db * T;
-  // Checkpointed layer inputs on the device: all of them, or offloaded (SimRun::inputs_offloaded)
-  // the backward's two (the loss's high point counts them too: a bound) and, inside the forward,
-  // the stash's five.
-  const double inputs_kept = run.inputs_offloaded ? std::min(L, 2.0) : L;
-  const double inputs_kept_forward = run.inputs_offloaded ? std::min(L, 5.0) : L;
+  // Checkpointed layer inputs on the device: all of them, or what offloading leaves
+  // (SimRun::inputs_kept, inputs_kept_forward).
+  const double inputs_kept = run.inputs_kept > 0 ? std::min(L, double(run.inputs_kept)) : L;
+  const double inputs_kept_forward =
+      run.inputs_kept_forward > 0 ? std::min(L, double(run.inputs_kept_forward)) : L;
   const bool mid_saves_in = mid->first.saved.count(0) > 0;
   const bool first_saves_in = first->first.saved.count(0) > 0;
   double rope_bytes = has_rope ? 2 * d.hd * f.rotary_fraction * db * T : 0;
@@ -498,12 +498,12 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
 
 std::string sim_run_key(const SimRun& r) {
   std::string k = fmt::format(
-      "{} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {}",
+      "{} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {}",
       static_cast<int>(r.method), r.batch, r.seq, r.model_bytes, r.adapter_bytes, r.lora_rank,
       r.lora_dropout, r.all_linear, static_cast<int>(r.attn), static_cast<int>(r.loss),
       static_cast<int>(r.ckpt), r.bnb_saves_input, r.dropout_off, r.prev_graph_held, r.outputs_fp32,
       r.dequant_copies, r.fused_qkv_lora, r.grad_share, r.head_4bit, r.autocast_base_copies,
-      r.lora_head, r.grads_accumulated, r.megatron_layer, r.compiled, r.inputs_offloaded,
+      r.lora_head, r.grads_accumulated, r.megatron_layer, r.compiled, r.inputs_kept, r.inputs_kept_forward,
       r.grads_stepped, r.targets.size());
   if (r.whole_head) k += " whole_head";
   for (const auto& t : r.targets) k += "|" + t;

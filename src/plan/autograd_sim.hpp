@@ -101,12 +101,14 @@ struct SimRun {
   // compiled code (the HF model's own loss, torchtune's compiled chunks) saves what inductor's
   // partitioner keeps (autograd_sim_loss.cpp). The layers stay eager programs: an upper bound.
   bool compiled = false;
-  // Under checkpointing, the layer inputs go to pinned host memory as the forward saves them
-  // (torchtune OffloadActivations): the device holds the latest five through the forward
-  // (max_fwd_stash_size), none at the loss (the final norm's saved tensors have pushed them out)
-  // and in backward the one brought back beside the previous node's, freed when the next
-  // unpacks.
-  bool inputs_offloaded = false;
+  // Under offloaded checkpointing (RunConfig::offload_kind), how many layer inputs' worth the
+  // device still holds through the loss and backward, and inside the forward; 0: not offloaded
+  // (every layer's input stays). torchtune: the one brought back beside the previous node's
+  // (2), the stash's five in forward (none is left at the loss: the final norm's saved tensors
+  // have pushed them out; counted as two, a bound). Unsloth: its two persistent device buffers
+  // and the last layer's input (3).
+  unsigned inputs_kept = 0;
+  unsigned inputs_kept_forward = 0;
   // The optimizer steps each parameter as its gradient is accumulated (torchtune
   // optimizer_in_bwd: training/memory.py register_optim_in_bwd_hooks, a post-accumulate-grad hook
   // that runs step() then zero_grad()): a parameter gradient lives only from the node that makes

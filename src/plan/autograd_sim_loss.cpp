@@ -48,6 +48,17 @@ LossForm compiled_cross_entropy(const Dims& d, const SimRun& run, double T, unsi
   return lf;
 }
 
+// unsloth_zoo 2026.8.13 fused_losses/cross_entropy_loss.py get_chunk_size(target_gb=None): the
+// target is half the device's free memory, at most 4 GiB (the cap of 2026.7, commit d9fe1f43);
+// one chunk while the fp32 logits (4·V a token) fit in it, else their GiB over the target rounded
+// up to a multiple of 4. The plan takes the cap: a device with under 8 GiB free runs more, smaller
+// chunks (the figure is then an upper bound).
+double unsloth_ce_chunks(double T, double V) {
+  const double exact = 4.0 * V * T / 1073741824.0 / 4.0;
+  if (exact <= 1.0 + 1e-9) return 1.0;
+  return std::ceil(exact / 4.0 - 1e-9) * 4.0;
+}
+
 }  // namespace
 
 bool compiles_loss(const SimRun& run) {
@@ -217,14 +228,12 @@ LossForm loss_form(const Family& f, const Dims& d, const SimRun& run, double T, 
       break;
     }
     case LossPath::fused_unsloth: {
-      // unsloth 2025.9.9 llama.py CausalLM_fast_forward -> unsloth_zoo 2025.9.12
+      // unsloth 2026.8.19 llama.py CausalLM_fast_forward -> unsloth_zoo 2026.8.13
       // fused_losses/cross_entropy_loss.py unsloth_fused_ce_loss (target_gb None, torch_compile
       // True, no bias) -> UnslothFusedLoss.forward: the shifted labels (`torch.empty_like(labels)`,
       // int64, b x s), grad_inputs (`empty_like(hidden_states)`), grad_lm_head (`zeros_like`, when
-      // the head trains); n_chunks = max(4 * round(b*s * (V*4 / 2^30) / target_gb / 4), 1) with
-      // target_gb half the device's free memory at the first call (get_chunk_size,
-      // _get_chunk_multiplier): one chunk while the fp32 logits `4 V b s` stay below the free
-      // memory. Each chunk runs torch.func.grad_and_value(compute_fused_ce_loss) compiled whole
+      // the head trains); n_chunks from get_chunk_size (unsloth_ce_chunks above), each chunk
+      // torch.chunk's ceil(b s / n) rows. Each chunk runs torch.func.grad_and_value(compute_fused_ce_loss) compiled whole
       // (inductor, fullgraph): the head's matmul writes the chunk's logits in the model dtype (an
       // extern mm's output buffer); the fp32 upcast, log-softmax, loss and their gradient are
       // one graph whose pointwise gradient kernel inductor writes over the logits
@@ -232,7 +241,7 @@ LossForm loss_form(const Family& f, const Dims& d, const SimRun& run, double T, 
       // copied into grad_inputs) and, for a trained head, the chunk's V x h weight gradient
       // (model dtype, add_ into grad_lm_head). ctx keeps grad_inputs and grad_lm_head; backward
       // returns them and allocates nothing. Saved set first, the chunk after it: no blocks listed.
-      const double C = T;
+      const double C = std::ceil(T / unsloth_ce_chunks(T, V));
       lf.saved = d.h * db * T + (head_trainable ? V * d.h * db : 0);
       const double after_logits = std::max(C * d.h * db, head_trainable ? V * d.h * db : 0.0);
       lf.forward = lf.saved + 8 * T + C * V * db + after_logits;

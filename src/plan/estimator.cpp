@@ -151,6 +151,16 @@ double adafactor_elements(const ModelShape& s, const RunConfig& run) {
 }  // namespace
 
 // The run as the autograd simulation sees it.
+bool offloads_layer_inputs(const Architecture& a, const RunConfig& run) {
+  if (run.grad_ckpt != GradCkpt::offload) return false;
+  if (run.offload_kind == OffloadKind::torchtune) return true;
+  // unsloth 2026.8.19 models/_utils.py apply_unsloth_gradient_checkpointing: below a
+  // max_seq_length of 512 "unsloth" becomes plain checkpointing; unsloth_zoo MINIMUM_SIZE: an
+  // input of at most 2 MiB stays on the device.
+  const double bytes = run.precision == Precision::fp32 ? 4.0 : 2.0;
+  return run.seq >= 512 && d(run.batch) * d(run.seq) * d(a.hidden) * bytes > 2.0 * 1024 * 1024;
+}
+
 SimRun sim_run_for(const Architecture& a, const RunConfig& run) {
   SimRun r;
   r.method = run.method == Method::full   ? TrainMethod::full
@@ -198,7 +208,15 @@ SimRun sim_run_for(const Architecture& a, const RunConfig& run) {
   r.fused_qkv_lora = run.fused_qkv_lora;
   r.lora_head = run.lora_head && run.method != Method::full;
   r.compiled = run.compiled;
-  r.inputs_offloaded = run.grad_ckpt == GradCkpt::offload && run.offload_every_step;
+  if (run.grad_ckpt == GradCkpt::offload) {
+    if (run.offload_kind == OffloadKind::torchtune) {
+      r.inputs_kept = 2;
+      r.inputs_kept_forward = 5;
+    } else if (offloads_layer_inputs(a, run)) {
+      r.inputs_kept = 3;
+      r.inputs_kept_forward = 3;
+    }
+  }
   r.grads_stepped = run.optimizer_in_backward && run.method == Method::full;
   // NeMo 2 trains Megatron-Core's GPTModel (TransformerEngine layer spec), not the HF modules.
   r.megatron_layer = run.framework == Framework::nemo;
@@ -361,21 +379,23 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
     paged = trainable > 0 ? d(t.optimizer) * std::min(1.0, paged_elems / trainable) : 0;
   }
   e.paged_bytes = to_bytes(paged);
-  // Offloaded checkpointing (unsloth_zoo gradient_checkpointing.py UnslothCheckpointFunction):
-  // from the second step every checkpointed layer input above 2 MiB except the last layer's is
-  // copied into a pin_memory buffer, which torch's CachingHostAllocator rounds up to a power of
-  // two (ATen/core/CachingHostAllocator.h). The first step ran with all of them on the device,
-  // so the allocated peak is that of plain checkpointing and the pinned copies add to the pool.
-  // torchtune's OffloadActivations (RunConfig::offload_every_step) copies every layer's input
-  // (torch.empty_like(pin_memory=True), the same rounding) from the first step on.
+  // Offloaded checkpointing's pinned host buffers, each rounded up to a power of two by torch's
+  // CachingHostAllocator (ATen/core/CachingHostAllocator.h), which keeps a freed block cached:
+  // - Unsloth (unsloth_zoo 2026.8.13 gradient_checkpointing.py): 200 buffers of 128 Ki elements
+  //   made at start-up (initialize_unsloth_gradient_checkpointing), then CPU_BUFFERS[i] grown
+  //   (resize_) to the input of the i-th layer it offloads, every layer's at the first step;
+  // - torchtune (OffloadActivations): torch.empty_like(pin_memory=True) per layer input.
   if (run.grad_ckpt == GradCkpt::offload && a.layers > 1) {
     const double layer_in =
         d(run.batch) * d(run.seq) * d(a.hidden) * (run.precision == Precision::fp32 ? 4.0 : 2.0);
     const double pinned = std::exp2(std::ceil(std::log2(layer_in)));
-    if (run.offload_every_step)
+    if (run.offload_kind == OffloadKind::torchtune) {
       e.pinned_host_bytes = to_bytes(layers * pinned);
-    else if (layer_in > 2.0 * 1024 * 1024)
-      e.pinned_host_bytes = to_bytes((layers - 1) * pinned);
+    } else {
+      const double startup = 200.0 * 128 * 1024 * (run.precision == Precision::fp32 ? 4.0 : 2.0);
+      e.pinned_host_bytes =
+          to_bytes(startup + (offloads_layer_inputs(a, run) ? layers * pinned : 0.0));
+    }
   }
 
   // Activations, loss and the backward working set from the family's operator sequence.

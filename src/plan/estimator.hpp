@@ -28,6 +28,10 @@ enum class Method { full, lora, qlora };
 enum class Precision { bf16, fp16, fp32, mixed };
 enum class Optim { adamw, adamw8bit, paged_adamw, paged_adamw8bit, adafactor, sgd };
 enum class GradCkpt { none, full, offload };
+// Whose offloading --grad-ckpt offload is (docs/estimator.md "Framework presets"): Unsloth's
+// offloaded checkpointing (unsloth_zoo 2026.8.13 UnslothCheckpointFunction) or torchtune's
+// OffloadActivations.
+enum class OffloadKind { unsloth, torchtune };
 // flash-attn 2 | SDPA's flash/efficient kernels | eager | SDPA's math fallback (s^2 kept)
 enum class Attn { flash, sdpa, eager, math };
 enum class LoraTargets { all_linear, attn, list };
@@ -159,11 +163,16 @@ struct RunConfig {
   // per-row statistics instead of fp32 copies (plan/autograd_sim_loss.cpp). The layers' saved
   // sets stay the eager programs', an upper bound on what inductor's partitioner keeps.
   bool compiled = false;
-  // With --grad-ckpt offload: torchtune's OffloadActivations (training/_activation_offloading.py),
-  // which moves every saved activation of at least 1 KiB to pinned host memory from the first
-  // step on and keeps only the five latest on the device (max_fwd_stash_size) until the backward
-  // brings each back; false: Unsloth's offloaded checkpointing (the first step on the device).
-  bool offload_every_step = false;
+  // With --grad-ckpt offload, whose offloading runs:
+  // - unsloth: each checkpointed layer input above 2 MiB is copied to a pinned host buffer as
+  //   the forward reaches it (every layer at the first step, all but the last from the second:
+  //   LAST_GC_INDEX) and comes back in backward into one of two persistent device buffers
+  //   (GPU_BUFFERS, GPU_BUFFERS_B, grown to the largest input);
+  // - torchtune: OffloadActivations (training/_activation_offloading.py) moves every saved
+  //   activation of at least 1 KiB from the first step on, keeping the five latest on the
+  //   device (max_fwd_stash_size) until newer ones are packed; the backward brings each back
+  //   into a new tensor, freed when the next node unpacks.
+  OffloadKind offload_kind = OffloadKind::unsloth;
   // A full fine-tune whose optimizer steps each parameter inside the backward (torchtune
   // `optimizer_in_bwd: True`, its single-device full recipes' default: training/memory.py
   // register_optim_in_bwd_hooks, one optimizer per parameter stepped and zeroed by a
@@ -313,5 +322,9 @@ bool is_lora_target(const LinearMap& m, const RunConfig& run);
 struct SimRun;
 // The run as the activation model (autograd_sim) sees it.
 SimRun sim_run_for(const Architecture& a, const RunConfig& run);
+
+// --grad-ckpt offload moves the layer inputs off the device (RunConfig::offload_kind): always
+// under torchtune, under Unsloth when one is above 2 MiB.
+bool offloads_layer_inputs(const Architecture& a, const RunConfig& run);
 
 }  // namespace sparkops::plan

@@ -17,9 +17,10 @@ const std::vector<FrameworkPreset>& framework_presets() {
        "SFTTrainer: chunked_nll loss (checkpointed 256-token fp32 chunks, no full logits), "
        "gradient checkpointing on, LoRA dropout 0.05 (trl sft), fp32 adapters, fused AdamW, "
        "padded batches (packing off); several GPUs: DDP"},
-      {Framework::unsloth, "unsloth", "unsloth 2025.9.9 + unsloth_zoo 2025.9.12",
-       "\"unsloth\" offloaded checkpointing (layer inputs to pinned host memory: still in a "
-       "unified pool), fused CE above 1024 tokens a batch, LoRA dropout 0, fp32 adapters"},
+      {Framework::unsloth, "unsloth", "unsloth 2026.8.19 + unsloth_zoo 2026.8.13",
+       "\"unsloth\" offloaded checkpointing from 512 tokens (layer inputs to pinned host memory "
+       "from the first step: still in a unified pool), fused CE in chunks of at most 4 GiB of "
+       "fp32 logits, LoRA dropout 0, fp32 adapters"},
       {Framework::axolotl, "axolotl", "axolotl 0.18.0 (examples/llama-3)",
        "sample packing, flash attention, checkpointing on, LoRA dropout 0.05, fp32 adapters; "
        "optimizer by method: 8-bit AdamW (LoRA), paged 32-bit AdamW (QLoRA), paged 8-bit AdamW "
@@ -103,7 +104,7 @@ struct PresetFields {
   std::optional<bool> separate_head;
   std::optional<bool> fused_qkv_lora;
   std::optional<bool> outputs_fp32;
-  std::optional<bool> offload_every_step;
+  std::optional<OffloadKind> offload_kind;
   std::optional<bool> fp32_grads;
   std::optional<bool> fp32_optimizer_states;
   // The optimizer by method: full, LoRA, QLoRA.
@@ -161,15 +162,16 @@ const std::vector<PresetFields>& preset_fields() {
       v.push_back(p);
     }
     {
-      // unsloth/models/llama.py FastLlamaModel.get_peft_model(lora_dropout=0.0,
-      // use_gradient_checkpointing="unsloth"): unsloth_zoo gradient_checkpointing.py
-      // UnslothCheckpointFunction copies each layer input to a pin_memory buffer;
-      // CausalLM_fast_forward: unsloth_fused_ce_loss unless bsz*q_len <= 1024;
-      // peft get_peft_model keeps adapters fp32.
+      // unsloth 2026.8.19 models/llama.py FastLlamaModel.get_peft_model(lora_dropout=0.0,
+      // use_gradient_checkpointing="unsloth"), through models/_utils.py
+      // apply_unsloth_gradient_checkpointing (plain checkpointing below 512 tokens): unsloth_zoo
+      // 2026.8.13 gradient_checkpointing.py UnslothCheckpointFunction copies each layer input
+      // above 2 MiB to a pin_memory buffer (RunConfig::offload_kind); CausalLM_fast_forward:
+      // unsloth_fused_ce_loss at every length (the <= 1024-token plain-logits branch became a
+      // no-op in 2025.10); peft get_peft_model keeps adapters fp32.
       PresetFields p = hf_stack(Framework::unsloth);
       p.grad_ckpt = GradCkpt::offload;
       p.loss = LossKind::fused_unsloth;
-      p.fused_loss_above_tokens = 1024;
       v.push_back(p);
     }
     {
@@ -204,7 +206,7 @@ const std::vector<PresetFields>& preset_fields() {
       // (--grad-ckpt offload) wraps the model's forward in OffloadActivations from the first step.
       PresetFields p;
       p.id = Framework::torchtune;
-      p.offload_every_step = true;
+      p.offload_kind = OffloadKind::torchtune;
       p.adapter_fp32 = false;
       p.lora_dropout = 0.0;
       p.loss = LossKind::chunked_output;
@@ -347,7 +349,7 @@ void apply_framework(Framework f, RunConfig& run) {
   set(run.separate_head, p.separate_head);
   set(run.fused_qkv_lora, p.fused_qkv_lora);
   set(run.outputs_fp32, p.outputs_fp32);
-  set(run.offload_every_step, p.offload_every_step);
+  set(run.offload_kind, p.offload_kind);
   set(run.fp32_grads, p.fp32_grads);
   set(run.fp32_optimizer_states, p.fp32_optimizer_states);
   set(run.lora_rank, p.lora_rank);

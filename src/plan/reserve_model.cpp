@@ -127,8 +127,19 @@ ReplayInputs replay_inputs(const ModelShape& shape, const RunConfig& run, const 
   ReplayModel m;
   m.layers = L;
   m.checkpointing = run.grad_ckpt != GradCkpt::none;
-  // torchtune OffloadActivations' max_fwd_stash_size (training/_activation_offloading.py).
-  if (run.grad_ckpt == GradCkpt::offload && run.offload_every_step) m.offload_stash = 5;
+  // Offloaded layer inputs (RunConfig::offload_kind): torchtune's OffloadActivations keeps the
+  // five latest (max_fwd_stash_size) and brings each back into a new tensor; Unsloth frees each
+  // once the next layer has it, brings them back into its two persistent buffers and, from the
+  // second step, keeps the last layer's (LAST_GC_INDEX).
+  if (offloads_layer_inputs(a, run)) {
+    if (run.offload_kind == OffloadKind::torchtune) {
+      m.offload_stash = 5;
+    } else {
+      m.offload_stash = 1;
+      m.offload_buffers = 2;
+      m.offload_keeps_last = true;
+    }
+  }
   // Parameters as modules build them: per layer each linear map (per expert), two norms; then the
   // embedding, the final norm and an untied lm_head. QLoRA: the packed 4-bit weight and its
   // absmax (bitsandbytes Params4bit: uint8 data, block-64 absmax) as two tensors.

@@ -128,6 +128,9 @@ ReplayResult replay_training(const ReplayModel& m, const std::vector<StepShape>&
   std::vector<Held> saved;
   std::vector<std::size_t> saved_at;
   std::vector<Held> layer_inputs;
+  std::vector<Held> offload_buffers;  // persistent: the replay ends with them
+  double offload_buffer_bytes = 0;
+  std::size_t step_index = 0;
 
   for (const StepShape& s : steps) {
     Held inputs = r.take(s.inputs);
@@ -147,6 +150,12 @@ ReplayResult replay_training(const ReplayModel& m, const std::vector<StepShape>&
     Held x = stem;
     const bool keep_input = m.checkpointing || s.layer_saves_input;
     const std::uint64_t stash = m.checkpointing ? m.offload_stash : 0;
+    const bool keep_last = m.offload_keeps_last && step_index > 0;
+    if (stash > 0 && m.offload_buffers > 0 && s.hidden > offload_buffer_bytes) {
+      r.drop_all(offload_buffers);
+      for (std::uint64_t k = 0; k < m.offload_buffers; ++k) offload_buffers.push_back(r.take(s.hidden));
+      offload_buffer_bytes = s.hidden;
+    }
     for (std::uint64_t l = 0; l < L; ++l) {
       r.layer_forward(s, !m.checkpointing, min_block, m.dequant_copies, saved);
       saved_at[l + 1] = saved.size();
@@ -163,7 +172,8 @@ ReplayResult replay_training(const ReplayModel& m, const std::vector<StepShape>&
     }
     // The inputs still stashed leave once the final norm's saved tensors have been packed.
     if (stash > 0)
-      for (std::uint64_t l = L > stash ? L - stash : 1; l < L; ++l) r.drop(layer_inputs[l]);
+      for (std::uint64_t l = L > stash ? L - stash : 1; l < L - (keep_last ? 1 : 0); ++l)
+        r.drop(layer_inputs[l]);
     Held final_saved = r.take(s.final_saved);
     Held h_out = x;
     Held head_copy = r.take(s.head_copy);
@@ -212,7 +222,9 @@ ReplayResult replay_training(const ReplayModel& m, const std::vector<StepShape>&
     }();
     Held brought_back;  // the previous layer's input, freed when the next is brought back
     for (std::uint64_t l = L; l-- > 0;) {
-      if (stash > 0 && l > 0) {  // brought back from the host before the layer's recompute
+      // Brought back from the host before the layer's recompute (into a persistent buffer, or
+      // a new tensor).
+      if (stash > 0 && l > 0 && m.offload_buffers == 0) {
         layer_inputs[l] = r.take(s.hidden);
         r.drop(brought_back);
         brought_back = Held{};
@@ -246,7 +258,7 @@ ReplayResult replay_training(const ReplayModel& m, const std::vector<StepShape>&
       if (m.checkpointing) saved.resize(saved_from);
       r.drop(recomputed_out);
       if (m.step_in_backward) r.drop_all(grads);  // this layer's, stepped by their hooks
-      if (stash > 0 && l > 0)
+      if (stash > 0 && l > 0 && m.offload_buffers == 0)
         brought_back = layer_inputs[l];
       else if (l > 0)
         r.drop(layer_inputs[l]);
@@ -271,6 +283,7 @@ ReplayResult replay_training(const ReplayModel& m, const std::vector<StepShape>&
     r.drop_all(grads);
     r.drop(leaf);
     r.drop(inputs);
+    ++step_index;
   }
   (void)params;
   (void)adapters;

@@ -64,12 +64,16 @@ struct ReplayModel {
   std::vector<std::uint64_t> forward_workspaces, backward_workspaces;
   std::uint64_t layers = 0;
   bool checkpointing = false;
-  // > 0: the checkpointed layer inputs are offloaded as the forward saves them (torchtune
-  // OffloadActivations, SimRun::inputs_offloaded): each leaves the device once this many later
-  // inputs were saved, the rest after the last layer; the backward brings each back before its
-  // layer's recompute and frees it when the next layer brings its own. Layer 0's input (the
-  // embedding output) stays as without offloading.
+  // > 0: the checkpointed layer inputs are offloaded as the forward saves them
+  // (RunConfig::offload_kind): each leaves the device once this many later inputs were saved,
+  // the rest after the last layer. Layer 0's input (the embedding output) stays as without
+  // offloading. The backward brings each back before its layer's recompute: into a new tensor,
+  // freed when the next layer brings its own (torchtune), or into one of `offload_buffers`
+  // persistent blocks, made at the first offload and remade when a larger input comes
+  // (Unsloth's GPU_BUFFERS).
   std::uint64_t offload_stash = 0;
+  std::uint64_t offload_buffers = 0;
+  bool offload_keeps_last = false;  // from the second step the last layer's input stays (Unsloth)
   // The optimizer steps each parameter in the backward (RunConfig::optimizer_in_backward): the
   // states are made at the first step's backward, and every gradient is freed right after the
   // node that made it (its post-accumulate-grad hook ran step() and zero_grad()).

@@ -70,7 +70,7 @@ TEST(CompiledLoss, SimRunKeyCarriesIt) {
   b.compiled = true;
   EXPECT_NE(sim_run_key(a), sim_run_key(b));
   SimRun c;
-  c.inputs_offloaded = true;
+  c.inputs_kept = 2;
   EXPECT_NE(sim_run_key(a), sim_run_key(c));
 }
 

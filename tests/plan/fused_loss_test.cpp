@@ -11,11 +11,11 @@ namespace {
 
 constexpr double V = 128256, H = 4096, b = 2, T = 2 * 4096;
 
-SimResult simulate(LossPath loss, TrainMethod method) {
+SimResult simulate(LossPath loss, TrainMethod method, std::uint64_t seq = 4096) {
   SimRun run;
   run.method = method;
   run.batch = 2;
-  run.seq = 4096;
+  run.seq = seq;
   run.loss = loss;
   auto r = simulate_step(fixtures::shape("Llama-3.1-8B").arch, run);
   EXPECT_TRUE(r.has_value());
@@ -47,6 +47,15 @@ TEST(FusedLoss, UnslothHoldsTheWholeBatchAsOneChunk) {
   EXPECT_DOUBLE_EQ(full.loss_forward_transient, 8 * T + T * V * 2 + V * H * 2);
   EXPECT_GT(lora.loss_forward_transient,
             16 * simulate(LossPath::fused, TrainMethod::lora).loss_forward_transient);
+}
+
+// Above 4 GiB of fp32 logits Unsloth chunks (unsloth_zoo 2026.8.13 get_chunk_size, the target
+// capped at 4 GiB): 2 x 8192 tokens are 4 x 128256 x 16384 = 7.8 GiB, 1.96 targets, rounded up to
+// 4 chunks of 4096 rows.
+TEST(FusedLoss, UnslothChunksAboveFourGibOfFp32Logits) {
+  const SimResult lora = simulate(LossPath::fused_unsloth, TrainMethod::lora, 8192);
+  constexpr double T2 = 2 * 8192, C = 4096;
+  EXPECT_DOUBLE_EQ(lora.loss_forward_transient, 8 * T2 + C * V * 2 + C * H * 2);
 }
 
 }  // namespace

@@ -356,7 +356,7 @@ TEST(PlanCli, EveryFrameworkPresetIsAssumedAndPrinted) {
   };
   const Case cases[] = {{"hf", "transformers 4.49", "hf", "full"},
                         {"trl", "trl 1.9.0", "chunked_nll", "full"},
-                        {"unsloth", "unsloth 2025.9.9", "fused_unsloth", "offload"},
+                        {"unsloth", "unsloth 2026.8.19", "fused_unsloth", "offload"},
                         {"axolotl", "axolotl 0.18.0", "hf", "full"},
                         {"llamafactory", "LLaMA-Factory 0.9.4", "hf", "full"},
                         {"torchtune", "torchtune 0.6.1", "chunked_output", "full"},
