@@ -442,8 +442,7 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
       run.loss == LossPath::chunked_output && head_trainable ? head_grad : 0.0;
   if (!no_logits)
     bwd = std::max(bwd, res.activations + loss_saved - loss_output_freed + db * V * T +
-                            lf.logits_grad32 + h_out + head_grad + head_grad_summed +
-                            head_dequant);
+                            lf.logits_grad32 + h_out + head_grad + head_grad_summed + head_dequant);
   // The final norm's backward, between the head's and the top layer's: its output's gradient
   // and its own working set (RMSNorm's fp32 upcasts, pow and products) over what the forward
   // kept, the head's output and input already gone.
@@ -503,8 +502,8 @@ std::string sim_run_key(const SimRun& r) {
       r.lora_dropout, r.all_linear, static_cast<int>(r.attn), static_cast<int>(r.loss),
       static_cast<int>(r.ckpt), r.bnb_saves_input, r.dropout_off, r.prev_graph_held, r.outputs_fp32,
       r.dequant_copies, r.fused_qkv_lora, r.grad_share, r.head_4bit, r.autocast_base_copies,
-      r.lora_head, r.grads_accumulated, r.megatron_layer, r.compiled, r.inputs_kept, r.inputs_kept_forward,
-      r.grads_stepped, r.targets.size());
+      r.lora_head, r.grads_accumulated, r.megatron_layer, r.compiled, r.inputs_kept,
+      r.inputs_kept_forward, r.grads_stepped, r.targets.size());
   if (r.whole_head) k += " whole_head";
   for (const auto& t : r.targets) k += "|" + t;
   return k;

@@ -38,8 +38,8 @@ LossForm compiled_cross_entropy(const Dims& d, const SimRun& run, double T, unsi
     // One compiled graph per chunk (8 tensor_split pieces of the sequence): autograd runs every
     // chunk's backward (last chunk first) before any head matmul, so each chunk's gradient
     // replaces its logits, one chunk's both alive at once.
-    const double chunk_rows = std::ceil(static_cast<double>(run.seq) / 8.0) *
-                              static_cast<double>(run.batch);
+    const double chunk_rows =
+        std::ceil(static_cast<double>(run.seq) / 8.0) * static_cast<double>(run.batch);
     lf.backward = lf.saved + db * V * std::min(T, chunk_rows);
   } else {
     // One graph: the whole gradient beside the kept logits until the kernel that writes it ends.
@@ -62,9 +62,9 @@ double unsloth_ce_chunks(double T, double V) {
 }  // namespace
 
 bool compiles_loss(const SimRun& run) {
-  return run.compiled && (run.loss == LossPath::hf || run.loss == LossPath::hf_shifted ||
-                          run.loss == LossPath::hf_shifted_kept ||
-                          run.loss == LossPath::chunked_output);
+  return run.compiled &&
+         (run.loss == LossPath::hf || run.loss == LossPath::hf_shifted ||
+          run.loss == LossPath::hf_shifted_kept || run.loss == LossPath::chunked_output);
 }
 
 LossForm loss_form(const Family& f, const Dims& d, const SimRun& run, double T, unsigned db,
@@ -233,14 +233,15 @@ LossForm loss_form(const Family& f, const Dims& d, const SimRun& run, double T, 
       // True, no bias) -> UnslothFusedLoss.forward: the shifted labels (`torch.empty_like(labels)`,
       // int64, b x s), grad_inputs (`empty_like(hidden_states)`), grad_lm_head (`zeros_like`, when
       // the head trains); n_chunks from get_chunk_size (unsloth_ce_chunks above), each chunk
-      // torch.chunk's ceil(b s / n) rows. Each chunk runs torch.func.grad_and_value(compute_fused_ce_loss) compiled whole
-      // (inductor, fullgraph): the head's matmul writes the chunk's logits in the model dtype (an
-      // extern mm's output buffer); the fp32 upcast, log-softmax, loss and their gradient are
-      // one graph whose pointwise gradient kernel inductor writes over the logits
-      // (inplace_buffers: their last use); then the mm for the chunk's input gradient (chunk x h,
-      // copied into grad_inputs) and, for a trained head, the chunk's V x h weight gradient
-      // (model dtype, add_ into grad_lm_head). ctx keeps grad_inputs and grad_lm_head; backward
-      // returns them and allocates nothing. Saved set first, the chunk after it: no blocks listed.
+      // torch.chunk's ceil(b s / n) rows. Each chunk runs
+      // torch.func.grad_and_value(compute_fused_ce_loss) compiled whole (inductor, fullgraph): the
+      // head's matmul writes the chunk's logits in the model dtype (an extern mm's output buffer);
+      // the fp32 upcast, log-softmax, loss and their gradient are one graph whose pointwise
+      // gradient kernel inductor writes over the logits (inplace_buffers: their last use); then the
+      // mm for the chunk's input gradient (chunk x h, copied into grad_inputs) and, for a trained
+      // head, the chunk's V x h weight gradient (model dtype, add_ into grad_lm_head). ctx keeps
+      // grad_inputs and grad_lm_head; backward returns them and allocates nothing. Saved set first,
+      // the chunk after it: no blocks listed.
       const double C = std::ceil(T / unsloth_ce_chunks(T, V));
       lf.saved = d.h * db * T + (head_trainable ? V * d.h * db : 0);
       const double after_logits = std::max(C * d.h * db, head_trainable ? V * d.h * db : 0.0);
@@ -293,7 +294,7 @@ LossForm loss_form(const Family& f, const Dims& d, const SimRun& run, double T, 
       // gradients of log_p and of the logits, of h32 (and of w32 when the head trains), into
       // the gathered hidden's gradient.
       lf.backward = lf.saved + d.h * db * T + w32 * (head_trainable ? 2 : 1) + 2 * C * d.h * 4 +
-                 4 * C * V * 4 + cap;
+                    4 * C * V * 4 + cap;
       break;
     }
     case LossPath::megatron: {

@@ -150,7 +150,6 @@ double adafactor_elements(const ModelShape& s, const RunConfig& run) {
 
 }  // namespace
 
-// The run as the autograd simulation sees it.
 bool offloads_layer_inputs(const Architecture& a, const RunConfig& run) {
   if (run.grad_ckpt != GradCkpt::offload) return false;
   if (run.offload_kind == OffloadKind::torchtune) return true;
@@ -161,6 +160,7 @@ bool offloads_layer_inputs(const Architecture& a, const RunConfig& run) {
   return run.seq >= 512 && d(run.batch) * d(run.seq) * d(a.hidden) * bytes > 2.0 * 1024 * 1024;
 }
 
+// The run as the autograd simulation sees it.
 SimRun sim_run_for(const Architecture& a, const RunConfig& run) {
   SimRun r;
   r.method = run.method == Method::full   ? TrainMethod::full
@@ -437,10 +437,10 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
   // (and the graph they reach) through the step until the next forward returns (LitGPT fit(),
   // the hand-written `logits = model(x)` loops).
   // Stepped in backward (RunConfig::optimizer_in_backward), there is no step phase.
-  const double step =
-      sr.grads_stepped ? 0.0
-                       : fixed - d(t.weights) + st.step_weights + st.step_gradients + optim_temp +
-                             st.step_transient + (sr.prev_graph_held ? sim.prev_graph : 0.0);
+  const double step = sr.grads_stepped ? 0.0
+                                       : fixed - d(t.weights) + st.step_weights +
+                                             st.step_gradients + optim_temp + st.step_transient +
+                                             (sr.prev_graph_held ? sim.prev_graph : 0.0);
   // Nor a set of gradients: each lives from its node to its hook (inside the backward's peak).
   if (sr.grads_stepped) t.gradients = 0;
   const double peak = std::max({forward, backward, step});

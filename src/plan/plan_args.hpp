@@ -31,13 +31,13 @@ struct PlanArgs {
   std::string lora_rank;     // empty: the preset's (swift 8), else 16
   std::string lora_targets = "all-linear";
   bool kbit_prep = false;
-  bool kept_fp16 = false;     // QLoRA: unquantized modules fp16 under bf16 autocast
-  bool lora_head = false;     // LoRA on the lm_head too
-  bool compile = false;       // the run is under torch.compile
+  bool kept_fp16 = false;        // QLoRA: unquantized modules fp16 under bf16 autocast
+  bool lora_head = false;        // LoRA on the lm_head too
+  bool compile = false;          // the run is under torch.compile
   std::string optimizer_in_bwd;  // on | off; empty: the preset's (torchtune full, one GPU: on)
-  bool chunked_loss = false;  // the older spelling of --loss chunked
-  std::string framework;      // empty: config plan.framework (cmd_plan), else hf
-  std::string loss;           // empty: the preset's
+  bool chunked_loss = false;     // the older spelling of --loss chunked
+  std::string framework;         // empty: config plan.framework (cmd_plan), else hf
+  std::string loss;              // empty: the preset's
   std::string transformers;   // transformers release; empty: config plan.transformers (cmd_plan),
                               // else the preset's
   std::string lora_dropout;   // empty: the preset's

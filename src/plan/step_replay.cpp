@@ -153,7 +153,8 @@ ReplayResult replay_training(const ReplayModel& m, const std::vector<StepShape>&
     const bool keep_last = m.offload_keeps_last && step_index > 0;
     if (stash > 0 && m.offload_buffers > 0 && s.hidden > offload_buffer_bytes) {
       r.drop_all(offload_buffers);
-      for (std::uint64_t k = 0; k < m.offload_buffers; ++k) offload_buffers.push_back(r.take(s.hidden));
+      for (std::uint64_t k = 0; k < m.offload_buffers; ++k)
+        offload_buffers.push_back(r.take(s.hidden));
       offload_buffer_bytes = s.hidden;
     }
     for (std::uint64_t l = 0; l < L; ++l) {

@@ -29,8 +29,9 @@ SimResult simulate(bool stepped) {
 }
 
 // The head's backward is the peak: what the layers keep, the compiled loss's row statistics and
-// target, the logits' model-dtype gradients, h's gradient, and the head weight's gradient twice (the running
-// sum in the input buffer and the next chunk's, InputBuffer::accumulate adding in place).
+// target, the logits' model-dtype gradients, h's gradient, and the head weight's gradient twice
+// (the running sum in the input buffer and the next chunk's, InputBuffer::accumulate adding in
+// place).
 TEST(OptimizerInBackward, TheChunkedHeadHoldsTwoWeightGradientsAtItsBackward) {
   const SimResult s = simulate(true);
   EXPECT_DOUBLE_EQ(s.backward_peak_extra,

@@ -35,9 +35,10 @@ struct Published {
 // (the table adds 8-bit AdamW later) and add the optimizer step in backward, then offloading.
 // 8B_lora_single_device.yaml at 30b8519e: lora_attn_modules [q_proj, v_proj], no MLP, rank 8;
 // 8B_qlora_single_device.yaml: q, k, v, output_proj and the MLP, rank 8; both with activation
-// checkpointing on and offloading off (validation rows T03 and T05 count the same two). 3B_{lora,qlora}_single_device.yaml at
-// 1814feb1: q_proj, v_proj, output_proj and the MLP, rank 64, with the table's activation
-// offloading; the full fine-tune row before the fused optimizer step (torch AdamW, fused).
+// checkpointing on and offloading off (validation rows T03 and T05 count the same two).
+// 3B_{lora,qlora}_single_device.yaml at 1814feb1: q_proj, v_proj, output_proj and the MLP, rank 64,
+// with the table's activation offloading; the full fine-tune row before the fused optimizer step
+// (torch AdamW, fused).
 constexpr Published kRows[] = {
     {"Llama 3.1 8B LoRA, 1x 4090", "Llama-3.1-8B", "lora", "2048", "8", "q_proj,v_proj", "full",
      16.2},
