@@ -168,10 +168,14 @@ const std::vector<PresetFields>& preset_fields() {
       // 2026.8.13 gradient_checkpointing.py UnslothCheckpointFunction copies each layer input
       // above 2 MiB to a pin_memory buffer (RunConfig::offload_kind); CausalLM_fast_forward:
       // unsloth_fused_ce_loss at every length (the <= 1024-token plain-logits branch became a
-      // no-op in 2025.10); peft get_peft_model keeps adapters fp32.
+      // no-op in 2025.10); peft get_peft_model keeps adapters fp32. Its trainer is TRL's
+      // SFTTrainer on transformers <= 5.5.0 (pyproject.toml), whose TrainingArguments default to
+      // adamw_torch_fused with torch >= 2.8 (transformers_version.hpp
+      // trainer_defaults_to_fused_adamw).
       PresetFields p = hf_stack(Framework::unsloth);
       p.grad_ckpt = GradCkpt::offload;
       p.loss = LossKind::fused_unsloth;
+      p.fused_adamw = true;
       v.push_back(p);
     }
     {

@@ -209,6 +209,10 @@ Result<PlanInput> plan_input(const PlanArgs& f) {
     if (!v) return tl::unexpected(v.error());
     r.transformers = v->text();
     if (f.loss.empty() && !f.chunked_loss && is_hf_model_loss(r.loss)) r.loss = hf_loss_for(*v);
+    // A framework on the HF Trainer (its preset names a transformers release) keeps
+    // TrainingArguments' default optimizer unless --optim names another: fused from 4.54.
+    if (!framework_preset(r.framework).transformers.empty() && r.optim == Optim::adamw)
+      r.fused_adamw = trainer_defaults_to_fused_adamw(*v);
   }
   if (f.chunked_loss && !f.loss.empty() && f.loss != "chunked")
     return fail(Errc::invalid_argument, "--chunked-loss: contradicts --loss " + f.loss);

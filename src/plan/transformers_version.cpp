@@ -84,6 +84,10 @@ LossKind hf_loss_for(const TransformersVersion& v) {
   return LossKind::hf;
 }
 
+bool trainer_defaults_to_fused_adamw(const TransformersVersion& v) {
+  return v.major > 4 || (v.major == 4 && v.minor >= 54);
+}
+
 bool is_hf_model_loss(LossKind l) {
   return l == LossKind::hf || l == LossKind::hf_shifted || l == LossKind::hf_shifted_kept;
 }

@@ -36,4 +36,10 @@ LossKind hf_loss_for(const TransformersVersion& v);
 // hf, hf_shifted or hf_shifted_kept: a loss program of the HF model's own code.
 bool is_hf_model_loss(LossKind l);
 
+// TrainingArguments' default optimizer at that release is torch's fused AdamW
+// (`adamw_torch_fused` when torch >= 2.8, transformers PR #37358, merged 2025-07-10 and first
+// released in 4.54.0); before it `adamw_torch`, the foreach implementation. The torch half is
+// taken as met: a GB10 needs a torch >= 2.9 build, and the releases this reads are that era's.
+bool trainer_defaults_to_fused_adamw(const TransformersVersion& v);
+
 }  // namespace sparkops::plan

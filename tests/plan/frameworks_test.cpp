@@ -47,6 +47,7 @@ TEST(FrameworkPresets, UnslothOffloadsCheckpointsAndFusesTheLossAtEveryLength) {
   EXPECT_EQ(r.offload_kind, OffloadKind::unsloth);
   EXPECT_EQ(r.loss, LossKind::fused_unsloth);
   EXPECT_EQ(r.fused_loss_above_tokens, 0u);
+  EXPECT_TRUE(r.fused_adamw);  // TRL's TrainingArguments on transformers >= 4.54, torch >= 2.8
   EXPECT_EQ(r.lora_dropout, 0.0);
   EXPECT_TRUE(r.adapter_fp32);
 }

@@ -269,5 +269,30 @@ TEST(PlanArgs, EveryRefusalNamesItsFlag) {
             std::string::npos);
 }
 
+// TrainingArguments' default optimizer follows the release (transformers PR #37358): foreach
+// AdamW up to 4.53, fused from 4.54, for a framework on the HF Trainer; --optim and frameworks
+// with their own loop keep theirs.
+TEST(PlanArgs, TheTransformersReleaseDecidesTheTrainersDefaultAdamW) {
+  auto fused = [](const char* framework, const char* release, const char* optim = "") {
+    PlanArgs a;
+    a.model = "Llama-3.1-8B";
+    a.method = "full";
+    a.framework = framework;
+    a.transformers = release;
+    a.optim = optim;
+    auto in = plan_input(a);
+    EXPECT_TRUE(in.has_value()) << framework << " " << release;
+    return in && in->run.fused_adamw;
+  };
+  EXPECT_FALSE(fused("hf", "4.53.3"));
+  EXPECT_TRUE(fused("hf", "4.54.0"));
+  EXPECT_TRUE(fused("hf", "5.2"));
+  EXPECT_TRUE(fused("llamafactory", "4.57.1"));
+  EXPECT_FALSE(fused("llamafactory", "4.51.3"));
+  // LitGPT's and torchtune's loops build their own optimizer: the release says nothing of it.
+  EXPECT_EQ(fused("litgpt", "4.53.3"), fused("litgpt", "4.57.1"));
+  EXPECT_EQ(fused("torchtune", "4.53.3"), fused("torchtune", "4.57.1"));
+}
+
 }  // namespace
 }  // namespace sparkops::plan
