@@ -99,7 +99,7 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f) {
                   "the HF loss where the framework's loss is the model's own: <= 4.45 "
                   "hf_shifted, 4.46-4.48 hf_shifted_kept, >= 4.49 hf; and the Trainer's default "
                   "AdamW: foreach, fused from 4.54; --loss and --optim win; default: "
-                  "config plan.transformers, else the framework's (hf 4.49, axolotl 5.14.1, "
+                  "config plan.transformers, else the framework's (hf 4.57.6, axolotl 5.14.1, "
                   "llamafactory 4.51-4.57, swift 4.57.6)");
   cmd->add_flag("--chunked-loss", f.chunked_loss, "Same as --loss chunked");
   cmd->add_option("--lora-dropout", f.lora_dropout,

@@ -9,10 +9,10 @@ namespace sparkops::plan {
 
 const std::vector<FrameworkPreset>& framework_presets() {
   static const std::vector<FrameworkPreset> presets = {
-      {Framework::hf, "hf", "transformers 4.49 + peft 0.13",
-       "HF Trainer + PEFT: fp32-upcast cross-entropy, fp32 adapters, LoRA dropout 0, foreach "
-       "AdamW; several GPUs: DDP, accumulation under no_sync",
-       "4.49"},
+      {Framework::hf, "hf", "transformers 4.57.6 + peft >= 0.13",
+       "HF Trainer + PEFT: fp32-upcast cross-entropy, fp32 adapters, LoRA dropout 0, fused "
+       "AdamW (foreach before transformers 4.54); several GPUs: DDP, accumulation under no_sync",
+       "4.57.6"},
       {Framework::trl, "trl", "trl 1.9.0 (transformers >= 4.56.2, torch >= 2.8)",
        "SFTTrainer: chunked_nll loss (checkpointed 256-token fp32 chunks, no full logits), "
        "gradient checkpointing on, LoRA dropout 0.05 (trl sft), fp32 adapters, fused AdamW, "
@@ -29,7 +29,7 @@ const std::vector<FrameworkPreset>& framework_presets() {
        "5.14.1"},
       {Framework::llamafactory, "llamafactory", "LLaMA-Factory 0.9.4",
        "lora on all linears, LoRA dropout 0, trainable params upcast to fp32, reentrant "
-       "checkpointing on, packing off for sft, HF loss, foreach AdamW; several GPUs: DDP",
+       "checkpointing on, packing off for sft, HF loss, fused AdamW; several GPUs: DDP",
        // pyproject.toml and extras/misc.py check_version at v0.9.4: >=4.51.0,<=4.57.1.
        "4.51.0-4.57.1"},
       {Framework::torchtune, "torchtune", "torchtune 0.6.1 (recipes/configs/llama3_1)",
@@ -144,8 +144,14 @@ PresetFields hf_stack(Framework id) {
 const std::vector<PresetFields>& preset_fields() {
   static const std::vector<PresetFields> rows = [] {
     std::vector<PresetFields> v;
-    // transformers 4.49 TrainingArguments: default_optim "adamw_torch" (foreach).
-    v.push_back(hf_stack(Framework::hf));
+    {
+      // transformers 4.57.6 (the last 4.x, whose loss is 4.49's program) TrainingArguments:
+      // default_optim "adamw_torch_fused" with torch >= 2.8 (PR #37358, from 4.54.0; a GB10
+      // needs torch >= 2.9); --transformers before 4.54 gives foreach back (plan_args.cpp).
+      PresetFields p = hf_stack(Framework::hf);
+      p.fused_adamw = true;
+      v.push_back(p);
+    }
     {
       // trl/trainer/sft_config.py SFTConfig: gradient_checkpointing=True (SFTTrainer sets
       // use_reentrant=False), packing=False, padding_free=False, loss_type None ->
@@ -196,8 +202,11 @@ const std::vector<PresetFields>& preset_fields() {
       // lora_dropout 0.0; model/adapter.py casts trainable params to fp32 (unless pure_bf16);
       // hparams/model_args.py: disable_gradient_checkpointing False, use_reentrant_gc True;
       // hparams/data_args.py: packing None (on only for pre-training).
+      // Its TrainingArguments keep transformers' default optimizer: at 4.57.1, the newest
+      // release its pin allows, fused AdamW (torch >= 2.8).
       PresetFields p = hf_stack(Framework::llamafactory);
       p.grad_ckpt = GradCkpt::full;
+      p.fused_adamw = true;
       p.lora_targets = LoraTargets::all_linear;
       v.push_back(p);
     }

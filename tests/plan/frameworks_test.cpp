@@ -26,7 +26,7 @@ TEST(FrameworkPresets, HfIsTheTrainerWithPeftDefaults) {
   EXPECT_TRUE(r.adapter_fp32);
   EXPECT_EQ(r.lora_dropout, 0.0);
   EXPECT_EQ(r.grad_ckpt, GradCkpt::full);  // the project's default, untouched by the preset
-  EXPECT_FALSE(r.fused_adamw);
+  EXPECT_TRUE(r.fused_adamw);              // transformers 4.57.6's TrainingArguments, torch >= 2.8
   EXPECT_EQ(r.shard, ShardMode::ddp);
   EXPECT_TRUE(r.fsdp_no_sync);
 }

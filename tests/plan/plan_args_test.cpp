@@ -102,7 +102,7 @@ TEST(PlanArgs, BitsandbytesBefore043QuantizesFromFp16) {
 TEST(PlanArgs, TransformersPicksTheHfLossOfItsRelease) {
   PlanArgs a = params("8B");
   a.framework = "hf";
-  EXPECT_EQ(plan_input(a).value().run.loss, LossKind::hf);  // the preset's 4.49
+  EXPECT_EQ(plan_input(a).value().run.loss, LossKind::hf);  // the preset's 4.57.6
   EXPECT_TRUE(plan_input(a).value().run.transformers.empty());
   const std::pair<const char*, LossKind> cases[] = {{"4.45.2", LossKind::hf_shifted},
                                                     {"4.36", LossKind::hf_shifted},

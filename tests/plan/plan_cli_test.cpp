@@ -243,7 +243,7 @@ TEST(PlanCli, FrameworkPresetIsPrintedAndUserFlagsWin) {
 TEST(PlanCli, TransformersReleaseIsPrintedWithItsHfLoss) {
   const auto preset = run_sparkops({"--root", root(), "plan", "Llama-3.1-8B", "--framework", "hf"});
   ASSERT_EQ(preset.exit_code, 0) << preset.err;
-  EXPECT_NE(preset.out.find("; HF loss hf (transformers 4.49, the preset's)"), std::string::npos)
+  EXPECT_NE(preset.out.find("; HF loss hf (transformers 4.57.6, the preset's)"), std::string::npos)
       << preset.out;
   const auto given = run_sparkops({"--root", root(), "plan", "Llama-3.1-8B", "--framework",
                                    "axolotl", "--transformers", "4.47"});
@@ -354,7 +354,7 @@ TEST(PlanCli, EveryFrameworkPresetIsAssumedAndPrinted) {
     const char* loss;
     const char* grad_ckpt;
   };
-  const Case cases[] = {{"hf", "transformers 4.49", "hf", "full"},
+  const Case cases[] = {{"hf", "transformers 4.57.6", "hf", "full"},
                         {"trl", "trl 1.9.0", "chunked_nll", "full"},
                         {"unsloth", "unsloth 2026.8.19", "fused_unsloth", "offload"},
                         {"axolotl", "axolotl 0.18.0", "hf", "full"},

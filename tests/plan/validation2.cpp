@@ -202,6 +202,11 @@ std::vector<Row> evaluate_v2(const std::string& csv_text) {
       run.adapter_fp32 = false;
     // Sharded, the wrapper computes in bf16 (FSDP MixedPrecision, DeepSpeed's bf16 engine); on
     // one GPU autocast casts every frozen fp32 weight per call (the estimator's autocast copies).
+    // TrainingArguments' optimizer as the row names it: `adamw_torch`, or "HF Trainer default"
+    // in a publication of 2024 (every source here predates transformers 4.54), is the foreach
+    // implementation; the presets' default is the fused one of transformers >= 4.54.
+    if (contains(optim, "adamw_torch") || contains(optim, "trainer default"))
+      run.fused_adamw = contains(optim, "fused");
     if (contains(optim, "8bit")) run.optim = Optim::adamw8bit;
     if (contains(optim, "paged")) run.optim = Optim::paged_adamw;
     run.batch = batch.value_or(1);
