@@ -94,6 +94,16 @@ Status optional_count(const std::string& text, std::string_view flag,
   return {};
 }
 
+// A flag with two spellings: whether `text` is `first`; anything else is an error naming the flag
+// and both spellings.
+Result<bool> is_first_of_two(std::string_view text, std::string_view flag, std::string_view first,
+                             std::string_view second) {
+  if (text != first && text != second)
+    return fail(Errc::invalid_argument, fmt::format("{}: unknown value {} (one of {}|{})", flag,
+                                                    quote_for_message(text), first, second));
+  return text == first;
+}
+
 }  // namespace
 
 Result<PlanInput> plan_input(const PlanArgs& f) {
@@ -231,11 +241,9 @@ Result<PlanInput> plan_input(const PlanArgs& f) {
     r.lora_dropout = *p;
   }
   if (!f.adapter_dtype.empty()) {
-    if (f.adapter_dtype != "fp32" && f.adapter_dtype != "model")
-      return fail(Errc::invalid_argument,
-                  fmt::format("--adapter-dtype: unknown value {} (one of fp32|model)",
-                              quote_for_message(f.adapter_dtype)));
-    r.adapter_fp32 = f.adapter_dtype == "fp32";
+    auto fp32 = is_first_of_two(f.adapter_dtype, "--adapter-dtype", "fp32", "model");
+    if (!fp32) return tl::unexpected(fp32.error());
+    r.adapter_fp32 = *fp32;
   }
   if (!f.bnb_version.empty()) {
     auto key = bnb_version_key(f.bnb_version);
@@ -254,11 +262,9 @@ Result<PlanInput> plan_input(const PlanArgs& f) {
   if (f.no_double_quant && r.method != Method::qlora) {
     return fail(Errc::invalid_argument, "--no-double-quant: only meaningful with --method qlora");
   }
-  if (f.lengths != "fixed" && f.lengths != "varying")
-    return fail(Errc::invalid_argument,
-                fmt::format("--lengths: unknown value {} (one of fixed|varying)",
-                            quote_for_message(f.lengths)));
-  r.packed = f.lengths == "fixed";
+  auto packed = is_first_of_two(f.lengths, "--lengths", "fixed", "varying");
+  if (!packed) return tl::unexpected(packed.error());
+  r.packed = *packed;
   r.expandable_segments = f.expandable_segments;
   std::optional<std::uint64_t> nodes;
   if (auto s = optional_count(f.nodes, "--nodes", nodes); !s) return tl::unexpected(s.error());
@@ -275,11 +281,9 @@ Result<PlanInput> plan_input(const PlanArgs& f) {
     return fail(Errc::invalid_argument, "--nodes/--gpus: at most 65536 ranks");
   apply_framework_topology(r, !f.optim.empty());
   if (!f.optimizer_in_bwd.empty()) {
-    if (f.optimizer_in_bwd != "on" && f.optimizer_in_bwd != "off")
-      return fail(Errc::invalid_argument,
-                  fmt::format("--optimizer-in-bwd: unknown value {} (one of on|off)",
-                              quote_for_message(f.optimizer_in_bwd)));
-    r.optimizer_in_backward = f.optimizer_in_bwd == "on";
+    auto on = is_first_of_two(f.optimizer_in_bwd, "--optimizer-in-bwd", "on", "off");
+    if (!on) return tl::unexpected(on.error());
+    r.optimizer_in_backward = *on;
     if (r.optimizer_in_backward && r.method != Method::full)
       return fail(Errc::invalid_argument,
                   "--optimizer-in-bwd: only a full fine-tune steps in backward here");
