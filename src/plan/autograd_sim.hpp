@@ -171,6 +171,11 @@ struct SimResult {
 // Errors: a families.json entry that does not parse (names the entry and the line).
 Result<SimResult> simulate_step(const models::Architecture& arch, const SimRun& run);
 
+// The run compiles its cross-entropy (SimRun::compiled on a loss computed inside the compiled
+// code: the HF model's own, torchtune's chunked output), whose saved set is then inductor's
+// (plan/autograd_sim_loss.cpp).
+bool compiles_loss(const SimRun& run);
+
 // The family entry for a config model_type, following aliases; "llama" when unknown (noted).
 std::string_view family_for(std::string_view model_type, bool* known);
 

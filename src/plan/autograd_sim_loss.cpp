@@ -61,12 +61,6 @@ double unsloth_ce_chunks(double T, double V) {
 
 }  // namespace
 
-bool compiles_loss(const SimRun& run) {
-  return run.compiled &&
-         (run.loss == LossPath::hf || run.loss == LossPath::hf_shifted ||
-          run.loss == LossPath::hf_shifted_kept || run.loss == LossPath::chunked_output);
-}
-
 LossForm loss_form(const Family& f, const Dims& d, const SimRun& run, double T, unsigned db,
                    double lb) {
   if (compiles_loss(run)) return compiled_cross_entropy(d, run, T, db);
@@ -340,3 +334,13 @@ LossForm loss_form(const Family& f, const Dims& d, const SimRun& run, double T, 
 }
 
 }  // namespace sparkops::plan::sim
+
+namespace sparkops::plan {
+
+bool compiles_loss(const SimRun& run) {
+  return run.compiled &&
+         (run.loss == LossPath::hf || run.loss == LossPath::hf_shifted ||
+          run.loss == LossPath::hf_shifted_kept || run.loss == LossPath::chunked_output);
+}
+
+}  // namespace sparkops::plan

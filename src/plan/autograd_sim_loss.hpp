@@ -31,8 +31,4 @@ struct LossForm {
 LossForm loss_form(const Family& f, const Dims& d, const SimRun& run, double T, unsigned db,
                    double lb);
 
-// The run compiles its cross-entropy (SimRun::compiled on a loss computed inside the compiled
-// code: the HF model's own, torchtune's chunked output), whose saved set is then inductor's.
-bool compiles_loss(const SimRun& run);
-
 }  // namespace sparkops::plan::sim

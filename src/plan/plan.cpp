@@ -209,11 +209,8 @@ bool fits_budget(const Estimate& e, PeakBasis basis, std::uint64_t budget) {
 namespace {
 
 // What --compile changes, and what it leaves as an upper bound.
-std::string compile_note(const RunConfig& run) {
-  const bool compiled_ce = run.loss == LossKind::hf || run.loss == LossKind::hf_shifted ||
-                           run.loss == LossKind::hf_shifted_kept ||
-                           run.loss == LossKind::chunked_output;
-  if (compiled_ce)
+std::string compile_note(const models::Architecture& a, const RunConfig& run) {
+  if (compiles_loss(sim_run_for(a, run)))
     return "torch.compile: the cross-entropy keeps the model-dtype logits and per-row "
            "statistics (inductor's partitioner), not fp32 copies; the layers are counted as "
            "eager, so activations are an upper bound";
@@ -468,7 +465,7 @@ Result<PlanResult> make_plan(const PlanInput& input, const PlanEnvironment& env)
         "torch's device figures but in a unified pool (counted in the pool peak)",
         static_cast<double>(r.estimate.pinned_host_bytes) / 1073741824.0));
   }
-  if (run.compiled) r.notes.push_back(compile_note(run));
+  if (run.compiled) r.notes.push_back(compile_note(r.model.shape.arch, run));
   if (run.method == Method::lora && run.precision == Precision::mixed) {
     if (r.estimate.ranks > 1 && run.shard == ShardMode::fsdp) {
       r.notes.push_back(
