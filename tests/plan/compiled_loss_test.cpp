@@ -19,9 +19,7 @@ SimResult simulate(LossPath loss, bool compiled) {
   run.seq = 4096;
   run.loss = loss;
   run.compiled = compiled;
-  auto r = simulate_step(fixtures::shape("Llama-3.1-8B").arch, run);
-  EXPECT_TRUE(r.has_value());
-  return *r;
+  return fixtures::simulated("Llama-3.1-8B", run);
 }
 
 // torchtune compile_loss: each of the 8 chunks' cross-entropy compiled on its own. The forward

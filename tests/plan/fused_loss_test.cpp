@@ -17,9 +17,7 @@ SimResult simulate(LossPath loss, TrainMethod method, std::uint64_t seq = 4096) 
   run.batch = 2;
   run.seq = seq;
   run.loss = loss;
-  auto r = simulate_step(fixtures::shape("Llama-3.1-8B").arch, run);
-  EXPECT_TRUE(r.has_value());
-  return *r;
+  return fixtures::simulated("Llama-3.1-8B", run);
 }
 
 // Liger: chunks of next_power_of_2(ceil(8192 / ceil(128256 / 4096))) = 256 rows; above its

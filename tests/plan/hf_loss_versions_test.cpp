@@ -20,9 +20,7 @@ SimResult simulate(LossPath loss, unsigned model_bytes = 2) {
   run.seq = 4096;
   run.model_bytes = model_bytes;
   run.loss = loss;
-  auto r = simulate_step(fixtures::shape("Llama-3.1-8B").arch, run);
-  EXPECT_TRUE(r.has_value());
-  return *r;
+  return fixtures::simulated("Llama-3.1-8B", run);
 }
 
 std::vector<double> bytes_of(const std::vector<SimResult::LossBlock>& blocks) {

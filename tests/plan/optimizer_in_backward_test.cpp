@@ -23,9 +23,7 @@ SimResult simulate(bool stepped) {
   run.loss = LossPath::chunked_output;
   run.compiled = true;
   run.grads_stepped = stepped;
-  auto r = simulate_step(fixtures::shape("Llama-3.1-8B").arch, run);
-  EXPECT_TRUE(r.has_value());
-  return *r;
+  return fixtures::simulated("Llama-3.1-8B", run);
 }
 
 // The head's backward is the peak: what the layers keep, the compiled loss's row statistics and
