@@ -358,14 +358,26 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
           grad[p.out] += whole;
         }
       }
+      // A gradient written into a saved storage (Prim::grad_into_saved) takes that storage's
+      // bytes: nothing is allocated, and the storage is not freed when it is released below.
+      const bool into_saved = with_saved && p.grad_into_saved >= 0 && !p.grad_inputs.empty() &&
+                              !grad.count(p.grad_inputs.front());
       double add_b = 0;
-      for (int t : p.grad_inputs) add_b += lg.tensors[t].elems * lg.tensors[t].bytes * T;
+      for (int t : p.grad_inputs)
+        if (!(into_saved && t == p.grad_inputs.front()))
+          add_b += lg.tensors[t].elems * lg.tensors[t].bytes * T;
       peak = std::max(peak, cur + add_b + p.extra * T + p.extra_abs + p.param_grad);
+      for (const Moment& m : p.bwd_moments)
+        peak = std::max(peak, cur + add_b + m.per_token * T + m.absolute + p.param_grad);
       params += p.param_grad;
       // Stepped in backward: the hook frees each gradient once its AccumulateGrad has run.
       if (!run.grads_stepped) cur += p.param_grad;
       for (int t : p.grad_inputs) {
         const double b = lg.tensors[t].elems * lg.tensors[t].bytes * T;
+        if (into_saved && t == p.grad_inputs.front()) {
+          grad[t] = b;
+          continue;
+        }
         if (grad.count(t)) {
           // Accumulated in place, unless the buffered gradient is the kept output gradient
           // itself (a residual's): CheckpointFunction's `args` still references it, so
@@ -396,7 +408,8 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
       }
       if (with_saved) {
         for (int s : p.saved) {
-          if (--uses[s] == 0 && s != 0 && !lg.held.count(s)) {
+          if (--uses[s] == 0 && s != 0 && !lg.held.count(s) &&
+              !(into_saved && s == p.grad_into_saved)) {
             cur -= lg.storages[s].per_token * T + lg.storages[s].absolute;
           }
         }
@@ -497,13 +510,13 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
 
 std::string sim_run_key(const SimRun& r) {
   std::string k = fmt::format(
-      "{} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {}",
+      "{} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {}",
       static_cast<int>(r.method), r.batch, r.seq, r.model_bytes, r.adapter_bytes, r.lora_rank,
       r.lora_dropout, r.all_linear, static_cast<int>(r.attn), static_cast<int>(r.loss),
       static_cast<int>(r.ckpt), r.bnb_saves_input, r.dropout_off, r.prev_graph_held, r.outputs_fp32,
       r.dequant_copies, r.fused_qkv_lora, r.grad_share, r.head_4bit, r.autocast_base_copies,
-      r.lora_head, r.grads_accumulated, r.megatron_layer, r.compiled, r.inputs_kept,
-      r.inputs_kept_forward, r.grads_stepped, r.targets.size());
+      r.lora_head, r.grads_accumulated, r.megatron_layer, r.unsloth_layer, r.compiled,
+      r.inputs_kept, r.inputs_kept_forward, r.grads_stepped, r.targets.size());
   if (r.whole_head) k += " whole_head";
   for (const auto& t : r.targets) k += "|" + t;
   return k;

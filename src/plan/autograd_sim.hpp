@@ -97,6 +97,11 @@ struct SimRun {
   // Hugging Face one, for the models program_for maps (Llama, Mistral, Qwen2) when nothing is
   // recomputed and the base is not 4-bit; every other run keeps the HF program.
   bool megatron_layer = false;
+  // Unsloth's own decoder layer (unsloth/models/llama.py LlamaDecoderLayer_fast_forward with
+  // kernels/fast_lora.py's LoRA_QKV, LoRA_W and LoRA_MLP where patch_peft_model fuses a group,
+  // its Triton RMSNorm and RoPE) in place of the Hugging Face one, for the models program_for
+  // maps (Llama, Mistral, Qwen2, Qwen3) under LoRA/QLoRA; every other run keeps the HF program.
+  bool unsloth_layer = false;
   // The run is under torch.compile (RunConfig::compiled): a cross-entropy computed inside the
   // compiled code (the HF model's own loss, torchtune's compiled chunks) saves what inductor's
   // partitioner keeps (autograd_sim_loss.cpp). The layers stay eager programs: an upper bound.
@@ -199,5 +204,15 @@ struct ParamBytes {
 };
 Result<ParamBytes> param_bytes(const models::Architecture& arch, const SimRun& run,
                                bool double_quant, std::uint64_t positions);
+
+// Unsloth's persistent device buffers under its own layer (SimRun::unsloth_layer), allocated by
+// the first forward and kept: kernels/utils.py fast_dequantize's global WEIGHT_BUFFERS and
+// ABSMAX_BUFFERS (a 4-bit base: one model-dtype weight and its fp32 absmax, n / 64 elements,
+// grown with resize_ to the largest weight a fused Function dequantizes), and models/llama.py
+// LlamaRotaryEmbedding's cos/sin cache (model dtype, head_dim wide, extend_rope_embedding's
+// max_position_embeddings rounded up to 8192 rows; `positions` 0: not stated, the cache is then
+// taken at the run's sequence rounded likewise). 0 for every other run.
+double unsloth_buffer_bytes(const models::Architecture& arch, const SimRun& run,
+                            std::uint64_t positions);
 
 }  // namespace sparkops::plan

@@ -66,9 +66,10 @@ const Families& families() {
           for (const auto& w : split(rhs, ' ')) {
             const std::string_view t = trim(w);
             if (t.empty()) continue;
-            if (t[0] == '@')
-              ln.module = std::string(t.substr(1));
-            else
+            if (t[0] == '@') {
+              ln.modules.emplace_back(t.substr(1));
+              if (ln.module.empty()) ln.module = ln.modules.back();
+            } else
               ln.words.emplace_back(t);
           }
         }
@@ -132,6 +133,15 @@ bool is_targeted(const SimRun& run, const std::string& module) {
   return false;
 }
 
+bool unsloth_fuses(const Family& f, const SimRun& run, const std::vector<std::string>& modules) {
+  if (run.lora_dropout > 0 || modules.empty()) return false;
+  for (const auto& m : modules) {
+    auto it = f.modules.find(m);
+    if (it == f.modules.end() || it->second.bias || !is_targeted(run, m)) return false;
+  }
+  return true;
+}
+
 }  // namespace sim
 
 using models::Architecture;
@@ -154,6 +164,16 @@ std::string_view family_for(std::string_view model_type, bool* known) {
 
 std::string_view program_for(std::string_view model_type, const SimRun& run, bool* known) {
   const std::string_view hf = family_for(model_type, known);
+  // unsloth 2026.8.19 models/loader.py sends these model types to FastLlamaModel,
+  // FastMistralModel, FastQwen2Model and FastQwen3Model, whose decoder layer and attention are
+  // Unsloth's (llama.py LlamaDecoderLayer_fast_forward; Qwen2 reuses LlamaAttention_fast_forward,
+  // Qwen3 adds its q/k norms); Gemma, Granite, Cohere and the FastModel families keep the HF
+  // program here.
+  if (run.unsloth_layer && run.method != TrainMethod::full) {
+    if (model_type == "llama" || model_type == "mistral") return "unsloth_llama";
+    if (model_type == "qwen2") return "unsloth_qwen2";
+    if (model_type == "qwen3") return "unsloth_qwen3";
+  }
   if (!run.megatron_layer || run.ckpt != Checkpointing::none || run.method == TrainMethod::qlora)
     return hf;
   // NeMo 8cfedd72 llm/gpt/model: LlamaConfig sets bias_activation_fusion and apply_rope_fusion,
@@ -203,7 +223,8 @@ Result<ParamBytes> param_bytes(const Architecture& a, const SimRun& run, bool do
   double norms = 0;
   for (const auto& line : f.layer) {
     if (contains(line, "= rmsnorm") || contains(line, "= gemma_rmsnorm") ||
-        contains(line, "= te_rmsnorm") || contains(line, "= te_norm_linear"))
+        contains(line, "= te_rmsnorm") || contains(line, "= te_norm_linear") ||
+        contains(line, "= unsloth_rmsnorm"))
       norms += d.h;
     if (contains(line, "= layernorm")) norms += 2 * d.h;
     if (contains(line, "head_rmsnorm") || contains(line, "head_gemma_rmsnorm")) norms += d.hd;
@@ -220,6 +241,41 @@ Result<ParamBytes> param_bytes(const Architecture& a, const SimRun& run, bool do
   if (run.lora_head && run.method != TrainMethod::full) pb.adapter += r * (d.h + V) * ab;
   pb.trainable = run.method == TrainMethod::full ? pb.base : pb.adapter;
   return pb;
+}
+
+double unsloth_buffer_bytes(const Architecture& a, const SimRun& run, std::uint64_t positions) {
+  const auto& fs = families();
+  if (!fs.error.empty() || !run.unsloth_layer || run.method == TrainMethod::full) return 0;
+  bool known = false;
+  const std::string_view prog = program_for(a.family, run, &known);
+  if (prog.substr(0, 8) != "unsloth_") return 0;
+  const double db = run.model_bytes;
+  const double rows =
+      std::ceil(static_cast<double>(positions > 0 ? positions : run.seq) / 8192) * 8192;
+  double bytes = 2 * rows * static_cast<double>(a.head_dim) * db;
+  if (run.method != TrainMethod::qlora) return bytes;
+  Dims d{};
+  d.h = static_cast<double>(a.hidden);
+  d.q = static_cast<double>(a.heads * a.head_dim);
+  d.kv = static_cast<double>(a.kv_heads * a.head_dim);
+  d.i = static_cast<double>(a.intermediate);
+  d.E = 1;
+  const Family& f = fs.by_name.at(std::string(prog));
+  // The largest weight of a group patch_peft_model fuses.
+  double largest = 0;
+  for (const Line& ln : f.program) {
+    if (ln.words.empty()) continue;
+    const std::string& op = ln.words[0];
+    if ((op != "lora_qkv" && op != "lora_w" && op != "lora_mlp") ||
+        !unsloth_fuses(f, run, ln.modules))
+      continue;
+    for (const auto& m : ln.modules) {
+      const Module& mod = f.modules.at(m);
+      auto din = eval_dim(mod.d_in, d), dout = eval_dim(mod.d_out, d);
+      if (din && dout) largest = std::max(largest, *din * *dout);
+    }
+  }
+  return bytes + largest * db + largest / 64 * 4;
 }
 
 }  // namespace sparkops::plan

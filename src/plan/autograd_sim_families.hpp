@@ -22,7 +22,8 @@ struct Module {
 struct Line {
   std::string text;
   std::vector<std::string> outs, words;  // words[0] is the op
-  std::string module;
+  std::string module;                    // the first @module
+  std::vector<std::string> modules;      // every @module (a fused op names several)
 };
 
 struct Family {
@@ -70,5 +71,10 @@ Result<double> eval_dim(std::string_view e, const Dims& d);
 // PEFT matches a target against the module name or its last component ("c_proj" adapts both
 // GPT-2 c_proj maps).
 bool is_targeted(const SimRun& run, const std::string& module);
+
+// Unsloth's patch_peft_model (models/llama.py): a group of projections (q/k/v, o, or the MLP's
+// gate/up/down) runs as one fused Function only with lora_dropout 0 and every projection of the
+// group a LoRA layer whose base has no bias (DoRA, which also blocks it, is not modelled).
+bool unsloth_fuses(const Family& f, const SimRun& run, const std::vector<std::string>& modules);
 
 }  // namespace sparkops::plan::sim

@@ -40,6 +40,8 @@ double forward_peak(const Graph& g, int out, bool keep_saved, int skip, double t
     live += delta[k];
     const Prim& p = g.prims[k];
     peak = std::max(peak, live + p.fwd_extra * tokens);
+    for (const Moment& m : p.fwd_moments)
+      peak = std::max(peak, live + m.per_token * tokens + m.absolute);
     // MatMul4Bit.forward: the dequantized weight's copies exist before the output, one of them
     // (the .to(A.dtype) copy, or the only one) until the output does.
     if (const double dq = g.storages[g.tensors[p.out].storage].dequant; dq > 0)

@@ -31,6 +31,13 @@ struct Tensor {
   bool rg = false;
 };
 
+// Bytes alive together at one moment inside a primitive's formula, above what the walk counts
+// (a fused autograd.Function's sequence of temporaries: its peak is the largest moment).
+struct Moment {
+  double per_token = 0;
+  double absolute = 0;
+};
+
 // One primitive as backward sees it.
 struct Prim {
   std::vector<int> inputs;        // every tensor operand (forward lifetimes: a storage's last use)
@@ -42,6 +49,12 @@ struct Prim {
   double extra = 0;        // per-token bytes of temporaries inside the backward formula
   double extra_abs = 0;    // bytes independent of tokens (a dequantized NF4 weight)
   double fwd_extra = 0;    // per-token bytes of temporaries inside the forward formula
+  // Further moments of the forward and backward formulas, each taken on its own (may be
+  // negative per token where the moment comes after a saved tensor was freed).
+  std::vector<Moment> fwd_moments, bwd_moments;
+  // The first grad input's gradient is written into this saved storage (`out=` the saved
+  // tensor, Unsloth's inplace dX): no allocation, and the storage's bytes stay as that gradient.
+  int grad_into_saved = -1;
 };
 
 struct Graph {

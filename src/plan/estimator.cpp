@@ -220,6 +220,8 @@ SimRun sim_run_for(const Architecture& a, const RunConfig& run) {
   r.grads_stepped = run.optimizer_in_backward && run.method == Method::full;
   // NeMo 2 trains Megatron-Core's GPTModel (TransformerEngine layer spec), not the HF modules.
   r.megatron_layer = run.framework == Framework::nemo;
+  // Unsloth's LoRA/QLoRA models run its own decoder layer (program_for picks the families).
+  r.unsloth_layer = run.framework == Framework::unsloth;
   // LoRA on an fp32 base computed under autocast: one process, or DDP (each rank the whole
   // model). FSDP's MixedPrecision gathers bf16 units and DeepSpeed casts the module: no autocast
   // copies there.
@@ -467,7 +469,7 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
       run, {k.cuda_context_high_bytes, nccl_high, host, e.paged_bytes, e.pinned_host_bytes});
   ReserveFigures reserve;
   if (run.reserve_fraction_hint >= 0) {
-    reserve.workspaces = 2 * run.cublas_workspace_bytes + kCublasLtWorkspaceBytes;
+    reserve.workspaces = library_buffer_bytes(s.arch, run);
     reserve.fixed = reserve.varying =
         to_bytes(run.reserve_fraction_hint * (peak + d(reserve.workspaces)));
   } else {

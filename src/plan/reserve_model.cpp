@@ -113,6 +113,12 @@ ReserveFigures replay_reserve(const ModelShape& shape, const RunConfig& run, con
   return f;
 }
 
+std::uint64_t library_buffer_bytes(const models::Architecture& a, const RunConfig& run) {
+  const double unsloth = unsloth_buffer_bytes(a, sim_run_for(a, run), a.max_context);
+  return 2 * run.cublas_workspace_bytes + kCublasLtWorkspaceBytes +
+         static_cast<std::uint64_t>(std::llround(unsloth));
+}
+
 ReplayInputs replay_inputs(const ModelShape& shape, const RunConfig& run, const Terms& terms,
                            std::uint64_t paged_bytes, double grad_share, std::uint64_t capacity) {
   const models::Architecture& a = shape.arch;
@@ -260,6 +266,8 @@ ReplayInputs replay_inputs(const ModelShape& shape, const RunConfig& run, const 
   m.forward_workspaces.push_back(kCublasLtWorkspaceBytes);
 
   SimRun base = sim_run_for(a, run);
+  if (const double unsloth = unsloth_buffer_bytes(a, base, a.max_context); unsloth > 0)
+    m.forward_workspaces.push_back(u64(unsloth));
   base.grad_share = grad_share;
   m.dequant_copies = base.dequant_copies;
   auto shape_at = [&](std::uint64_t seq) -> StepShape {
@@ -292,7 +300,7 @@ ReserveFigures replay_reserve_uncached(const ModelShape& shape, const RunConfig&
     return replay_training(in.model, steps, in.config);
   };
   ReserveFigures out;
-  out.workspaces = 2 * run.cublas_workspace_bytes + kCublasLtWorkspaceBytes;
+  out.workspaces = library_buffer_bytes(shape.arch, run);
   const ReplayResult fixed = replay(in.fixed);
   out.fixed_replay = fixed;
   out.fixed = fixed.peak_reserved - std::min(fixed.peak_reserved, fixed.peak_requested);

@@ -19,9 +19,15 @@ struct ReserveFigures {
   // order (no cached block of an earlier, shorter step fits a request of the next; a long run of
   // shuffled lengths holds such chains). Equal to `fixed` for packed runs.
   std::uint64_t varying = 0;
-  std::uint64_t workspaces = 0;  // cuBLAS/cuBLASLt workspaces (through the allocator)
+  std::uint64_t workspaces = 0;  // library_buffer_bytes
   ReplayResult fixed_replay, varying_replay;
 };
+
+// Persistent allocations libraries make through torch's caching allocator at the first step and
+// keep: cuBLAS's workspace per (handle, stream) (two: the forward's thread, the backward's),
+// cuBLASLt's, and Unsloth's global dequantization buffers and rotary cache
+// (unsloth_buffer_bytes). max_memory_allocated counts them.
+std::uint64_t library_buffer_bytes(const models::Architecture& arch, const RunConfig& run);
 
 // The number of lengths the varying-length bound replays (rising: seq/8, 2·seq/8, ..., seq).
 inline constexpr unsigned kVaryingShapes = 8;

@@ -17,10 +17,11 @@ Result<StepTerms> step_terms(const models::Architecture& a, const SimRun& run, O
   t.adapter = pb->adapter;
   t.gradients = pb->trainable;
   t.optimizer = optim == OptimStep::sgd ? 0 : 2 * pb->trainable;
+  t.buffers = unsloth_buffer_bytes(a, run, run.seq);
   t.inputs = sim->inputs;
   t.activations = sim->activations;
   t.loss = sim->loss;
-  const double fixed = t.weights + t.adapter + t.optimizer;
+  const double fixed = t.weights + t.adapter + t.optimizer + t.buffers;
   // Accumulating micro-batches: every .grad lives through the forward and the backward
   // (estimator.cpp, `accumulated`).
   const double accumulated = run.grads_accumulated ? t.gradients : 0;
@@ -103,12 +104,14 @@ Result<nlohmann::json> step_terms_from_json(const nlohmann::json& c) {
     r.head_4bit = c.value("head_4bit", false);
     r.fused_qkv_lora = c.value("fused_qkv_lora", false);
     r.megatron_layer = c.value("megatron_layer", false);
+    r.unsloth_layer = c.value("unsloth_layer", false);
     auto t = step_terms(a, r, *op, c.value("double_quant", true));
     if (!t) return tl::unexpected(t.error());
     return nlohmann::json{{"weights", t->weights},
                           {"adapter", t->adapter},
                           {"optimizer", t->optimizer},
                           {"gradients", t->gradients},
+                          {"buffers", t->buffers},
                           {"inputs", t->inputs},
                           {"activations", t->activations},
                           {"loss", t->loss},

@@ -16,6 +16,7 @@ enum class OptimStep { adamw_foreach, adamw_fused, sgd };
 
 struct StepTerms {
   double weights = 0, adapter = 0, optimizer = 0, gradients = 0, inputs = 0;
+  double buffers = 0;  // persistent framework buffers (unsloth_buffer_bytes)
   double activations = 0, loss = 0;
   double forward_peak = 0, backward_peak = 0, optimizer_peak = 0;
   double peak = 0;
