@@ -44,7 +44,8 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   d.r = static_cast<double>(run.lora_rank);
   const bool full = run.method == TrainMethod::full;
   const bool ckpt = run.ckpt == Checkpointing::per_layer;
-  res.inputs = 16 * T;
+  // input_ids and labels, int64; the collator's position_ids where the family takes them.
+  res.inputs = (f.position_ids ? 24 : 16) * T;
 
   auto built = step_graphs(f, run, d, db);
   if (!built) return tl::unexpected(built.error());
@@ -79,7 +80,7 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
     // GPTModel's rotary_pos_emb, kept by every FusedRoPEFunc a gradient flows through.
     rope_bytes = d.s * d.hd * 4;
     rope_used = first->first.keeps_freqs || (L > 1 && mid->first.keeps_freqs);
-  } else if (f.rope_shared == "none") {
+  } else if (f.rope_shared == "none" || f.rope_shared == "cache") {
     rope_bytes = 0;
   }
   const double mask_bytes = run.attn == AttnKernel::eager ? d.s * db * T : 0;
@@ -105,7 +106,7 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   double stem = saved_bytes(g, stem_saved, T);
   // enable_input_require_grads makes the embedding output a leaf that requires grad: the graph's
   // AccumulateGrad keeps it alive and backward gives it a .grad, live until zero_grad.
-  if (ckpt && !full) {
+  if ((ckpt || f.embed_requires_grad) && !full) {
     res.leaf_grad = d.h * db * T;
     if (f.embed_scale || f.learned_positions) stem += d.h * db * T;
   }

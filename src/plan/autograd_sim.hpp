@@ -209,10 +209,15 @@ Result<ParamBytes> param_bytes(const models::Architecture& arch, const SimRun& r
 // the first forward and kept: kernels/utils.py fast_dequantize's global WEIGHT_BUFFERS and
 // ABSMAX_BUFFERS (a 4-bit base: one model-dtype weight and its fp32 absmax, n / 64 elements,
 // grown with resize_ to the largest weight a fused Function dequantizes), and models/llama.py
-// LlamaRotaryEmbedding's cos/sin cache (model dtype, head_dim wide, extend_rope_embedding's
-// max_position_embeddings rounded up to 8192 rows; `positions` 0: not stated, the cache is then
-// taken at the run's sequence rounded likewise). 0 for every other run.
+// LlamaRotaryEmbedding's cos/sin cache (model dtype, head_dim wide: min(max_position_embeddings,
+// 32768) rows, grown to a multiple of 8192 when max_position_embeddings or the sequence needs
+// more; `positions` is max_position_embeddings, 0 when not stated: the run's sequence). 0 for
+// every other run.
 double unsloth_buffer_bytes(const models::Architecture& arch, const SimRun& run,
                             std::uint64_t positions);
+
+// The projection groups Unsloth's patch_peft_model fuses into one Function under `run` ("QKV",
+// "O", "MLP", in that order); empty when the run does not execute Unsloth's layer.
+std::vector<std::string> unsloth_fused_groups(const models::Architecture& arch, const SimRun& run);
 
 }  // namespace sparkops::plan

@@ -25,7 +25,6 @@ struct Builder {
   unsigned db;  // model dtype bytes
   int cos = -1, sin = -1, mask = -1;
   std::map<int, int> shared_dropped = {};  // layer input -> its one LoRA dropout (fused_qkv_lora)
-  std::set<int> head_normed = {};          // made by unsloth_head_rmsnorm (see unsloth_rope)
   bool full() const { return run.method == TrainMethod::full; }
 
   bool targeted(const std::string& module) const { return is_targeted(run, module); }
@@ -448,7 +447,7 @@ struct Builder {
 
   // ---- Unsloth's decoder layer (autograd_sim_unsloth.cpp) ----
   // Fast_RMS_Layernorm over rows_per_token rows (1, or the heads of a q/k norm).
-  int unsloth_rmsnorm(int x, double rows_per_token, bool head);
+  int unsloth_rmsnorm(int x, double rows_per_token);
   // Fast_RoPE_Embedding_QK on a transposed q or k: a clone rotated in place.
   int unsloth_rope(int x);
   // LoRA_QKV (or, unfused, the three PEFT projections): q, k, v.
@@ -505,7 +504,7 @@ struct Builder {
         continue;
       } else if (o == "unsloth_rmsnorm" || o == "unsloth_head_rmsnorm") {
         const bool head = o == "unsloth_head_rmsnorm";
-        out = unsloth_rmsnorm(ins.at(0), head ? g.tensors[ins.at(0)].elems / d.hd : 1, head);
+        out = unsloth_rmsnorm(ins.at(0), head ? g.tensors[ins.at(0)].elems / d.hd : 1);
       } else if (o == "unsloth_rope") {
         out = unsloth_rope(ins.at(0));
       } else if (o == "lora_qkv") {

@@ -49,6 +49,8 @@ const Families& families() {
       fam.norm_head = e.value("norm_head", fam.norm_head);
       fam.dropout = e.value("dropout", fam.dropout);
       fam.rope_shared = e.value("rope_shared", fam.rope_shared);
+      fam.embed_requires_grad = e.value("embed_requires_grad", fam.embed_requires_grad);
+      fam.position_ids = e.value("position_ids", fam.position_ids);
       if (e.contains("layer")) fam.held.clear();
       if (e.contains("held")) fam.held = e["held"].get<std::map<std::string, std::string>>();
       return fam;
@@ -250,8 +252,13 @@ double unsloth_buffer_bytes(const Architecture& a, const SimRun& run, std::uint6
   const std::string_view prog = program_for(a.family, run, &known);
   if (prog.substr(0, 8) != "unsloth_") return 0;
   const double db = run.model_bytes;
-  const double rows =
-      std::ceil(static_cast<double>(positions > 0 ? positions : run.seq) / 8192) * 8192;
+  // LlamaRotaryEmbedding builds min(max_position_embeddings, 32768) rows at init;
+  // extend_rope_embedding (to max_position_embeddings in LlamaModel_fast_forward, to a longer
+  // sequence in the attention) grows it to a multiple of 8192.
+  const double max_pos = static_cast<double>(positions > 0 ? positions : run.seq);
+  const double wanted = std::max(max_pos, static_cast<double>(run.seq));
+  const double initial = std::min(max_pos, 32768.0);
+  const double rows = wanted > initial ? std::ceil(wanted / 8192) * 8192 : initial;
   double bytes = 2 * rows * static_cast<double>(a.head_dim) * db;
   if (run.method != TrainMethod::qlora) return bytes;
   Dims d{};
@@ -275,7 +282,24 @@ double unsloth_buffer_bytes(const Architecture& a, const SimRun& run, std::uint6
       if (din && dout) largest = std::max(largest, *din * *dout);
     }
   }
-  return bytes + largest * db + largest / 64 * 4;
+  return largest > 0 ? bytes + largest * db + std::ceil(largest / 64) * 4 : bytes;
+}
+
+std::vector<std::string> unsloth_fused_groups(const Architecture& a, const SimRun& run) {
+  const auto& fs = families();
+  std::vector<std::string> out;
+  bool known = false;
+  const std::string prog(program_for(a.family, run, &known));
+  if (!fs.error.empty() || prog.rfind("unsloth_", 0) != 0) return out;
+  const Family& f = fs.by_name.at(prog);
+  for (const Line& ln : f.program) {
+    if (ln.words.empty() || !unsloth_fuses(f, run, ln.modules)) continue;
+    const std::string& op = ln.words[0];
+    if (op == "lora_qkv") out.emplace_back("QKV");
+    if (op == "lora_w") out.emplace_back("O");
+    if (op == "lora_mlp") out.emplace_back("MLP");
+  }
+  return out;
 }
 
 }  // namespace sparkops::plan

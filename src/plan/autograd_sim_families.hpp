@@ -42,7 +42,16 @@ struct Family {
   // What the layers' rotary keeps that all layers share: "cos_sin" (HF: the model-dtype cos and
   // sin, 2*hd a token), "freqs_fp32" (TE FusedRoPEFunc keeps GPTModel's rotary_pos_emb, fp32
   // [s, hd], once), "none" (each call keeps its own: the mcore_rope op).
+  // "cache": the model's persistent rotary tables (Unsloth's LlamaRotaryEmbedding cos/sin cache,
+  // counted with its buffers), nothing per step.
   std::string rope_shared = "cos_sin";
+  // The embedding output requires grad whatever the checkpointing (Unsloth: unsloth_zoo
+  // prepare_model_for_training runs enable_input_require_grads).
+  bool embed_requires_grad = false;
+  // The batch carries int64 position_ids (TRL's collators) and the model keeps an int32 copy
+  // through the step (Unsloth: LlamaModel_fast_forward's `.to(torch.int32)`, held by every
+  // RoPE ctx).
+  bool position_ids = false;
   bool seq_saves = false;  // some op keeps sequence-sized tensors (the graphs depend on s)
   // value -> the value whose creation frees it: the modeling code's variable that keeps a
   // sub-module's input alive until the sub-module returns (`hidden_states` holds the norm's

@@ -45,7 +45,8 @@ Result<std::shared_ptr<const StepGraphs>> step_graphs(const Family& f, const Sim
   // Stem: embedding (+ scale, + positions, dropout) and the shared rotary cos/sin, causal mask.
   Graph& g = out->stem;
   Builder bld{f, run, d, g, db};
-  int x = g.fresh(d.h, db, full || ckpt);  // enable_input_require_grads under checkpointing
+  // enable_input_require_grads under checkpointing (always, where the family says so).
+  int x = g.fresh(d.h, db, full || ckpt || f.embed_requires_grad);
   if (f.embed_scale) x = bld.op({x}, d.h, db, {});
   if (f.learned_positions) {
     x = bld.add({x});
@@ -56,6 +57,7 @@ Result<std::shared_ptr<const StepGraphs>> step_graphs(const Family& f, const Sim
     bld.sin = g.fresh(d.hd * f.rotary_fraction, db, false);
   }
   if (run.attn == AttnKernel::eager) bld.mask = g.fresh(d.s, db, false);
+  if (f.position_ids) g.saved.insert(g.tensors[g.fresh(1, 4, false)].storage);  // int32 copy
   out->stem_saved = g.saved;
   out->has_rope = bld.cos >= 0;
 
@@ -87,6 +89,8 @@ Result<std::shared_ptr<const StepGraphs>> step_graphs(const Family& f, const Sim
     fb.layernorm(last);
   else if (f.norm == "te_rmsnorm")
     fb.te_rmsnorm(last);  // TransformerBlock.final_layernorm: TENorm, TE's RMSNorm
+  else if (f.norm == "unsloth_rmsnorm")
+    fb.unsloth_rmsnorm(last, 1);  // LlamaModel_fast_forward's final fast_rms_layernorm
   else
     fb.rmsnorm(last, 1, f.norm == "gemma_rmsnorm");
   std::lock_guard<std::mutex> lock(mu);

@@ -36,39 +36,32 @@ bool Builder::unsloth_fuses(const std::vector<std::string>& modules) const {
   return sim::unsloth_fuses(f, run, modules);
 }
 
-int Builder::unsloth_rmsnorm(int x, double rows_per_token, bool head) {
+int Builder::unsloth_rmsnorm(int x, double rows_per_token) {
   const Tensor in = g.tensors[x];
   Prim p;
   p.inputs = {x};
   if (in.rg) {
     g.save(p, x);
     g.save(p, g.fresh(rows_per_token, 4, false));  // r
-    // dX = dY, the output's gradient itself; a q/k norm's dY arrives transposed (RoPE's
-    // gradient), so `dY.reshape(-1, dim)` copies it first: a new gradient.
-    if (head)
-      p.grad_inputs = {x};
-    else
-      p.alias_inputs = {x};
+    p.alias_inputs = {x};                          // dX = dY: the output's gradient itself
   }
   p.out = g.fresh(in.elems, db, in.rg);
-  const int out = g.push(p);
-  if (head) head_normed.insert(out);
-  return out;
+  return g.push(p);
 }
 
 int Builder::unsloth_rope(int x) {
   const Tensor in = g.tensors[x];
   Prim p;
   p.inputs = {x};
-  // Backward rotates the (b, heads, s, hd) gradient in place and hands it back through the
-  // transpose: a projection's `view(b, s, heads, hd)` then reshapes it into a new contiguous
-  // gradient (ViewBackward), while a q/k norm's backward makes that copy itself.
-  if (in.rg) {
-    if (head_normed.count(x))
-      p.alias_inputs = {x};
-    else
-      p.grad_inputs = {x};
+  // `Q.clone()` of the transposed view keeps its strides (a new tensor of the same bytes), and
+  // backward clones the gradient likewise before rotating it: a new gradient for x. One head
+  // (a single kv head) is already contiguous, so it is rotated in place, forward and backward.
+  if (in.elems <= d.hd) {
+    p.out = g.alias(x, in.elems);
+    if (in.rg) p.alias_inputs = {x};
+    return g.push(p);
   }
+  if (in.rg) p.grad_inputs = {x};
   p.out = g.fresh(in.elems, db, in.rg);
   return g.push(p);
 }
@@ -90,14 +83,18 @@ static std::vector<Moment> matmul_lora_moments(double din, double dout, double r
 // elements); autograd's validate_outputs then casts each gradient to the fp32 parameter's dtype.
 // The walk adds the fp32 gradients (param_grad) to every moment, so the formula's own moments
 // take them back out.
-static std::vector<Moment> fused_backward_moments(double adapter_elems, double per_token,
-                                                  double dequant, double r, unsigned db,
-                                                  unsigned ab, double param_grad) {
+static std::vector<Moment> fused_backward_moments(double adapter_elems, double last_grad_elems,
+                                                  double per_token, double dequant, double r,
+                                                  unsigned db, unsigned ab, double param_grad) {
   const double copies = ab != db ? adapter_elems * db : 0;
   const double grads = adapter_elems * db;
+  // The engine casts the returned gradients in output order, each new fp32 tensor made before
+  // its model-dtype one goes: the largest moment is the last cast (every fp32 gradient and the
+  // last model-dtype one). Only with fp32 adapters.
+  const double casting = ab != db ? last_grad_elems * db : 0;
   std::vector<Moment> m = {{per_token + r * db, copies - param_grad},
                            {per_token + r * db, copies + grads - param_grad},
-                           {0, grads}};
+                           {0, casting}};
   if (dequant > 0)
     m.push_back({per_token, copies + grads - param_grad + dequant * db + dequant / 64 * 4});
   return m;
@@ -139,7 +136,8 @@ Result<std::vector<int>> Builder::lora_qkv(int x, const std::vector<std::string>
         p.grad_into_saved = g.tensors[x].storage;
       }
       p.param_grad = adapter_elems * ab;
-      p.bwd_moments = fused_backward_moments(adapter_elems, 0, dequant, d.r, db, ab, p.param_grad);
+      p.bwd_moments =
+          fused_backward_moments(adapter_elems, d.r * dout, 0, dequant, d.r, db, ab, p.param_grad);
     }
     outs.push_back(g.push(p));
   }
@@ -162,7 +160,8 @@ Result<int> Builder::lora_w(int x, const std::string& module) {
   const double adapter_elems = d.r * (din + dout);
   p.param_grad = adapter_elems * ab;
   const double dequant = run.method == TrainMethod::qlora ? din * dout : 0;
-  p.bwd_moments = fused_backward_moments(adapter_elems, 0, dequant, d.r, db, ab, p.param_grad);
+  p.bwd_moments =
+      fused_backward_moments(adapter_elems, d.r * dout, 0, dequant, d.r, db, ab, p.param_grad);
   return g.push(p);
 }
 
@@ -218,8 +217,8 @@ Result<int> Builder::lora_mlp(int x, const std::vector<std::string>& modules) {
   // e and g; then up's and gate's weights are dequantized outside the global buffer in turn.
   const double inter = dims[0].second;
   const double dequant = run.method == TrainMethod::qlora ? dims[1].first * dims[1].second : 0;
-  p.bwd_moments =
-      fused_backward_moments(adapter_elems, inter * db, dequant, d.r, db, ab, p.param_grad);
+  p.bwd_moments = fused_backward_moments(adapter_elems, d.r * dims[2].second, inter * db, dequant,
+                                         d.r, db, ab, p.param_grad);
   return g.push(p);
 }
 

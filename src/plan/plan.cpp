@@ -367,6 +367,27 @@ std::string nemo_layer_note(const models::ModelShape& shape, const RunConfig& ru
       shape.arch.family);
 }
 
+// Which decoder layer --framework unsloth's activations came from (autograd_sim program_for,
+// unsloth_fused_groups: patch_peft_model's groups).
+std::string unsloth_layer_note(const models::ModelShape& shape, const RunConfig& run) {
+  bool known = false;
+  const SimRun sr = sim_run_for(shape.arch, run);
+  const std::string_view prog = program_for(shape.arch.family, sr, &known);
+  if (prog.rfind("unsloth_", 0) != 0)
+    return fmt::format(
+        "--framework unsloth: activations from the Hugging Face {} layer (Unsloth's own layer is "
+        "modelled for llama, mistral, qwen2 and qwen3 under LoRA/QLoRA)",
+        shape.arch.family);
+  const std::vector<std::string> fused = unsloth_fused_groups(shape.arch, sr);
+  return fmt::format(
+      "--framework unsloth: activations from Unsloth's own decoder layer (Triton RMSNorm and "
+      "RoPE; fused LoRA Functions for {}; {})",
+      fused.empty() ? std::string("no group") : fmt::format("{}", fmt::join(fused, ", ")),
+      fused.size() == 3 ? "every group adapted"
+                        : "a group is fused only when all its projections are adapted, without "
+                          "bias or LoRA dropout: the rest run PEFT's modules");
+}
+
 // The peak under every preset: each alternative's reserve is scaled from the planned run's
 // replay (reserve_fraction_hint) to rank them, then the two ends are estimated with their own
 // replay, so the printed figures are replayed ones.
@@ -459,6 +480,8 @@ Result<PlanResult> make_plan(const PlanInput& input, const PlanEnvironment& env)
   r.estimate = estimate(r.model.shape, run, shard);
   if (auto note = capacity_note(r.estimate, run)) r.notes.push_back(*note);
   if (run.framework == Framework::nemo) r.notes.push_back(nemo_layer_note(r.model.shape, run));
+  if (run.framework == Framework::unsloth && run.method != Method::full)
+    r.notes.push_back(unsloth_layer_note(r.model.shape, run));
   if (r.estimate.pinned_host_bytes > 0) {
     r.notes.push_back(fmt::format(
         "offloaded checkpointing: {:.1f} GiB of layer inputs in pinned host memory, outside "

@@ -17,7 +17,7 @@ Result<StepTerms> step_terms(const models::Architecture& a, const SimRun& run, O
   t.adapter = pb->adapter;
   t.gradients = pb->trainable;
   t.optimizer = optim == OptimStep::sgd ? 0 : 2 * pb->trainable;
-  t.buffers = unsloth_buffer_bytes(a, run, run.seq);
+  t.buffers = unsloth_buffer_bytes(a, run, a.max_context);
   t.inputs = sim->inputs;
   t.activations = sim->activations;
   t.loss = sim->loss;
@@ -56,6 +56,7 @@ Result<nlohmann::json> step_terms_from_json(const nlohmann::json& c) {
     a.intermediate = c.at("intermediate").get<std::uint64_t>();
     a.vocab = c.at("vocab").get<std::uint64_t>();
     a.tied_embeddings = c.value("tied", false);
+    a.max_context = c.value("max_position", c.at("seq").get<std::uint64_t>());
     SimRun r;
     auto m = pick<TrainMethod>(
         c, "method", "full",

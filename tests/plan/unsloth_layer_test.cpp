@@ -131,14 +131,19 @@ TEST(UnslothLayer, ABaseWithDropoutIsNotPatched) {
 
 TEST(UnslothLayer, PersistentBuffersAreTheRotaryCacheAndTheLargestDequantizedWeight) {
   const auto a = small_llama();
-  // The cos/sin cache: 8192 rows (the positions rounded up to 8192) x head_dim x 2 B, twice.
-  const double rope = 2 * 8192 * 16 * 2;
+  // The cos/sin cache, head_dim x 2 B, twice: min(max_position_embeddings, 32768) rows at init,
+  // grown to a multiple of 8192 when max_position_embeddings (Llama-3.1's 131,072) or the
+  // sequence (32 here) needs more.
+  auto cache = [](double rows) { return 2 * rows * 16 * 2; };
+  const double rope = cache(4096);
   EXPECT_DOUBLE_EQ(unsloth_buffer_bytes(a, unsloth_run(TrainMethod::lora, kAll), 4096), rope);
-  EXPECT_DOUBLE_EQ(unsloth_buffer_bytes(a, unsloth_run(TrainMethod::lora, kAll), 8193), 2 * rope);
+  EXPECT_DOUBLE_EQ(unsloth_buffer_bytes(a, unsloth_run(TrainMethod::lora, kAll), 131072),
+                   cache(131072));
+  EXPECT_DOUBLE_EQ(unsloth_buffer_bytes(a, unsloth_run(TrainMethod::lora, kAll), 16), cache(8192));
   // A 4-bit base: the global weight buffer at the largest fused weight (h x i) and its absmax.
   const double largest = 64.0 * 128;
   EXPECT_DOUBLE_EQ(unsloth_buffer_bytes(a, unsloth_run(TrainMethod::qlora, kAll), 4096),
-                   rope + largest * 2 + largest / 64 * 4);
+                   rope + largest * 2 + largest / 64 * 4);  // 8192 elements: 128 blocks
   // Only the attention fused: its largest weight (q_proj, h x q).
   EXPECT_DOUBLE_EQ(unsloth_buffer_bytes(
                        a, unsloth_run(TrainMethod::qlora, {"q_proj", "k_proj", "v_proj"}), 4096),

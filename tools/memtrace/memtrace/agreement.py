@@ -4,7 +4,8 @@ tracer's measurement of the same step, over random configurations (memtrace.conf
   run-python.sh -m memtrace.agreement --cmp build/dev/tests/plan/memtrace_cmp [--n 200] [--show]
 
 Contract enforced (exit 1 otherwise):
-  weights, adapter, optimizer, gradients   equal within 0.1 %
+  weights, adapter, optimizer, gradients,
+  buffers                                  equal within 0.1 %
   activations, loss                        within 2 % of the step's peak
   peak (the allocated high-water mark)     within PEAK_WORST for every configuration, and within
                                            2 % for at least PEAK_SHARE of them
@@ -22,7 +23,7 @@ import sys
 from memtrace.configs import random_configs
 from memtrace.run import measure
 
-EXACT = ("weights", "adapter", "optimizer", "gradients")
+EXACT = ("weights", "adapter", "optimizer", "gradients", "buffers")
 OF_PEAK = ("activations", "loss")
 PEAK_WORST = 0.02
 PEAK_SHARE = 1.0

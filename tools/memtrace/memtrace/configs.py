@@ -4,7 +4,7 @@ optimizer x batch x sequence (attention: flash, SDPA, eager or SDPA's math fallb
 HF at 4.49, at 4.46-4.48 or before 4.46, LitGPT chunked, Liger fused, torchtune's chunked output or
 Megatron-Core's), at dimensions
 small enough for a CPU step in ~0.1 s; then n // 10 draws of Megatron-Core's own decoder layer
-(NeMo 2)."""
+(NeMo 2), then n // 10 of Unsloth's (memtrace.unsloth)."""
 
 from __future__ import annotations
 
@@ -103,5 +103,32 @@ def random_configs(n, seed=15):
             c["lora_rank"] = mrnd.choice([2, 4, 8])
             c["lora_dropout"] = 0.0
             c["adapter_dtype"] = "bf16"
+        out.append(c)
+    # Unsloth's decoder layer (model.CausalLM unsloth_layer, memtrace.unsloth): n // 10 draws
+    # appended from a stream of their own, after the Megatron ones, so every draw above stays
+    # what it was. LoRA or QLoRA (double-quant NF4, as fast_dequantize needs; bitsandbytes new
+    # enough to keep no input), dropout 0 so patch_peft_model may fuse; all seven Llama modules
+    # in ~60 % of the draws (every group fused, bar Qwen2's biased q/k/v), random subsets
+    # otherwise (unfused groups run PEFT's modules); flash attention; no Megatron loss.
+    urnd = random.Random(seed * 7919 + 6)
+    for k in range(n // 10):
+        heads = urnd.choice([2, 4])
+        head_dim = urnd.choice([8, 16])
+        c = dict(family=urnd.choice(["llama", "mistral", "qwen2", "qwen3"]), unsloth_layer=True,
+                 hidden=heads * head_dim * urnd.choice([2, 4]), layers=urnd.choice([1, 2, 3]),
+                 heads=heads, kv_heads=min(heads, urnd.choice([1, 2, heads])), head_dim=head_dim,
+                 intermediate=urnd.choice([64, 96, 128]), vocab=urnd.choice([128, 256, 384]),
+                 tied=urnd.random() < 0.3, method=urnd.choice(["lora", "qlora"]),
+                 grad_ckpt=urnd.choice(["none", "full"]), attn="flash",
+                 loss=urnd.choice(["hf", "hf_shifted", "chunked", "fused", "chunked_output"]),
+                 optim=urnd.choice(["adamw_foreach", "adamw_fused"]),
+                 batch=urnd.choice([1, 2, 3]), seq=urnd.choice([16, 32, 48]), seed=n + n // 10 + k)
+        mods = MODULES["llama"]
+        if urnd.random() < 0.6:
+            c["lora_targets"] = sorted(mods)
+        else:
+            c["lora_targets"] = sorted(urnd.sample(mods, urnd.randint(1, len(mods))))
+        c["lora_rank"] = urnd.choice([2, 4, 8])
+        c["lora_dropout"] = 0.0
         out.append(c)
     return out

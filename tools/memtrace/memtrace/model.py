@@ -11,6 +11,7 @@ import torch.utils.checkpoint as ckpt
 
 from memtrace import layers as L
 from memtrace import megatron as MG
+from memtrace import unsloth as U
 from memtrace.blocks import DecoderLayer, make_norm
 from memtrace.tracker import on_chip
 
@@ -122,7 +123,20 @@ class CausalLM(nn.Module):
                                     c.get("lora_dropout", 0.0), adtype)
             return base
 
-        if c.get("megatron_layer"):
+        self.rope = None
+        if c.get("unsloth_layer"):
+            # Unsloth's FastLlamaModel / FastQwen2Model / FastQwen3Model (memtrace.unsloth): its
+            # decoder layer, fused LoRA Functions where patch_peft_model fuses, fast RMSNorm
+            # (the final norm too), one shared RoPE cache; embeddings and head as transformers'.
+            U.check_config(c)
+            U.reset_global_buffers()
+            self.embed = nn.Embedding(c["vocab"], c["hidden"], dtype=dtype)
+            self.layers = nn.ModuleList(U.UnslothLayer(c, spec, make_linear, dtype)
+                                        for _ in range(c["layers"]))
+            self.norm = U.FastRMSNorm(c["hidden"], dtype=dtype)
+            self.lm_head = nn.Linear(c["hidden"], c["vocab"], bias=False, dtype=dtype)
+            self.rope = U.RopeCache(c, dtype)
+        elif c.get("megatron_layer"):
             # NeMo 2 / Megatron-Core GPTModel with the TE layer spec (memtrace.megatron).
             spec["megatron_fusions"] = c["family"] == "llama"  # NeMo LlamaConfig's fusions
 
@@ -171,8 +185,17 @@ class CausalLM(nn.Module):
             return self.embed(ids)
         return F.embedding(ids, self.tie.use())
 
-    def hidden(self, ids):
+    def persistent_buffers(self):
+        """Tensors a run keeps outside the parameters (measured as `buffers`): Unsloth's RoPE
+        cache and fast_dequantize's global buffers (these exist once a step has run)."""
+        if self.rope is None:
+            return []
+        return self.rope.tensors() + U.global_buffers()
+
+    def hidden(self, ids, position_ids=None):
         c, spec = self.c, self.spec
+        if c.get("unsloth_layer"):
+            return U.model_forward(self, ids, position_ids)
         b, s = ids.shape
         x = self.embed_tokens(ids)
         if c.get("megatron_layer"):

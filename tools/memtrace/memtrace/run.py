@@ -5,7 +5,9 @@ the run; output: the same with a "measured" object of byte counts:
   adapter      LoRA parameters
   optimizer    optimizer state tensors
   gradients    .grad tensors when the optimizer step starts
-  inputs       input_ids and labels (int64)
+  buffers      persistent tensors outside the parameters: Unsloth's RoPE cache and, for QLoRA,
+               fast_dequantize's global weight and absmax buffers (memtrace.unsloth); else 0
+  inputs       input_ids and labels (int64); Unsloth configs add the collator's position_ids
   activations  live after the decoder stack and final norm, minus live before the forward
   loss         live after the loss, minus live after the decoder stack
   peak         the largest live total at any operator of the step; peak_phase says where
@@ -49,6 +51,9 @@ def measure(c, tracker=LiveBytes):
     opt = O.make(c.get("optim", "adamw_foreach"), m.parameters())
     loss_fn = M.LOSSES[c.get("loss", "hf")]
     b, s = c["batch"], c["seq"]
+    # TRL's collator hands Unsloth's forward position_ids (int64, b x s): an input of the step.
+    with_pos = bool(c.get("unsloth_layer"))
+    n_inputs = 3 if with_pos else 2
 
     def step(tr):
         for p in opt.params:
@@ -58,7 +63,8 @@ def measure(c, tracker=LiveBytes):
             tr.mark("start")
         ids = torch.randint(0, c["vocab"], (b, s))
         labels = ids.clone()
-        h = m.hidden(ids)
+        pos = torch.arange(s).repeat(b, 1) if with_pos else None
+        h = m.hidden(ids, pos) if with_pos else m.hidden(ids)
         if tr:
             tr.mark("hidden")
         if getattr(loss_fn, "model_returns", False):
@@ -74,7 +80,7 @@ def measure(c, tracker=LiveBytes):
             tr.mark("loss")
             tr.set_phase("backward")
         loss.backward()
-        del loss, ids, labels
+        del loss, ids, labels, pos
         if tr:
             tr.set_phase("optimizer")
             tr.mark("grads")
@@ -87,7 +93,8 @@ def measure(c, tracker=LiveBytes):
     step(None)
     tr = tracker()
     params = list(m.parameters()) + list(m.buffers())
-    tr.adopt(params + opt.state_tensors())
+    bufs = m.persistent_buffers()
+    tr.adopt(params + opt.state_tensors() + bufs)
     lora = [p for n, p in m.named_parameters() if "lora_" in n]
     base = [p for n, p in m.named_parameters() if "lora_" not in n]
     with tr:
@@ -99,9 +106,10 @@ def measure(c, tracker=LiveBytes):
         "adapter": _nbytes(lora),
         "optimizer": _nbytes(opt.state_tensors()),
         "gradients": grads,
+        "buffers": _nbytes(bufs),
         "static": start,
-        "inputs": 2 * 8 * b * s,
-        "activations": tr.marks["hidden"] - start - 2 * 8 * b * s,
+        "inputs": n_inputs * 8 * b * s,
+        "activations": tr.marks["hidden"] - start - n_inputs * 8 * b * s,
         "loss": tr.marks["loss"] - tr.marks["hidden"],
         "peak": tr.peak,
         "peak_phase": tr.peak_at,
