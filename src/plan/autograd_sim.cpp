@@ -511,12 +511,12 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
 
 std::string sim_run_key(const SimRun& r) {
   std::string k = fmt::format(
-      "{} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {}",
+      "{} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {}",
       static_cast<int>(r.method), r.batch, r.seq, r.model_bytes, r.adapter_bytes, r.lora_rank,
       r.lora_dropout, r.all_linear, static_cast<int>(r.attn), static_cast<int>(r.loss),
       static_cast<int>(r.ckpt), r.bnb_saves_input, r.dropout_off, r.prev_graph_held, r.outputs_fp32,
       r.dequant_copies, r.fused_qkv_lora, r.grad_share, r.head_4bit, r.autocast_base_copies,
-      r.lora_head, r.grads_accumulated, r.megatron_layer, r.unsloth_layer, r.compiled,
+      r.lora_head, r.grads_accumulated, r.megatron_layer, r.unsloth_layer, r.nll_chunk, r.compiled,
       r.inputs_kept, r.inputs_kept_forward, r.grads_stepped, r.targets.size());
   if (r.whole_head) k += " whole_head";
   for (const auto& t : r.targets) k += "|" + t;

@@ -102,6 +102,9 @@ struct SimRun {
   // its Triton RMSNorm and RoPE) in place of the Hugging Face one, for the models program_for
   // maps (Llama, Mistral, Qwen2, Qwen3) under LoRA/QLoRA; every other run keeps the HF program.
   bool unsloth_layer = false;
+  // TRL's chunked NLL loss: rows per chunk (trl sft_trainer.py _CHUNKED_LM_HEAD_CHUNK_SIZE; a
+  // module constant, changed only by patching it).
+  std::uint64_t nll_chunk = 256;
   // The run is under torch.compile (RunConfig::compiled): a cross-entropy computed inside the
   // compiled code (the HF model's own loss, torchtune's compiled chunks) saves what inductor's
   // partitioner keeps (autograd_sim_loss.cpp). The layers stay eager programs: an upper bound.

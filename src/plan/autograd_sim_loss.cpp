@@ -272,23 +272,45 @@ LossForm loss_form(const Family& f, const Dims& d, const SimRun& run, double T, 
       break;
     }
     case LossPath::chunked_nll: {
-      // trl sft_trainer.py _chunked_cross_entropy_loss: hidden[..., :-1, :].reshape (a copy,
-      // freed after the gather), hidden[order] (the gathered copy every chunk's checkpoint
-      // keeps) and labels[order]; each chunk of C = 256 tokens runs _chunk under
-      // torch.utils.checkpoint(use_reentrant=False): h.float() @ w.float().t() (an fp32 copy of
-      // the head weight per chunk), log_softmax, nll_loss, argmax and the entropy
-      // -(exp(log_p) * log_p), nothing saved in forward.
-      const double C = std::min(T, 256.0);
+      // trl 1.9.0 sft_trainer.py _chunked_cross_entropy_loss over the b·(s-1) shifted rows:
+      // hidden[..., :-1, :].reshape (a copy when b > 1, freed after the gather), hidden[order]
+      // (the gathered copy every chunk's checkpoint keeps), order (kept by IndexBackward) and
+      // labels[order] (int64 each); then chunks of C = _CHUNKED_LM_HEAD_CHUNK_SIZE rows, each
+      // `_chunk` under torch.utils.checkpoint(use_reentrant=False): h.float() @ w.float().t()
+      // (an fp32 copy of the head weight), Gemma-2's soft-cap (divide, tanh, multiply),
+      // log_softmax, nll_loss, argmax and the entropy -(exp(log_p) * log_p), nothing saved in
+      // forward.
+      const double rows = std::max(1.0, T - static_cast<double>(run.batch));
+      const double C =
+          std::min(rows, static_cast<double>(std::max<std::uint64_t>(run.nll_chunk, 1)));
+      const bool several = rows > C;
+      const double CV = C * V * 4;
       const double w32 = V * d.h * 4;
-      const double cap = f.final_softcap ? 2 * C * V * 4 : 0;
-      lf.saved = d.h * db * T + 16 * T;
-      const double chunk_fwd = std::max(w32 + C * d.h * 4 + C * V * 4, 4 * C * V * 4) + cap;
-      lf.forward = lf.saved + std::max(d.h * db * T, chunk_fwd);
-      // Backward per chunk: the recompute saves h32, w32, log_p and exp(log_p); then the
-      // gradients of log_p and of the logits, of h32 (and of w32 when the head trains), into
-      // the gathered hidden's gradient.
-      lf.backward = lf.saved + d.h * db * T + w32 * (head_trainable ? 2 : 1) + 2 * C * d.h * 4 +
-                    4 * C * V * 4 + cap;
+      lf.saved = d.h * db * rows + 16 * rows;
+      // Forward: at the mm, the chunk's fp32 hidden, w32 and the logits; at the entropy's
+      // product, the (capped) logits, log_p, exp(log_p) and the product (the cap's steps hold
+      // two chunk-sized tensors at a time, fewer).
+      const double chunk_fwd = std::max(w32 + C * d.h * 4 + CV, 4 * CV);
+      lf.forward = lf.saved + std::max(run.batch > 1 ? d.h * db * rows : 0.0, chunk_fwd);
+      // Backward, chunk by chunk (the last first): the recompute runs the whole `_chunk` again
+      // and keeps what the graph saves (w32; the fp32 hidden when the head trains; log_p;
+      // tanh's output under a cap), so at the entropy's product the logits, log_p, exp(log_p)
+      // and the product are alive beside them. Then nll_loss's and log_softmax's gradients
+      // beside log_p; with a trained head, mm's weight and input gradients (fp32). From the
+      // second chunk on, the gathered hidden's gradient (SliceBackward's full-size zeros,
+      // accumulated) and the trained head's gradient are alive throughout.
+      const double cap = f.final_softcap ? CV : 0;
+      const double h32 = head_trainable ? C * d.h * 4 : 0;
+      const double recompute = w32 + h32 + 4 * CV + cap;
+      // (A trained head's weight gradient is cast to the model dtype after MmBackward has
+      // released w32: less than the moment beside it.)
+      const double grads =
+          std::max(w32 + h32 + 3 * CV + cap,
+                   head_trainable ? w32 + h32 + CV + C * d.h * 4 + V * d.h * 4 : 0.0);
+      const double carried = several ? d.h * db * rows + (head_trainable ? V * d.h * db : 0) : 0;
+      // SliceBackward of a later chunk: a new full-size gradient beside the accumulated one.
+      const double slice = (several ? 2 : 1) * d.h * db * rows + C * d.h * db;
+      lf.backward = lf.saved + std::max(std::max(recompute, grads) + carried, slice);
       break;
     }
     case LossPath::megatron: {

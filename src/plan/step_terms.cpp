@@ -73,6 +73,7 @@ Result<nlohmann::json> step_terms_from_json(const nlohmann::json& c) {
                               {"chunked", LossPath::chunked},
                               {"fused", LossPath::fused},
                               {"chunked_output", LossPath::chunked_output},
+                              {"chunked_nll", LossPath::chunked_nll},
                               {"megatron", LossPath::megatron}});
     auto op = pick<OptimStep>(c, "optim", "adamw_foreach",
                               {{"adamw_foreach", OptimStep::adamw_foreach},
@@ -106,6 +107,7 @@ Result<nlohmann::json> step_terms_from_json(const nlohmann::json& c) {
     r.fused_qkv_lora = c.value("fused_qkv_lora", false);
     r.megatron_layer = c.value("megatron_layer", false);
     r.unsloth_layer = c.value("unsloth_layer", false);
+    r.nll_chunk = c.value("nll_chunk", std::uint64_t{256});
     auto t = step_terms(a, r, *op, c.value("double_quant", true));
     if (!t) return tl::unexpected(t.error());
     return nlohmann::json{{"weights", t->weights},

@@ -1,8 +1,8 @@
 """Random training-step configurations for the agreement test: family x method (full, LoRA with
 varied targets, ranks and dropout, QLoRA-shaped NF4 bases) x checkpointing x attention x loss x
 optimizer x batch x sequence (attention: flash, SDPA, eager or SDPA's math fallback; the loss:
-HF at 4.49, at 4.46-4.48 or before 4.46, LitGPT chunked, Liger fused, torchtune's chunked output or
-Megatron-Core's), at dimensions
+HF at 4.49, at 4.46-4.48 or before 4.46, LitGPT chunked, Liger fused, TRL's chunked NLL,
+torchtune's chunked output or Megatron-Core's), at dimensions
 small enough for a CPU step in ~0.1 s; then n // 10 draws of Megatron-Core's own decoder layer
 (NeMo 2), then n // 10 of Unsloth's (memtrace.unsloth)."""
 
@@ -81,6 +81,14 @@ def random_configs(n, seed=15):
     for c in out:
         if c["loss"] == "hf" and krnd.random() < 0.4:
             c["loss"] = "hf_shifted_kept"
+    # TRL's chunked NLL loss (model.chunked_nll_loss, SFTConfig's default loss_type) on part of
+    # the Liger-fused draws, likewise, with its chunk size (TRL's 256 rows, or fewer so the
+    # small draws run several chunks).
+    nrnd = random.Random(seed * 7919 + 7)
+    for c in out:
+        if c["loss"] == "fused" and nrnd.random() < 0.5:
+            c["loss"] = "chunked_nll"
+            c["nll_chunk"] = nrnd.choice([16, 32, 256])
     # Megatron-Core's TE decoder layer as NeMo 2 runs it (model.CausalLM megatron_layer,
     # memtrace.megatron): n // 10 draws appended from a stream of their own, so the draws above
     # stay what they were. NeMo's LoRA: targets among its four module names, adapters in the

@@ -326,6 +326,59 @@ def chunked_loss(model, h, labels, chunk=128):
     return torch.cat(losses).sum() / n
 
 
+def _nll_chunk(h, w, b, lbl, softcap):
+    """trl 1.9.0 trainer/sft_trainer.py `_chunk`: the chunk's logits from fp32 copies of its
+    hidden states and of the head weight (plus the bias's), optional soft-capping, log_softmax,
+    nll_loss (sum), the token accuracy (argmax) and the entropy -(exp(log_p) * log_p)."""
+    logits = h.float() @ w.float().t()
+    if b is not None:
+        logits = logits + b.float()
+    if softcap is not None:
+        # A 0-dim tensor for the Python float: torch 1.13's non-reentrant checkpoint packs a
+        # wrapped number as a tensor under the tracker's dispatch mode and fails; the saved
+        # scalar is 4 bytes either way.
+        cap = torch.tensor(float(softcap))
+        logits = cap * torch.tanh(logits / cap)
+    log_p = F.log_softmax(logits, dim=-1)
+    loss = F.nll_loss(log_p, lbl, ignore_index=-100, reduction="sum")
+    valid = lbl != -100
+    correct = ((logits.argmax(dim=-1) == lbl) & valid).sum().float()
+    entropy = (-(log_p.exp() * log_p).sum(dim=-1) * valid).sum()
+    return loss, correct, entropy
+
+
+def chunked_nll_loss(model, h, labels):
+    """trl 1.9.0 trainer/sft_trainer.py `_chunked_cross_entropy_loss` (SFTConfig's default
+    loss_type "chunked_nll"; `_patch_chunked_ce_lm_head` runs it on the decoder's last hidden
+    state, no logits): the shifted hidden states flattened (`hidden_states[..., :-1, :].reshape`,
+    a copy when the batch has several rows), the valid tokens moved to the front
+    (`valid.to(int8).argsort(stable=True)`, `hidden[order]`, `labels[order]`), then chunks of
+    `_CHUNKED_LM_HEAD_CHUNK_SIZE` (256; config key `nll_chunk`) each under
+    torch.utils.checkpoint(use_reentrant=False), summed and divided by the valid count."""
+    chunk = model.c.get("nll_chunk", 256)
+    softcap = model.spec.get("final_softcap")
+    hidden = h[..., :-1, :].reshape(-1, h.size(-1))
+    lbl = labels[..., 1:].reshape(-1)
+    valid = lbl != -100
+    n_valid = valid.sum()
+    order = valid.to(torch.int8).argsort(descending=True, stable=True)
+    hidden = hidden[order]
+    lbl = lbl[order]
+    n_padded = int(math.ceil(int(n_valid) / chunk)) * chunk
+    loss = hidden.new_zeros((), dtype=torch.float32)
+    correct = hidden.new_zeros((), dtype=torch.float32)
+    entropy = hidden.new_zeros((), dtype=torch.float32)
+    w = model.head_weight()
+    for start in range(0, n_padded, chunk):
+        cl, cc, ce = ckpt.checkpoint(_nll_chunk, hidden[start:start + chunk], w,
+                                     model.lm_head.bias, lbl[start:start + chunk], softcap,
+                                     use_reentrant=False)
+        loss = loss + cl
+        correct = correct + cc
+        entropy = entropy + ce
+    return loss / n_valid
+
+
 def chunked_output_loss(model, h, labels, chunks=8):
     """torchtune 0.6.1: TransformerDecoder.chunked_output (the head on each tensor_split chunk of
     the sequence, model dtype) + CEWithChunkedOutputLoss.forward (labels shifted with hstack,
@@ -526,4 +579,5 @@ def megatron_loss(model, h, labels):
 
 
 LOSSES = {"hf": hf_loss, "hf_shifted": hf_shifted_loss, "hf_shifted_kept": hf_shifted_kept_loss, "chunked": chunked_loss, "fused": fused_loss,
-          "chunked_output": chunked_output_loss, "megatron": megatron_loss}
+          "chunked_output": chunked_output_loss, "megatron": megatron_loss,
+          "chunked_nll": chunked_nll_loss}
