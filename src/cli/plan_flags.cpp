@@ -48,8 +48,9 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f) {
                   "none)");
   cmd->add_option("--attn", f.attn,
                   "flash | sdpa | eager | math (torch SDPA's math fallback: a mask before torch "
-                  "2.1, unequal heads, ...; keeps the probabilities, s x s a head); default: the "
-                  "framework's (sdpa; axolotl flash)");
+                  "2.1, unequal heads, ...; keeps the probabilities, s x s a head) | xformers "
+                  "(Unsloth's backend after flash-attn: k and v copied to the query heads); "
+                  "default: the framework's (sdpa; axolotl flash)");
   cmd->add_option("--lora-rank", f.lora_rank,
                   "LoRA rank r; default: the framework's (swift 8), else 16");
   cmd->add_option("--lora-targets", f.lora_targets, "all-linear | attn | a list: q_proj,v_proj,...")

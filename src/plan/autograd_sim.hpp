@@ -20,7 +20,7 @@
 namespace sparkops::plan {
 
 // flash-attn 2 | HF sdpa (repeat_kv) | eager | torch SDPA's math fallback
-enum class AttnKernel { flash, sdpa, eager, math };
+enum class AttnKernel { flash, sdpa, eager, math, xformers };
 // HF upcast CE (transformers >= 4.49) | the same with the shifted copy of transformers <= 4.45 and
 // that era's remote code | the shifted copy beside the caller's model-dtype logits (4.46-4.48) |
 // LitGPT chunked | fused linear-CE (Liger) | Unsloth's fused CE (one compiled chunk) | TRL

@@ -327,6 +327,23 @@ struct Builder {
     g.prims.back().saved.push_back(s);
     g.saved.insert(s);
   }
+  // A fused kernel (flash-attention 2, SDPA's flash or memory-efficient backend, xformers):
+  // keeps q, k, v as given, the output and the fp32 log-sum-exp (one per head per token).
+  int fused_attention(int q, int k, int v) {
+    Prim p;
+    p.inputs = {q, k, v};
+    for (int t : {q, k, v})
+      if (g.tensors[t].rg) p.grad_inputs.push_back(t);
+    const bool rg = !p.grad_inputs.empty();
+    p.out = g.fresh(d.q, db, rg);
+    if (rg) {
+      for (int t : {q, k, v}) g.save(p, t);
+      int lse = g.fresh(d.heads, 4, false);
+      g.save(p, lse);
+      g.save(p, p.out);
+    }
+    return g.push(p);
+  }
   int attention(int q, int k, int v) {
     const double qel = d.q;
     const bool gqa = d.kvh != d.heads;
@@ -340,19 +357,7 @@ struct Builder {
     }
     if (run.attn == AttnKernel::math) return math_attention(q, k, v);
     if (run.attn != AttnKernel::eager) {
-      Prim p;
-      p.inputs = {q, k, v};
-      for (int t : {q, k, v})
-        if (g.tensors[t].rg) p.grad_inputs.push_back(t);
-      const bool rg = !p.grad_inputs.empty();
-      p.out = g.fresh(qel, db, rg);
-      if (rg) {
-        for (int t : {q, k, v}) g.save(p, t);
-        int lse = g.fresh(d.heads, 4, false);
-        g.save(p, lse);
-        g.save(p, p.out);
-      }
-      const int out = g.push(p);
+      const int out = fused_attention(q, k, v);
       keep_fused_qkv(v);
       return out;
     }
@@ -454,6 +459,8 @@ struct Builder {
   Result<std::vector<int>> lora_qkv(int x, const std::vector<std::string>& modules);
   // LoRA_W on o_proj (or, unfused, the PEFT projection).
   Result<int> lora_w(int x, const std::string& module);
+  // run_attention's training backends (utils/attention_dispatch.py).
+  int unsloth_attention(int q, int k, int v);
   // LoRA_MLP with SwiGLU (or, unfused, the HF MLP on PEFT projections).
   Result<int> lora_mlp(int x, const std::vector<std::string>& modules);
   // patch_peft_model's condition for fusing a group of projections.
@@ -507,6 +514,8 @@ struct Builder {
         out = unsloth_rmsnorm(ins.at(0), head ? g.tensors[ins.at(0)].elems / d.hd : 1);
       } else if (o == "unsloth_rope") {
         out = unsloth_rope(ins.at(0));
+      } else if (o == "unsloth_attention") {
+        out = unsloth_attention(ins.at(0), ins.at(1), ins.at(2));
       } else if (o == "lora_qkv") {
         auto r = lora_qkv(ins.at(0), ln.modules);
         if (!r) return tl::unexpected(r.error());

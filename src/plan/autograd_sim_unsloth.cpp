@@ -66,6 +66,18 @@ int Builder::unsloth_rope(int x) {
   return g.push(p);
 }
 
+int Builder::unsloth_attention(int q, int k, int v) {
+  // select_attention_backend: flash-attn's dense kernel where installed (GQA native), else
+  // xformers (k and v expanded and reshaped to the query heads when a backward follows: copies,
+  // as HF's repeat_kv makes, which attention() counts), else SDPA with enable_gqa=True (torch >=
+  // 2.5: SDPA_HAS_GQA) in training, which copies nothing either; eager and math stay HF's rules.
+  // One kv head expands with stride 0 and reshapes as a view: no copy under xformers either.
+  if (run.attn == AttnKernel::flash || run.attn == AttnKernel::sdpa ||
+      (run.attn == AttnKernel::xformers && d.kvh == 1))
+    return fused_attention(q, k, v);
+  return attention(q, k, v);
+}
+
 // matmul_lora(X, W, W_quant, A, B, s) in forward: out = X @ W.t() (a 4-bit W dequantized into
 // the global buffer: nothing allocated), then XA = X @ A.to(dtype) and out.addmm_(XA,
 // B.to(dtype)): above the output, XA beside one adapter's model-dtype copy.

@@ -180,10 +180,11 @@ SimRun sim_run_for(const Architecture& a, const RunConfig& run) {
     for (const auto& t : run.lora_target_names) r.targets.emplace_back(canonical_target(t));
   }
   const bool eager = run.attn == Attn::eager || (a.needs_eager_attention && run.attn == Attn::sdpa);
-  r.attn = eager                     ? AttnKernel::eager
-           : run.attn == Attn::flash ? AttnKernel::flash
-           : run.attn == Attn::math  ? AttnKernel::math
-                                     : AttnKernel::sdpa;
+  r.attn = eager                        ? AttnKernel::eager
+           : run.attn == Attn::flash    ? AttnKernel::flash
+           : run.attn == Attn::math     ? AttnKernel::math
+           : run.attn == Attn::xformers ? AttnKernel::xformers
+                                        : AttnKernel::sdpa;
   r.loss = run.loss == LossKind::hf_shifted        ? LossPath::hf_shifted
            : run.loss == LossKind::hf_shifted_kept ? LossPath::hf_shifted_kept
            : run.loss == LossKind::chunked         ? LossPath::chunked

@@ -33,7 +33,9 @@ enum class GradCkpt { none, full, offload };
 // OffloadActivations.
 enum class OffloadKind { unsloth, torchtune };
 // flash-attn 2 | SDPA's flash/efficient kernels | eager | SDPA's math fallback (s^2 kept)
-enum class Attn { flash, sdpa, eager, math };
+// xformers: memory_efficient_attention as Unsloth's run_attention calls it (its backend after
+// flash-attn, when installed): k and v expanded and reshaped to the query heads for training.
+enum class Attn { flash, sdpa, eager, math, xformers };
 enum class LoraTargets { all_linear, attn, list };
 enum class KbitPrep { off, on };
 // HF upcast CE | the same before transformers 4.46 (a shifted copy of the fp32 logits) |

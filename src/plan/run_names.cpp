@@ -53,8 +53,11 @@ constexpr std::pair<std::string_view, LossKind> kLosses[] = {
     {"chunked_nll", LossKind::chunked_nll},
     {"chunked_output", LossKind::chunked_output},
     {"megatron", LossKind::megatron}};
-constexpr std::pair<std::string_view, Attn> kAttns[] = {
-    {"flash", Attn::flash}, {"sdpa", Attn::sdpa}, {"eager", Attn::eager}, {"math", Attn::math}};
+constexpr std::pair<std::string_view, Attn> kAttns[] = {{"flash", Attn::flash},
+                                                        {"sdpa", Attn::sdpa},
+                                                        {"eager", Attn::eager},
+                                                        {"math", Attn::math},
+                                                        {"xformers", Attn::xformers}};
 
 template <class E, std::size_t N>
 std::string_view enum_name(E v, const std::pair<std::string_view, E> (&table)[N]) {

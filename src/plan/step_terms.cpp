@@ -65,7 +65,8 @@ Result<nlohmann::json> step_terms_from_json(const nlohmann::json& c) {
                                {{"sdpa", AttnKernel::sdpa},
                                 {"flash", AttnKernel::flash},
                                 {"eager", AttnKernel::eager},
-                                {"math", AttnKernel::math}});
+                                {"math", AttnKernel::math},
+                                {"xformers", AttnKernel::xformers}});
     auto lp = pick<LossPath>(c, "loss", "hf",
                              {{"hf", LossPath::hf},
                               {"hf_shifted", LossPath::hf_shifted},

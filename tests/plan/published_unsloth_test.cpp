@@ -3,7 +3,10 @@
 // padded to the maximum): the longest context that fits on a card of each size. Not peaks but
 // capacities, so the planned device peak at that context should be about the card. None of it is
 // in the validation tables' counted rows (the 8B rows are v2's UN01-UN04, left out there as
-// capacity rows). A check on Unsloth's own layer (plan/autograd_sim_unsloth.cpp), never a fit.
+// capacity rows). The tables date from 2024, when Unsloth's installs and notebooks brought
+// xformers (`pip install --no-deps xformers ...`), its attention backend when flash-attn is not
+// installed: --attn xformers (k and v copied to the query heads). A check on Unsloth's own layer
+// (plan/autograd_sim_unsloth.cpp), never a fit.
 
 #include <cmath>
 #include <string>
@@ -33,6 +36,7 @@ double planned_device_gib(const Capacity& c, const std::string& framework) {
   PlanArgs a;
   a.model = c.model;
   a.framework = framework;
+  a.attn = "xformers";
   a.method = "qlora";
   a.lora_rank = "32";
   a.batch = "1";
@@ -65,6 +69,7 @@ TEST(PublishedUnsloth, UnslothsOwnLayerIsWhatFitsTheLongContexts) {
   PlanArgs a;
   a.model = c.model;
   a.framework = "unsloth";
+  a.attn = "xformers";
   a.method = "qlora";
   a.lora_rank = "32";
   a.seq = c.tokens;

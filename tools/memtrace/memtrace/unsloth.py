@@ -500,7 +500,8 @@ def patched(*projs):
 
 
 class UnslothAttention(nn.Module):
-    """LlamaAttention_fast_forward / Qwen3Attention_fast_forward, training, flash-dense backend.
+    """LlamaAttention_fast_forward / Qwen3Attention_fast_forward, training, flash-dense or xformers
+    backend.
     Unpatched groups run PEFT's modules (original_apply_qkv / original_apply_o)."""
 
     def __init__(self, c, spec, make_linear, dtype):
@@ -519,6 +520,7 @@ class UnslothAttention(nn.Module):
         p0 = c.get("lora_dropout", 0.0) == 0
         self.fused_qkv = p0 and patched(self.q_proj, self.k_proj, self.v_proj)
         self.fused_o = p0 and patched(self.o_proj)
+        self.xformers = c.get("attn", "flash") == "xformers"
 
     def forward(self, x, position_ids, cos, sin):
         b, s, _ = x.shape
@@ -538,6 +540,14 @@ class UnslothAttention(nn.Module):
             K = K.view(b, s, self.nkv, self.hd).transpose(1, 2)
             V = V.view(b, s, self.nkv, self.hd).transpose(1, 2)
         Q, K = fast_rope_embedding(Q, K, cos, sin, position_ids)
+        if self.xformers and self.nkv != self.nh:
+            # run_attention XFORMERS with a backward to come: K and V transposed to
+            # (b, s, kv heads, hd), viewed with a group axis, expanded to the query heads and
+            # reshaped (a copy each); memory_efficient_attention keeps what flash keeps.
+            g = self.nh // self.nkv
+            K, V = (t.transpose(1, 2).view(b, s, self.nkv, 1, self.hd)
+                    .expand(b, s, self.nkv, g, self.hd).reshape(b, s, self.nh, self.hd)
+                    .transpose(1, 2) for t in (K, V))
         # run_attention FLASH_DENSE: flash_attn_func(Q.transpose(1, 2), ...) takes and returns
         # (b, s, heads, hd) without copies (every last stride is 1); memtrace's flash port takes
         # the (b, heads, s, hd) views of the same storages and keeps what flash-attn keeps.
@@ -580,8 +590,8 @@ def check_config(c):
         raise ValueError("unsloth_layer: method must be lora or qlora")
     if c["method"] == "qlora" and not c.get("double_quant", True):
         raise ValueError("unsloth_layer: fast_dequantize reads the nested (double-quant) state")
-    if c.get("attn", "flash") != "flash":
-        raise ValueError("unsloth_layer: attn must be flash (the flash-dense backend)")
+    if c.get("attn", "flash") not in ("flash", "xformers"):
+        raise ValueError("unsloth_layer: attn must be flash (the flash-dense backend) or xformers")
     if c.get("grad_ckpt", "none") not in ("none", "full"):
         raise ValueError("unsloth_layer: grad_ckpt must be none or full")
     if c.get("kbit_prep"):
