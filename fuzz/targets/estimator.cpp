@@ -36,11 +36,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   run.nodes = 1 + ((a >> 6) % 2);
   run.grad_ckpt = (b >> 6) % 2 == 0 ? GradCkpt::full : GradCkpt::none;
   const std::uint8_t c = data[0], d = data[size - 1];
-  // Every preset (nemo's runs Megatron-Core's layer program where it has one), then any loss
-  // path and attention kernel on top of it.
+  // Every preset (nemo's runs Megatron-Core's layer program where it has one, unsloth's its own),
+  // then any loss path and attention kernel (xformers included) on top of it.
   apply_framework(static_cast<Framework>(c % 9), run);
   if ((c >> 3) % 2 == 1) run.loss = static_cast<LossKind>((c >> 4) % 9);
-  if (d % 2 == 1) run.attn = static_cast<Attn>((d >> 1) % 4);
+  if (d % 2 == 1) run.attn = static_cast<Attn>((d >> 1) % 5);
   // Compiled or eager; checkpointing offloaded (under torchtune, its every-step offloading).
   run.compiled = (c >> 1) % 2 == 1;
   if ((c >> 2) % 4 == 3) run.grad_ckpt = GradCkpt::offload;
