@@ -1,13 +1,16 @@
 // Unsloth's decoder layer as the activation model sees it (the unsloth_* programs of
 // data/families.json): what its hand-written autograd Functions keep and allocate, read in
-// unsloth 2026.8.19. docs/estimator.md ("Unsloth's layer") lists the sources.
+// unsloth 2026.8.19 and checked against tools/memtrace's port (memtrace/unsloth.py).
+// docs/estimator.md ("Unsloth's own layer") lists the sources.
 //
 //   kernels/rms_layernorm.py Fast_RMS_Layernorm  keeps its input and an fp32 rstd per row; its
-//                                                backward writes dX into dY (`dY.reshape`, a copy
-//                                                only for a non-contiguous q/k-norm gradient)
+//                                                backward writes dX into dY (`dY.reshape`, a view:
+//                                                every dY here arrives contiguous)
 //   kernels/rope_embedding.py Fast_RoPE_Embedding_QK  TRL's collators pass position_ids, so q and
-//                                                k, transposed views, are cloned and rotated in
-//                                                place; nothing kept but the shared cos/sin cache
+//                                                k, transposed views, are cloned (strides kept)
+//                                                and rotated in place; nothing kept but the
+//                                                model's cos/sin cache and the int32 ids
+//   utils/attention_dispatch.py run_attention    flash-attn, xformers or SDPA (enable_gqa)
 //   kernels/fast_lora.py LoRA_QKV, LoRA_W, LoRA_MLP  where models/llama.py patch_peft_model fuses
 //                                                a group; kernels/utils.py matmul_lora, and
 //                                                fast_dequantize's global buffers for 4-bit bases
