@@ -85,5 +85,29 @@ TEST(PublishedUnsloth, UnslothsOwnLayerIsWhatFitsTheLongContexts) {
             1.5 * static_cast<double>(own.train_peak_allocated_bytes));
 }
 
+// A DGX Spark run (github:manavsehgal/ai-field-notes articles/unsloth-on-spark-feasibility:
+// Llama-3.1-Nemotron-Nano-8B-v1, a Llama-3.1-8B shape, bf16, LoRA r16 on q, k, v and o,
+// use_gradient_checkpointing="unsloth", adamw_8bit, 100 steps over 50 one-line arithmetic rows;
+// torch.cuda.max_memory_allocated 16.94 GB, which the load had already reached): the training
+// step's planned peak stays at or under it, even with every row taken at 128 tokens and a batch
+// of 2 (the rows are shorter).
+TEST(PublishedUnsloth, TheSparkRunsTrainingPeakIsWithinItsLoadPeak) {
+  PlanArgs a;
+  a.model = "Llama-3.1-8B";
+  a.framework = "unsloth";
+  a.method = "lora";
+  a.lora_rank = "16";
+  a.lora_targets = "q_proj,k_proj,v_proj,o_proj";
+  a.optim = "adamw8bit";
+  a.batch = "2";
+  a.seq = "128";
+  a.budget = "80";
+  auto in = plan_input(a);
+  ASSERT_TRUE(in.has_value());
+  const Estimate e = estimate(fixtures::shape(a.model), in->run);
+  EXPECT_LE(static_cast<double>(e.train_peak_allocated_bytes), 16.94e9);
+  EXPECT_GE(e.train_peak_allocated_bytes, e.terms.weights);
+}
+
 }  // namespace
 }  // namespace sparkops::plan
