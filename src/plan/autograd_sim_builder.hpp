@@ -428,21 +428,9 @@ struct Builder {
     return out;
   }
   // TEDotProductAttention on the cuDNN fused backend: q, k, v (GQA native, no repeat), the output
-  // and the fp32 softmax stats (one per head per token) whatever run.attn says (HF's kernels).
-  int te_attention(int q, int k, int v) {
-    Prim p;
-    p.inputs = {q, k, v};
-    for (int t : {q, k, v})
-      if (g.tensors[t].rg) p.grad_inputs.push_back(t);
-    const bool rg = !p.grad_inputs.empty();
-    p.out = g.fresh(d.q, db, rg);
-    if (rg) {
-      for (int t : {q, k, v}) g.save(p, t);
-      g.save(p, g.fresh(d.heads, 4, false));
-      g.save(p, p.out);
-    }
-    return g.push(p);
-  }
+  // and the fp32 softmax stats (one per head per token) whatever run.attn says (HF's kernels):
+  // what every fused kernel keeps.
+  int te_attention(int q, int k, int v) { return fused_attention(q, k, v); }
   int dropout(int x) {
     const double p = run.dropout_off ? 0 : f.dropout;
     if (p <= 0) return x;
