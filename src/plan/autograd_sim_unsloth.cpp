@@ -15,6 +15,11 @@
 //                                                a group; kernels/utils.py matmul_lora, and
 //                                                fast_dequantize's global buffers for 4-bit bases
 #include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
 
 #include "plan/autograd_sim_builder.hpp"
 
