@@ -387,6 +387,28 @@ TEST(PlanCli, EveryFrameworkPresetIsAssumedAndPrinted) {
   EXPECT_EQ(o["attn"], "eager");
 }
 
+// Under --framework unsloth the plan says which decoder layer its activations came from and which
+// projection groups Unsloth fuses (Qwen2's biased q/k/v are not), and --attn xformers names
+// Unsloth's third backend.
+TEST(PlanCli, UnslothSaysWhichGroupsItsOwnLayerFuses) {
+  const auto llama = run_sparkops(
+      {"--root", root(), "plan", "Llama-3.1-8B", "--framework", "unsloth", "--method", "lora"});
+  ASSERT_EQ(llama.exit_code, 0) << llama.err;
+  EXPECT_NE(llama.out.find("Unsloth's own decoder layer"), std::string::npos) << llama.out;
+  EXPECT_NE(llama.out.find("fused LoRA Functions for QKV, O, MLP"), std::string::npos) << llama.out;
+  const auto qwen2 = run_sparkops({"--root", root(), "plan", "Qwen2.5-7B", "--framework", "unsloth",
+                                   "--method", "lora", "--attn", "xformers", "--json"});
+  ASSERT_EQ(qwen2.exit_code, 0) << qwen2.err;
+  const auto j = nlohmann::json::parse(qwen2.out);
+  EXPECT_EQ(j["run"]["attn"], "xformers");
+  EXPECT_NE(j.dump().find("fused LoRA Functions for O, MLP"), std::string::npos) << qwen2.out;
+  // A full fine-tune runs through Unsloth's FastModel: the Hugging Face layer.
+  const auto full = run_sparkops(
+      {"--root", root(), "plan", "Llama-3.1-8B", "--framework", "unsloth", "--method", "full"});
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  EXPECT_EQ(full.out.find("Unsloth's own decoder layer"), std::string::npos) << full.out;
+}
+
 // ms-swift's own defaults reach the plan: rank 8, dropout 0.05, fused AdamW, and 16 micro-batches
 // a step at batch 1 on one GPU, shown on the Run line; the flags still win.
 TEST(PlanCli, SwiftPresetSetsRankAndAccumulation) {
