@@ -470,7 +470,7 @@ Estimate estimate(const ModelShape& s, const RunConfig& run, std::optional<std::
       run, {k.cuda_context_high_bytes, nccl_high, host, e.paged_bytes, e.pinned_host_bytes});
   ReserveFigures reserve;
   if (run.reserve_fraction_hint >= 0) {
-    reserve.workspaces = library_buffer_bytes(s.arch, run);
+    reserve.workspaces = library_buffers(s.arch, run, sr).total();
     reserve.fixed = reserve.varying =
         to_bytes(run.reserve_fraction_hint * (peak + d(reserve.workspaces)));
   } else {

@@ -113,10 +113,24 @@ ReserveFigures replay_reserve(const ModelShape& shape, const RunConfig& run, con
   return f;
 }
 
-std::uint64_t library_buffer_bytes(const models::Architecture& a, const RunConfig& run) {
-  const double unsloth = unsloth_buffer_bytes(a, sim_run_for(a, run), a.max_context);
-  return 2 * run.cublas_workspace_bytes + kCublasLtWorkspaceBytes +
-         static_cast<std::uint64_t>(std::llround(unsloth));
+std::uint64_t LibraryBuffers::total() const {
+  std::uint64_t t = 0;
+  for (const auto b : forward) t += b;
+  for (const auto b : backward) t += b;
+  return t;
+}
+
+LibraryBuffers library_buffers(const models::Architecture& a, const RunConfig& run,
+                               const SimRun& sim) {
+  LibraryBuffers out;
+  if (run.cublas_workspace_bytes > 0) {
+    out.forward = {run.cublas_workspace_bytes};
+    out.backward = {run.cublas_workspace_bytes};
+  }
+  out.forward.push_back(kCublasLtWorkspaceBytes);
+  if (const double unsloth = unsloth_buffer_bytes(a, sim, a.max_context); unsloth > 0)
+    out.forward.push_back(u64(unsloth));
+  return out;
 }
 
 ReplayInputs replay_inputs(const ModelShape& shape, const RunConfig& run, const Terms& terms,
@@ -255,19 +269,10 @@ ReplayInputs replay_inputs(const ModelShape& shape, const RunConfig& run, const 
   if (run.optim == Optim::adamw && !run.fused_adamw) m.step_temps = all_grads;
   m.step_in_backward = run.optimizer_in_backward && !peft;
   if (m.step_in_backward) m.step_temps.clear();  // one parameter's, inside its layer's working set
-  // cuBLAS: one workspace per (handle, stream); the forward runs on the Python thread and the
-  // backward on autograd's device thread, each with its own handle (CublasHandlePool.cpp
-  // getCurrentCUDABlasHandle: a handle per thread). cuBLASLt's 1 MiB workspace
-  // (parseCUDABlasLtWorkspaceSize) likewise goes through the caching allocator.
-  if (run.cublas_workspace_bytes > 0) {
-    m.forward_workspaces = {run.cublas_workspace_bytes};
-    m.backward_workspaces = {run.cublas_workspace_bytes};
-  }
-  m.forward_workspaces.push_back(kCublasLtWorkspaceBytes);
-
   SimRun base = sim_run_for(a, run);
-  if (const double unsloth = unsloth_buffer_bytes(a, base, a.max_context); unsloth > 0)
-    m.forward_workspaces.push_back(u64(unsloth));
+  LibraryBuffers libs = library_buffers(a, run, base);
+  m.forward_workspaces = std::move(libs.forward);
+  m.backward_workspaces = std::move(libs.backward);
   base.grad_share = grad_share;
   m.dequant_copies = base.dequant_copies;
   auto shape_at = [&](std::uint64_t seq) -> StepShape {
@@ -300,7 +305,8 @@ ReserveFigures replay_reserve_uncached(const ModelShape& shape, const RunConfig&
     return replay_training(in.model, steps, in.config);
   };
   ReserveFigures out;
-  out.workspaces = library_buffer_bytes(shape.arch, run);
+  out.workspaces =
+      LibraryBuffers{in.model.forward_workspaces, in.model.backward_workspaces}.total();
   const ReplayResult fixed = replay(in.fixed);
   out.fixed_replay = fixed;
   out.fixed = fixed.peak_reserved - std::min(fixed.peak_reserved, fixed.peak_requested);

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 #include "plan/estimator.hpp"
 #include "plan/step_replay.hpp"
@@ -19,15 +20,23 @@ struct ReserveFigures {
   // order (no cached block of an earlier, shorter step fits a request of the next; a long run of
   // shuffled lengths holds such chains). Equal to `fixed` for packed runs.
   std::uint64_t varying = 0;
-  std::uint64_t workspaces = 0;  // library_buffer_bytes
+  std::uint64_t workspaces = 0;  // LibraryBuffers::total()
   ReplayResult fixed_replay, varying_replay;
 };
 
 // Persistent allocations libraries make through torch's caching allocator at the first step and
-// keep: cuBLAS's workspace per (handle, stream) (two: the forward's thread, the backward's),
-// cuBLASLt's, and Unsloth's global dequantization buffers and rotary cache
-// (unsloth_buffer_bytes). max_memory_allocated counts them.
-std::uint64_t library_buffer_bytes(const models::Architecture& arch, const RunConfig& run);
+// keep, as the replay allocates them: cuBLAS's workspace per (handle, stream) — the forward runs
+// on the Python thread, the backward on autograd's device thread, each with its own handle
+// (CublasHandlePool.cpp getCurrentCUDABlasHandle) — cuBLASLt's 1 MiB
+// (parseCUDABlasLtWorkspaceSize) and, under Unsloth's own layer, its global dequantization
+// buffers and rotary cache (unsloth_buffer_bytes). max_memory_allocated counts them.
+struct LibraryBuffers {
+  std::vector<std::uint64_t> forward, backward;
+  std::uint64_t total() const;
+};
+// `sim`: sim_run_for(arch, run), which the caller has at hand.
+LibraryBuffers library_buffers(const models::Architecture& arch, const RunConfig& run,
+                               const SimRun& sim);
 
 // The number of lengths the varying-length bound replays (rising: seq/8, 2·seq/8, ..., seq).
 inline constexpr unsigned kVaryingShapes = 8;
