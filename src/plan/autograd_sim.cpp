@@ -29,19 +29,7 @@ Result<SimResult> simulate_step(const Architecture& a, const SimRun& run) {
   const Family& f = fs.by_name.at(res.family);
   const double T = static_cast<double>(run.batch) * static_cast<double>(run.seq);
   const unsigned db = run.model_bytes;
-  Dims d{};
-  d.h = static_cast<double>(a.hidden);
-  d.hd = static_cast<double>(a.head_dim);
-  d.heads = static_cast<double>(a.heads);
-  d.kvh = static_cast<double>(a.kv_heads);
-  d.q = d.heads * d.hd;
-  d.kv = d.kvh * d.hd;
-  d.i = static_cast<double>(a.intermediate);
-  d.k = static_cast<double>(std::max<std::uint64_t>(a.experts_per_token, 1));
-  d.E = static_cast<double>(std::max<std::uint64_t>(a.experts, 1));
-  d.s = static_cast<double>(run.seq);
-  d.V = static_cast<double>(a.vocab);
-  d.r = static_cast<double>(run.lora_rank);
+  const Dims d = dims_for(a, run);
   const bool full = run.method == TrainMethod::full;
   const bool ckpt = run.ckpt == Checkpointing::per_layer;
   // input_ids and labels, int64; the collator's position_ids where the family takes them.

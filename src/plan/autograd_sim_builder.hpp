@@ -105,8 +105,6 @@ struct Builder {
   int unsloth_attention(int q, int k, int v);
   // LoRA_MLP with SwiGLU (or, unfused, the HF MLP on PEFT projections).
   Result<int> lora_mlp(int x, const std::vector<std::string>& modules);
-  // patch_peft_model's condition for fusing a group of projections.
-  bool unsloth_fuses(const std::vector<std::string>& modules) const;
 
   // Runs the layer program on input x; returns the output tensor.
   Result<int> layer(int x);

@@ -112,6 +112,23 @@ Result<double> eval_dim(std::string_view e, const Dims& d) {
   return total;
 }
 
+Dims dims_for(const models::Architecture& a, const SimRun& run) {
+  Dims d{};
+  d.h = static_cast<double>(a.hidden);
+  d.hd = static_cast<double>(a.head_dim);
+  d.heads = static_cast<double>(a.heads);
+  d.kvh = static_cast<double>(a.kv_heads);
+  d.q = d.heads * d.hd;
+  d.kv = d.kvh * d.hd;
+  d.i = static_cast<double>(a.intermediate);
+  d.k = static_cast<double>(std::max<std::uint64_t>(a.experts_per_token, 1));
+  d.E = static_cast<double>(std::max<std::uint64_t>(a.experts, 1));
+  d.s = static_cast<double>(run.seq);
+  d.V = static_cast<double>(a.vocab);
+  d.r = static_cast<double>(run.lora_rank);
+  return d;
+}
+
 // PEFT matches a target against the module name or its last component ("c_proj" adapts both
 // GPT-2 c_proj maps).
 bool is_targeted(const SimRun& run, const std::string& module) {
@@ -192,13 +209,7 @@ Result<ParamBytes> param_bytes(const Architecture& a, const SimRun& run, bool do
   if (!fs.error.empty()) return fail(Errc::malformed, fs.error);
   bool known = false;
   const Family& f = fs.by_name.at(std::string(program_for(a.family, run, &known)));
-  Dims d{};
-  d.h = static_cast<double>(a.hidden);
-  d.hd = static_cast<double>(a.head_dim);
-  d.q = static_cast<double>(a.heads * a.head_dim);
-  d.kv = static_cast<double>(a.kv_heads * a.head_dim);
-  d.i = static_cast<double>(a.intermediate);
-  d.E = static_cast<double>(std::max<std::uint64_t>(a.experts, 1));
+  const Dims d = dims_for(a, run);
   const double db = run.model_bytes, ab = run.adapter_bytes, r = static_cast<double>(run.lora_rank);
   const double L = static_cast<double>(a.layers);
   ParamBytes pb;
@@ -245,12 +256,36 @@ Result<ParamBytes> param_bytes(const Architecture& a, const SimRun& run, bool do
   return pb;
 }
 
-double unsloth_buffer_bytes(const Architecture& a, const SimRun& run, std::uint64_t positions) {
+namespace {
+
+// Unsloth's program for `a` under `run`, or nullptr when the run executes another layer.
+const Family* unsloth_program(const Architecture& a, const SimRun& run) {
   const auto& fs = families();
-  if (!fs.error.empty() || !run.unsloth_layer || run.method == TrainMethod::full) return 0;
   bool known = false;
-  const std::string_view prog = program_for(a.family, run, &known);
-  if (prog.substr(0, 8) != "unsloth_") return 0;
+  const std::string prog(program_for(a.family, run, &known));
+  if (!fs.error.empty() || prog.rfind("unsloth_", 0) != 0) return nullptr;
+  return &fs.by_name.at(prog);
+}
+
+// The program's fused-group lines (lora_qkv, lora_w, lora_mlp) whose group patch_peft_model
+// fuses under `run`, each with the name the plan note gives it.
+std::vector<std::pair<const Line*, const char*>> fused_lines(const Family& f, const SimRun& run) {
+  std::vector<std::pair<const Line*, const char*>> out;
+  for (const Line& ln : f.program) {
+    if (ln.words.empty() || !unsloth_fuses(f, run, ln.modules)) continue;
+    const std::string& op = ln.words[0];
+    if (op == "lora_qkv") out.emplace_back(&ln, "QKV");
+    if (op == "lora_w") out.emplace_back(&ln, "O");
+    if (op == "lora_mlp") out.emplace_back(&ln, "MLP");
+  }
+  return out;
+}
+
+}  // namespace
+
+double unsloth_buffer_bytes(const Architecture& a, const SimRun& run, std::uint64_t positions) {
+  const Family* f = unsloth_program(a, run);
+  if (f == nullptr) return 0;
   const double db = run.model_bytes;
   // LlamaRotaryEmbedding builds min(max_position_embeddings, 32768) rows at init;
   // extend_rope_embedding (to max_position_embeddings in LlamaModel_fast_forward, to a longer
@@ -259,46 +294,24 @@ double unsloth_buffer_bytes(const Architecture& a, const SimRun& run, std::uint6
   const double wanted = std::max(max_pos, static_cast<double>(run.seq));
   const double initial = std::min(max_pos, 32768.0);
   const double rows = wanted > initial ? std::ceil(wanted / 8192) * 8192 : initial;
-  double bytes = 2 * rows * static_cast<double>(a.head_dim) * db;
+  const double bytes = 2 * rows * static_cast<double>(a.head_dim) * db;
   if (run.method != TrainMethod::qlora) return bytes;
-  Dims d{};
-  d.h = static_cast<double>(a.hidden);
-  d.q = static_cast<double>(a.heads * a.head_dim);
-  d.kv = static_cast<double>(a.kv_heads * a.head_dim);
-  d.i = static_cast<double>(a.intermediate);
-  d.E = 1;
-  const Family& f = fs.by_name.at(std::string(prog));
-  // The largest weight of a group patch_peft_model fuses.
+  // The largest weight of a fused group.
+  const Dims d = dims_for(a, run);
   double largest = 0;
-  for (const Line& ln : f.program) {
-    if (ln.words.empty()) continue;
-    const std::string& op = ln.words[0];
-    if ((op != "lora_qkv" && op != "lora_w" && op != "lora_mlp") ||
-        !unsloth_fuses(f, run, ln.modules))
-      continue;
-    for (const auto& m : ln.modules) {
-      const Module& mod = f.modules.at(m);
+  for (const auto& [ln, name] : fused_lines(*f, run))
+    for (const auto& m : ln->modules) {
+      const Module& mod = f->modules.at(m);
       auto din = eval_dim(mod.d_in, d), dout = eval_dim(mod.d_out, d);
       if (din && dout) largest = std::max(largest, *din * *dout);
     }
-  }
   return largest > 0 ? bytes + largest * db + std::ceil(largest / 64) * 4 : bytes;
 }
 
 std::vector<std::string> unsloth_fused_groups(const Architecture& a, const SimRun& run) {
-  const auto& fs = families();
   std::vector<std::string> out;
-  bool known = false;
-  const std::string prog(program_for(a.family, run, &known));
-  if (!fs.error.empty() || prog.rfind("unsloth_", 0) != 0) return out;
-  const Family& f = fs.by_name.at(prog);
-  for (const Line& ln : f.program) {
-    if (ln.words.empty() || !unsloth_fuses(f, run, ln.modules)) continue;
-    const std::string& op = ln.words[0];
-    if (op == "lora_qkv") out.emplace_back("QKV");
-    if (op == "lora_w") out.emplace_back("O");
-    if (op == "lora_mlp") out.emplace_back("MLP");
-  }
+  if (const Family* f = unsloth_program(a, run))
+    for (const auto& [ln, name] : fused_lines(*f, run)) out.emplace_back(name);
   return out;
 }
 

@@ -73,6 +73,9 @@ struct Dims {
   double h, q, kv, i, hd, heads, kvh, k, E, s, V, r;
 };
 
+// The dimensions of one model under one run.
+Dims dims_for(const models::Architecture& a, const SimRun& run);
+
 // A families.json size expression ("h", "q+2*kv", "2*i") evaluated on d.
 // Errors: a name the expression language does not know.
 Result<double> eval_dim(std::string_view e, const Dims& d);

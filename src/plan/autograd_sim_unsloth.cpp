@@ -40,10 +40,6 @@ Result<std::pair<double, double>> module_dims(const Family& f, const Dims& d,
 
 }  // namespace
 
-bool Builder::unsloth_fuses(const std::vector<std::string>& modules) const {
-  return sim::unsloth_fuses(f, run, modules);
-}
-
 int Builder::unsloth_rmsnorm(int x, double rows_per_token) {
   const Tensor in = g.tensors[x];
   Prim p;
@@ -124,7 +120,7 @@ Result<std::vector<int>> Builder::lora_qkv(int x, const std::vector<std::string>
   if (modules.size() != 3)
     return fail(Errc::malformed, fmt::format("families.json {}: lora_qkv needs 3 modules", f.name));
   std::vector<int> outs;
-  if (!unsloth_fuses(modules)) {
+  if (!unsloth_fuses(f, run, modules)) {
     // LlamaAttention_fast_forward's original_apply_qkv: the PEFT projections one by one.
     for (const auto& m : modules) {
       auto o = linear(x, m);
@@ -165,7 +161,7 @@ Result<std::vector<int>> Builder::lora_qkv(int x, const std::vector<std::string>
 }
 
 Result<int> Builder::lora_w(int x, const std::string& module) {
-  if (!unsloth_fuses({module})) return linear(x, module);
+  if (!unsloth_fuses(f, run, {module})) return linear(x, module);
   auto dims = module_dims(f, d, module);
   if (!dims) return tl::unexpected(dims.error());
   const auto [din, dout] = *dims;
@@ -188,7 +184,7 @@ Result<int> Builder::lora_w(int x, const std::string& module) {
 Result<int> Builder::lora_mlp(int x, const std::vector<std::string>& modules) {
   if (modules.size() != 3)
     return fail(Errc::malformed, fmt::format("families.json {}: lora_mlp needs 3 modules", f.name));
-  if (!unsloth_fuses(modules)) {
+  if (!unsloth_fuses(f, run, modules)) {
     // The HF MLP on the PEFT projections: down(silu(gate(x)) * up(x)).
     auto gate = linear(x, modules[0]);
     if (!gate) return gate;
