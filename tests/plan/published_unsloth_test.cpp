@@ -31,11 +31,11 @@ constexpr Capacity kRows[] = {
     {"Llama-3.1-8B", "342733", 80}, {"Llama-3.1-70B", "12106", 48}, {"Llama-3.1-70B", "89389", 80},
 };
 
-// The device peak (reserved + CUDA context: what has to fit on the card), GiB.
-double planned_device_gib(const Capacity& c, const std::string& framework) {
+// A table row's run: --framework unsloth --attn xformers, QLoRA rank 32 on every linear, batch 1.
+RunConfig capacity_run(const Capacity& c) {
   PlanArgs a;
   a.model = c.model;
-  a.framework = framework;
+  a.framework = "unsloth";
   a.attn = "xformers";
   a.method = "qlora";
   a.lora_rank = "32";
@@ -44,8 +44,12 @@ double planned_device_gib(const Capacity& c, const std::string& framework) {
   a.budget = "80";
   auto in = plan_input(a);
   EXPECT_TRUE(in.has_value()) << c.model << " " << c.tokens;
-  if (!in) return 0;
-  const Estimate e = estimate(fixtures::shape(c.model), in->run);
+  return in ? in->run : RunConfig{};
+}
+
+// The device peak (reserved + CUDA context: what has to fit on the card), GiB.
+double planned_device_gib(const Capacity& c) {
+  const Estimate e = estimate(fixtures::shape(c.model), capacity_run(c));
   return static_cast<double>(e.train_peak_device_bytes) / 1073741824.0;
 }
 
@@ -54,7 +58,7 @@ double planned_device_gib(const Capacity& c, const std::string& framework) {
 // (one slope, 4 GB per 18,876 tokens), which is the shape of a fitted line, not of separate runs.
 TEST(PublishedUnsloth, TheLongestContextThatFitsPlansAtItsCard) {
   for (const auto& c : kRows) {
-    const double gib = planned_device_gib(c, "unsloth");
+    const double gib = planned_device_gib(c);
     EXPECT_LE(std::fabs(gib / c.card_gib - 1), 0.15)
         << c.model << " at " << c.tokens << " tokens: " << gib << " GiB for a " << c.card_gib
         << " GB card";
@@ -66,21 +70,12 @@ TEST(PublishedUnsloth, TheLongestContextThatFitsPlansAtItsCard) {
 // keeps PEFT's fp32 casts and four intermediate-sized tensors where LoRA_MLP keeps two.
 TEST(PublishedUnsloth, UnslothsOwnLayerIsWhatFitsTheLongContexts) {
   const Capacity c = kRows[3];
-  PlanArgs a;
-  a.model = c.model;
-  a.framework = "unsloth";
-  a.attn = "xformers";
-  a.method = "qlora";
-  a.lora_rank = "32";
-  a.seq = c.tokens;
-  a.budget = "80";
-  auto in = plan_input(a);
-  ASSERT_TRUE(in.has_value());
+  RunConfig run = capacity_run(c);
   const auto shape = fixtures::shape(c.model);
-  const Estimate own = estimate(shape, in->run);
+  const Estimate own = estimate(shape, run);
   // The same run through the HF program: LoRA dropout keeps patch_peft_model from fusing.
-  in->run.lora_dropout = 1e-9;
-  const Estimate peft = estimate(shape, in->run);
+  run.lora_dropout = 1e-9;
+  const Estimate peft = estimate(shape, run);
   EXPECT_GT(static_cast<double>(peft.train_peak_allocated_bytes),
             1.5 * static_cast<double>(own.train_peak_allocated_bytes));
 }
